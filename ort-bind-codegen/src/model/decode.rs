@@ -1,0 +1,215 @@
+//! Decoded protobuf messages -> [`ModelSignature`].
+
+use std::collections::HashSet;
+
+use super::error::ModelError;
+use super::proto::{self, tensor_shape_proto::dimension, type_proto};
+use crate::dtype::{ElementType, onnx_code_name};
+use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig};
+
+/// Converts a decoded model into its signature; `origin` names the file in errors.
+pub(crate) fn convert(
+    model: proto::ModelProto,
+    origin: &str,
+) -> Result<ModelSignature, ModelError> {
+    let proto::ModelProto {
+        ir_version,
+        producer_name,
+        producer_version,
+        doc_string,
+        graph,
+        opset_import,
+        metadata_props,
+    } = model;
+    let graph = graph.ok_or_else(|| ModelError::NoGraph {
+        origin: origin.to_owned(),
+    })?;
+
+    // Initializers may be listed in `graph.input` (always before IR 4, optionally after, as
+    // overridable defaults); they are weights, not inputs a caller must bind.
+    let initializers: HashSet<&str> = graph
+        .initializer
+        .iter()
+        .map(|t| t.name.as_str())
+        .chain(
+            graph
+                .sparse_initializer
+                .iter()
+                .filter_map(|s| s.values.as_ref())
+                .map(|t| t.name.as_str()),
+        )
+        .filter(|name| !name.is_empty())
+        .collect();
+
+    let inputs = values(
+        graph
+            .input
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !initializers.contains(v.name.as_str())),
+        "input",
+        origin,
+    )?;
+    let outputs = values(graph.output.iter().enumerate(), "output", origin)?;
+
+    Ok(ModelSignature {
+        inputs,
+        outputs,
+        opsets: opset_import
+            .into_iter()
+            .map(|o| (o.domain, o.version))
+            .collect(),
+        ir_version,
+        producer_name,
+        producer_version,
+        doc_string: lossy(doc_string),
+        graph_name: graph.name,
+        metadata: metadata_props
+            .into_iter()
+            .map(|e| (e.key, e.value))
+            .collect(),
+    })
+}
+
+/// Converts graph inputs or outputs, checking names are present and unique.
+fn values<'a>(
+    list: impl Iterator<Item = (usize, &'a proto::ValueInfoProto)>,
+    role: &'static str,
+    origin: &str,
+) -> Result<Vec<ValueSig>, ModelError> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut out = Vec::new();
+    for (index, value) in list {
+        if value.name.is_empty() {
+            return Err(ModelError::EmptyName {
+                origin: origin.to_owned(),
+                role,
+                index,
+            });
+        }
+        if !seen.insert(value.name.as_str()) {
+            return Err(ModelError::DuplicateName {
+                origin: origin.to_owned(),
+                role,
+                name: value.name.clone(),
+            });
+        }
+        let missing = || ModelError::MissingType {
+            origin: origin.to_owned(),
+            role,
+            name: value.name.clone(),
+        };
+        let ty = value.r#type.as_ref().ok_or_else(missing)?;
+        let kind = value_kind(ty).ok_or_else(missing)?;
+        out.push(ValueSig {
+            name: value.name.clone(),
+            kind,
+            doc_string: lossy(value.doc_string.clone()),
+        });
+    }
+    Ok(out)
+}
+
+/// The kind of a graph value, or `None` when its `TypeProto` has no type set.
+fn value_kind(ty: &proto::TypeProto) -> Option<ValueKind> {
+    Some(match ty.value.as_ref()? {
+        type_proto::Value::TensorType(t) => match ElementType::from_onnx(t.elem_type) {
+            Some(elem) => ValueKind::Tensor {
+                elem,
+                dims: t.shape.as_ref().map(dims),
+            },
+            None => ValueKind::Unsupported(describe(ty)),
+        },
+        _ => ValueKind::Unsupported(describe(ty)),
+    })
+}
+
+/// Classifies each dimension of a declared shape.
+fn dims(shape: &proto::TensorShapeProto) -> Vec<Dim> {
+    shape.dim.iter().map(dim).collect()
+}
+
+/// Classifies one dimension.
+///
+/// - `dim_value >= 1` is fixed; `dim_value <= 0` is dynamic, because real exporters write
+///   `0` and `-1` to mean "any size".
+/// - a `dim_param` is a named dimension, unless it is a placeholder with no letter or digit
+///   in it (`?`, `*`, blanks, empty), which is dynamic.
+/// - neither set is dynamic.
+pub(crate) fn dim(d: &proto::tensor_shape_proto::Dimension) -> Dim {
+    match &d.value {
+        Some(dimension::Value::DimValue(v)) => match u64::try_from(*v) {
+            Ok(n) if n >= 1 => Dim::Fixed(n),
+            _ => Dim::Dynamic,
+        },
+        Some(dimension::Value::DimParam(p)) if is_named_param(p) => Dim::Named(p.clone()),
+        Some(dimension::Value::DimParam(_)) | None => Dim::Dynamic,
+    }
+}
+
+/// Whether a `dim_param` is a real name rather than a placeholder such as `?`.
+pub(crate) fn is_named_param(param: &str) -> bool {
+    param.chars().any(char::is_alphanumeric)
+}
+
+/// A readable description of a type, e.g. `tensor(complex64)`, `sequence<tensor(float32)>`.
+pub(crate) fn describe(ty: &proto::TypeProto) -> String {
+    let mut out = String::new();
+    describe_into(ty, &mut out);
+    out
+}
+
+fn describe_into(ty: &proto::TypeProto, out: &mut String) {
+    // Nesting depth is bounded by prost's decoding recursion limit.
+    match &ty.value {
+        None => out.push_str("<no type>"),
+        Some(type_proto::Value::TensorType(t)) => {
+            out.push_str("tensor(");
+            out.push_str(&onnx_code_name(t.elem_type));
+            out.push(')');
+        }
+        Some(type_proto::Value::SparseTensorType(t)) => {
+            out.push_str("sparse_tensor(");
+            out.push_str(&onnx_code_name(t.elem_type));
+            out.push(')');
+        }
+        Some(type_proto::Value::SequenceType(s)) => {
+            out.push_str("sequence<");
+            describe_opt(s.elem_type.as_deref(), out);
+            out.push('>');
+        }
+        Some(type_proto::Value::OptionalType(o)) => {
+            out.push_str("optional<");
+            describe_opt(o.elem_type.as_deref(), out);
+            out.push('>');
+        }
+        Some(type_proto::Value::MapType(m)) => {
+            out.push_str("map<");
+            out.push_str(&onnx_code_name(m.key_type));
+            out.push_str(", ");
+            describe_opt(m.value_type.as_deref(), out);
+            out.push('>');
+        }
+        Some(type_proto::Value::OpaqueType(o)) => {
+            out.push_str("opaque(");
+            if !o.domain.is_empty() {
+                out.push_str(&o.domain);
+                out.push('.');
+            }
+            out.push_str(&o.name);
+            out.push(')');
+        }
+    }
+}
+
+fn describe_opt(ty: Option<&proto::TypeProto>, out: &mut String) {
+    match ty {
+        Some(t) => describe_into(t, out),
+        None => out.push_str("<no type>"),
+    }
+}
+
+/// Doc strings are decoded as bytes so that a non-UTF-8 one cannot make a model unreadable.
+fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}

@@ -1,0 +1,120 @@
+//! Reading an ONNX model file into a [`ModelSignature`]. This is the crate's only file I/O.
+//!
+//! The file is memory-mapped and decoded with hand-written `prost` messages that declare
+//! only the fields ort-bind reads (see the private `proto` module), so weights and graph
+//! nodes are skipped without being copied, and external data files are never opened.
+//!
+//! What the signature holds:
+//! - **inputs**: `graph.input` minus every name that is an initializer or sparse
+//!   initializer (before IR version 4 exporters list weights as inputs; from 4 on such
+//!   entries are overridable defaults, which ONNX Runtime does not require either);
+//! - **outputs**: `graph.output`;
+//! - **dims**: `dim_value >= 1` is [`Dim::Fixed`]; `dim_value <= 0` is [`Dim::Dynamic`]
+//!   (real exporters write `0` and `-1` for "any size"); a `dim_param` is [`Dim::Named`]
+//!   unless it is a placeholder without any letter or digit (`?`, `*`, blanks), which is
+//!   dynamic; a dimension with neither is dynamic. A tensor type without a `shape` has
+//!   unknown rank (`dims: None`); an empty shape is a scalar (`Some(vec![])`);
+//! - **kinds**: tensors of an element type in [`ElementType`] are
+//!   [`ValueKind::Tensor`]; other element types (`complex64`, `float8*`, ...) and
+//!   sequence, map, optional, sparse and opaque types are [`ValueKind::Unsupported`] with a
+//!   readable description such as `sequence<tensor(float32)>`.
+//!
+//! Reading never panics on hostile bytes: truncated, random or malformed input,
+//! invalid UTF-8 in names, and lengths that claim more bytes than exist are all a
+//! [`ModelError`]. Nothing is allocated from a claimed length.
+//!
+//! ```no_run
+//! let sig = ort_bind_codegen::read_signature("models/add.onnx")?;
+//! for input in &sig.inputs {
+//!     println!("{}: {:?}", input.name, input.kind);
+//! }
+//! # Ok::<(), ort_bind_codegen::ModelError>(())
+//! ```
+//!
+//! [`ElementType`]: crate::ElementType
+//! [`Dim::Fixed`]: crate::Dim::Fixed
+//! [`Dim::Named`]: crate::Dim::Named
+//! [`Dim::Dynamic`]: crate::Dim::Dynamic
+//! [`ValueKind::Tensor`]: crate::ValueKind::Tensor
+//! [`ValueKind::Unsupported`]: crate::ValueKind::Unsupported
+
+mod decode;
+mod error;
+mod proto;
+#[cfg(test)]
+mod tests;
+
+use std::fs::File;
+use std::io::ErrorKind;
+use std::path::Path;
+
+use prost::Message;
+
+pub use self::error::ModelError;
+use crate::signature::ModelSignature;
+
+/// Reads the signature of the ONNX model at `path`.
+///
+/// The file is memory-mapped (it must not be modified while it is read), decoded and
+/// converted; see the [module docs](self) for the rules. Models with external data load
+/// without their data files.
+///
+/// # Errors
+/// [`ModelError::NotFound`] / [`ModelError::Io`] / [`ModelError::NotAFile`] when the file
+/// cannot be read, [`ModelError::Empty`] for an empty file, and the errors of
+/// [`signature_from_bytes`] for its contents.
+pub fn read_signature(path: impl AsRef<Path>) -> Result<ModelSignature, ModelError> {
+    let path = path.as_ref();
+    let io_err = |source: std::io::Error| {
+        if source.kind() == ErrorKind::NotFound {
+            ModelError::NotFound {
+                path: path.to_owned(),
+                source,
+            }
+        } else {
+            ModelError::Io {
+                path: path.to_owned(),
+                source,
+            }
+        }
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let meta = file.metadata().map_err(io_err)?;
+    if !meta.is_file() {
+        return Err(ModelError::NotAFile {
+            path: path.to_owned(),
+        });
+    }
+    let origin = path.display().to_string();
+    if meta.len() == 0 {
+        // A zero-length file cannot be mapped.
+        return Err(ModelError::Empty { origin });
+    }
+    // SAFETY: the map is read-only and lives only for this call. Another process
+    // truncating or rewriting the file while we decode it could change the bytes under
+    // us (or fault on truncation); that is the documented contract of this function
+    // ("must not be modified while it is read"), as for every memory-mapped reader.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
+    signature_from_bytes(&map, &origin)
+}
+
+/// Decodes the signature of an ONNX model held in memory; `origin` (a path or any label)
+/// names the model in error messages.
+///
+/// # Errors
+/// [`ModelError::Empty`] for no bytes, [`ModelError::Decode`] when the bytes are not a
+/// protobuf `ModelProto` (random data, truncation, invalid UTF-8 in a name),
+/// [`ModelError::NoGraph`], and the per-value errors [`ModelError::EmptyName`],
+/// [`ModelError::MissingType`] and [`ModelError::DuplicateName`].
+pub fn signature_from_bytes(bytes: &[u8], origin: &str) -> Result<ModelSignature, ModelError> {
+    if bytes.is_empty() {
+        return Err(ModelError::Empty {
+            origin: origin.to_owned(),
+        });
+    }
+    let model = proto::ModelProto::decode(bytes).map_err(|e| ModelError::Decode {
+        origin: origin.to_owned(),
+        detail: e.to_string(),
+    })?;
+    decode::convert(model, origin)
+}

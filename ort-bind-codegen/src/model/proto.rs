@@ -1,0 +1,249 @@
+//! The slice of `onnx.proto` that ort-bind reads, as hand-written `prost` messages.
+//!
+//! Field numbers are the official ones from ONNX's `onnx/onnx.proto` (proto2). Only the
+//! fields the decoder reads are declared: prost skips every other field on the wire by
+//! advancing past it, so graph nodes, initializer payloads (`raw_data`, `float_data`, ...)
+//! and training data are never copied or even looked at. `TensorProto` keeps only its
+//! `name`, which is all that is needed to tell initializers apart from real inputs; for
+//! models with external data this means the data files are never opened.
+//!
+//! Scalars are declared without proto2 presence (`Option`): an absent field reads as its
+//! default, which is what the decoder wants everywhere. The `Dimension.value` oneof keeps
+//! presence, so `dim_value: 0` is told apart from "neither set".
+//!
+//! Documentation strings are declared as `bytes` and converted lossily, so a stray
+//! non-UTF-8 doc string does not make a model unreadable; names are `string`, so invalid
+//! UTF-8 in a name is a decoding error.
+//!
+//! prost derives `Debug` for every message, and limits nesting to 100 levels, which bounds
+//! recursion through `TypeProto` (sequence of sequence of ...).
+
+/// `ModelProto`: the top-level message of an `.onnx` file.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ModelProto {
+    /// `ir_version = 1`.
+    #[prost(int64, tag = "1")]
+    pub(crate) ir_version: i64,
+    /// `producer_name = 2`.
+    #[prost(string, tag = "2")]
+    pub(crate) producer_name: String,
+    /// `producer_version = 3`.
+    #[prost(string, tag = "3")]
+    pub(crate) producer_version: String,
+    /// `doc_string = 6`.
+    #[prost(bytes = "vec", tag = "6")]
+    pub(crate) doc_string: Vec<u8>,
+    /// `graph = 7`.
+    #[prost(message, optional, tag = "7")]
+    pub(crate) graph: Option<GraphProto>,
+    /// `opset_import = 8`.
+    #[prost(message, repeated, tag = "8")]
+    pub(crate) opset_import: Vec<OperatorSetIdProto>,
+    /// `metadata_props = 14`.
+    #[prost(message, repeated, tag = "14")]
+    pub(crate) metadata_props: Vec<StringStringEntryProto>,
+}
+
+/// `GraphProto`: the main graph. `node = 1` and `value_info = 13` are skipped.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct GraphProto {
+    /// `name = 2`.
+    #[prost(string, tag = "2")]
+    pub(crate) name: String,
+    /// `initializer = 5`: only their names are decoded.
+    #[prost(message, repeated, tag = "5")]
+    pub(crate) initializer: Vec<TensorProto>,
+    /// `doc_string = 10`.
+    #[prost(bytes = "vec", tag = "10")]
+    pub(crate) doc_string: Vec<u8>,
+    /// `input = 11`.
+    #[prost(message, repeated, tag = "11")]
+    pub(crate) input: Vec<ValueInfoProto>,
+    /// `output = 12`.
+    #[prost(message, repeated, tag = "12")]
+    pub(crate) output: Vec<ValueInfoProto>,
+    /// `sparse_initializer = 15`.
+    #[prost(message, repeated, tag = "15")]
+    pub(crate) sparse_initializer: Vec<SparseTensorProto>,
+}
+
+/// `ValueInfoProto`: a named, typed graph value.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ValueInfoProto {
+    /// `name = 1`.
+    #[prost(string, tag = "1")]
+    pub(crate) name: String,
+    /// `type = 2`.
+    #[prost(message, optional, tag = "2")]
+    pub(crate) r#type: Option<TypeProto>,
+    /// `doc_string = 3`.
+    #[prost(bytes = "vec", tag = "3")]
+    pub(crate) doc_string: Vec<u8>,
+}
+
+/// `TypeProto`: the type of a value; `denotation = 6` is skipped.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TypeProto {
+    /// The `value` oneof.
+    #[prost(oneof = "type_proto::Value", tags = "1, 4, 5, 7, 8, 9")]
+    pub(crate) value: Option<type_proto::Value>,
+}
+
+/// Nested messages of `TypeProto`.
+pub(crate) mod type_proto {
+    use super::{TensorShapeProto, TypeProto};
+
+    /// `TypeProto.value`.
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub(crate) enum Value {
+        /// `tensor_type = 1`.
+        #[prost(message, tag = "1")]
+        TensorType(Tensor),
+        /// `sequence_type = 4`.
+        #[prost(message, tag = "4")]
+        SequenceType(Sequence),
+        /// `map_type = 5`.
+        #[prost(message, tag = "5")]
+        MapType(Map),
+        /// `opaque_type = 7`.
+        #[prost(message, tag = "7")]
+        OpaqueType(Opaque),
+        /// `sparse_tensor_type = 8`.
+        #[prost(message, tag = "8")]
+        SparseTensorType(SparseTensor),
+        /// `optional_type = 9`.
+        #[prost(message, tag = "9")]
+        OptionalType(Optional),
+    }
+
+    /// `TypeProto.Tensor`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Tensor {
+        /// `elem_type = 1` (a `TensorProto.DataType` code).
+        #[prost(int32, tag = "1")]
+        pub(crate) elem_type: i32,
+        /// `shape = 2`; absent means unknown rank.
+        #[prost(message, optional, tag = "2")]
+        pub(crate) shape: Option<TensorShapeProto>,
+    }
+
+    /// `TypeProto.Sequence`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Sequence {
+        /// `elem_type = 1`.
+        #[prost(message, optional, boxed, tag = "1")]
+        pub(crate) elem_type: Option<Box<TypeProto>>,
+    }
+
+    /// `TypeProto.Map`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Map {
+        /// `key_type = 1` (a `TensorProto.DataType` code).
+        #[prost(int32, tag = "1")]
+        pub(crate) key_type: i32,
+        /// `value_type = 2`.
+        #[prost(message, optional, boxed, tag = "2")]
+        pub(crate) value_type: Option<Box<TypeProto>>,
+    }
+
+    /// `TypeProto.Optional`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Optional {
+        /// `elem_type = 1`.
+        #[prost(message, optional, boxed, tag = "1")]
+        pub(crate) elem_type: Option<Box<TypeProto>>,
+    }
+
+    /// `TypeProto.SparseTensor`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct SparseTensor {
+        /// `elem_type = 1`.
+        #[prost(int32, tag = "1")]
+        pub(crate) elem_type: i32,
+        /// `shape = 2`.
+        #[prost(message, optional, tag = "2")]
+        pub(crate) shape: Option<TensorShapeProto>,
+    }
+
+    /// `TypeProto.Opaque`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Opaque {
+        /// `domain = 1`.
+        #[prost(string, tag = "1")]
+        pub(crate) domain: String,
+        /// `name = 2`.
+        #[prost(string, tag = "2")]
+        pub(crate) name: String,
+    }
+}
+
+/// `TensorShapeProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TensorShapeProto {
+    /// `dim = 1`.
+    #[prost(message, repeated, tag = "1")]
+    pub(crate) dim: Vec<tensor_shape_proto::Dimension>,
+}
+
+/// Nested messages of `TensorShapeProto`.
+pub(crate) mod tensor_shape_proto {
+    /// `TensorShapeProto.Dimension`; `denotation = 3` is skipped.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Dimension {
+        /// The `value` oneof; `None` when neither field is set.
+        #[prost(oneof = "dimension::Value", tags = "1, 2")]
+        pub(crate) value: Option<dimension::Value>,
+    }
+
+    /// Nested types of `Dimension`.
+    pub(crate) mod dimension {
+        /// `Dimension.value`.
+        #[derive(Clone, PartialEq, prost::Oneof)]
+        pub(crate) enum Value {
+            /// `dim_value = 1`.
+            #[prost(int64, tag = "1")]
+            DimValue(i64),
+            /// `dim_param = 2`.
+            #[prost(string, tag = "2")]
+            DimParam(String),
+        }
+    }
+}
+
+/// `OperatorSetIdProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct OperatorSetIdProto {
+    /// `domain = 1`.
+    #[prost(string, tag = "1")]
+    pub(crate) domain: String,
+    /// `version = 2`.
+    #[prost(int64, tag = "2")]
+    pub(crate) version: i64,
+}
+
+/// `StringStringEntryProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct StringStringEntryProto {
+    /// `key = 1`.
+    #[prost(string, tag = "1")]
+    pub(crate) key: String,
+    /// `value = 2`.
+    #[prost(string, tag = "2")]
+    pub(crate) value: String,
+}
+
+/// `TensorProto`, reduced to its name: every payload field is skipped unread.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TensorProto {
+    /// `name = 8`.
+    #[prost(string, tag = "8")]
+    pub(crate) name: String,
+}
+
+/// `SparseTensorProto`, reduced to `values`, whose name is the initializer's name.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct SparseTensorProto {
+    /// `values = 1`.
+    #[prost(message, optional, tag = "1")]
+    pub(crate) values: Option<TensorProto>,
+}

@@ -1,0 +1,265 @@
+//! The binding: every input and output buffer bound to ONNX Runtime once, reused
+//! on every run.
+//!
+//! [`Bound`] owns both the `OrtIoBinding` and the tensors it points at (an
+//! [`BindingIo`] value, normally generated), so nothing can free a bound buffer
+//! while ONNX Runtime may use it: users reach tensors only through views, a run
+//! needs `&mut`, and any change of dims or storage goes through [`Bound`], which
+//! rebinds before the next run.
+
+use std::ffi::{CStr, CString};
+use std::marker::PhantomData;
+
+use crate::device::Device;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::session::{Session, ValueSpec};
+use crate::shape::Shape;
+use crate::sys::{IoBinding, Value};
+use crate::tensor::{AllocatedOutput, Tensor};
+
+/// The tensors of one binding, and how to bind them.
+///
+/// Generated code implements this for its `Io` struct; users normally never do.
+///
+/// # Safety
+/// Implementors promise that no method other than [`BindingIo::set_dims`] (and code run
+/// inside [`Bound::modify`]) moves, replaces, reallocates or frees a tensor that
+/// [`BindingIo::bind`] bound: the views returned by `inputs_mut`/`outputs` may only
+/// read and write elements in place. ONNX Runtime keeps raw pointers to that memory.
+pub unsafe trait BindingIo {
+    /// Input specs, in binding order (index = position).
+    const INPUTS: &'static [ValueSpec];
+    /// Output specs, in binding order (index = position).
+    const OUTPUTS: &'static [ValueSpec];
+    /// Whether some outputs are allocated by ONNX Runtime ([`Binder::allocated_output`]),
+    /// so their values must be collected after each run.
+    const HAS_ALLOCATED_OUTPUTS: bool;
+    /// The values of the model's symbolic dimensions.
+    type Dims;
+    /// Mutable views of the inputs.
+    type InputsMut<'a>
+    where
+        Self: 'a;
+    /// Shared views of the outputs.
+    type OutputsRef<'a>
+    where
+        Self: 'a;
+
+    /// Binds every input and output through `binder`.
+    fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()>;
+    /// Resizes tensors to `dims`, reusing capacity.
+    fn set_dims(&mut self, dims: &Self::Dims) -> Result<()>;
+    /// Receives output `index`'s value after a run, when it was bound with
+    /// [`Binder::allocated_output`].
+    fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()>;
+    /// Views for filling inputs in place.
+    fn inputs_mut(&mut self) -> Self::InputsMut<'_>;
+    /// Views for reading outputs in place.
+    fn outputs(&self) -> Self::OutputsRef<'_>;
+}
+
+/// Binds tensors that live at least as long as `'io` (the borrow of the [`BindingIo`]
+/// being bound); the invariant lifetime stops a temporary tensor from being bound.
+#[derive(Debug)]
+pub struct Binder<'b, 'io> {
+    io: &'b mut IoBinding,
+    input_names: &'b [CString],
+    output_names: &'b [CString],
+    _io: PhantomData<fn(&'io ()) -> &'io ()>,
+}
+
+fn lookup<'a>(names: &'a [CString], index: usize, what: &str) -> Result<&'a CStr> {
+    names
+        .get(index)
+        .map(CString::as_c_str)
+        .ok_or_else(|| Error::SignatureMismatch {
+            problem: format!("{what} index {index} is out of range"),
+        })
+}
+
+impl<'io> Binder<'_, 'io> {
+    /// Binds `tensor` as input number `index`.
+    pub fn input<T: Element, S: Shape, D: Device>(
+        &mut self,
+        index: usize,
+        tensor: &'io Tensor<T, S, D>,
+    ) -> Result<()> {
+        let name = lookup(self.input_names, index, "input")?;
+        self.io.bind_input(name, tensor.value())
+    }
+
+    /// Binds `tensor` as the buffer output number `index` is written into.
+    pub fn output<T: Element, S: Shape, D: Device>(
+        &mut self,
+        index: usize,
+        tensor: &'io Tensor<T, S, D>,
+    ) -> Result<()> {
+        let name = lookup(self.output_names, index, "output")?;
+        self.io.bind_output(name, tensor.value())
+    }
+
+    /// Lets ONNX Runtime allocate output number `index` on the slot's device at run time.
+    pub fn allocated_output<T: Element, S: Shape, D: Device>(
+        &mut self,
+        index: usize,
+        slot: &'io AllocatedOutput<T, S, D>,
+    ) -> Result<()> {
+        let info = slot.device().memory_info()?;
+        let name = lookup(self.output_names, index, "output")?;
+        self.io.bind_output_to_device(name, info)
+    }
+}
+
+/// An output value ONNX Runtime produced; store it in its typed slot or drop it.
+#[derive(Debug)]
+pub struct OutputValue(Value);
+
+impl OutputValue {
+    /// Moves the value into `slot`, checking element type and shape.
+    pub fn store_in<T: Element, S: Shape, D: Device>(
+        self,
+        slot: &mut AllocatedOutput<T, S, D>,
+    ) -> Result<()> {
+        slot.accept(self.0)
+    }
+}
+
+fn c_names(specs: &[ValueSpec]) -> Result<Vec<CString>> {
+    specs
+        .iter()
+        .map(|s| {
+            CString::new(s.name).map_err(|_| Error::SignatureMismatch {
+                problem: format!("value name {:?} contains a NUL byte", s.name),
+            })
+        })
+        .collect()
+}
+
+/// A binding that owns its tensors: bound once, run many times.
+///
+/// `run` takes `&mut self`, so no view of an output can be alive while a run writes it.
+pub struct Bound<Io: BindingIo> {
+    // Declared first: dropped before the tensors it points at.
+    io_binding: IoBinding,
+    input_names: Vec<CString>,
+    output_names: Vec<CString>,
+    session: Session,
+    // False while the ONNX Runtime binding may point at stale memory (between a change
+    // of storage and a successful rebind); `run` refuses then.
+    ready: bool,
+    io: Io,
+}
+
+impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bound")
+            .field("inputs", &self.input_names)
+            .field("outputs", &self.output_names)
+            .field("ready", &self.ready)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Io: BindingIo> Bound<Io> {
+    /// Checks `session` against `Io`'s signature and binds every tensor of `io`.
+    pub fn new(session: &Session, io: Io) -> Result<Self> {
+        session.check_signature(Io::INPUTS, Io::OUTPUTS)?;
+        // SAFETY: the session pointer is live and `Bound` holds a counted reference to the
+        // session (`session` field) for as long as the binding exists.
+        let io_binding = unsafe { IoBinding::new(session.raw())? };
+        let mut bound = Bound {
+            io_binding,
+            input_names: c_names(Io::INPUTS)?,
+            output_names: c_names(Io::OUTPUTS)?,
+            session: session.clone(),
+            ready: false,
+            io,
+        };
+        bound.rebind()?;
+        Ok(bound)
+    }
+
+    fn rebind(&mut self) -> Result<()> {
+        self.ready = false;
+        let mut binder = Binder {
+            io: &mut self.io_binding,
+            input_names: &self.input_names,
+            output_names: &self.output_names,
+            _io: PhantomData,
+        };
+        self.io.bind(&mut binder)?;
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Runs the model on the bound buffers. ort-bind's own code allocates nothing here.
+    pub fn run(&mut self) -> Result<()> {
+        if !self.ready {
+            self.rebind()?;
+        }
+        self.io_binding.run()?;
+        if Io::HAS_ALLOCATED_OUTPUTS {
+            let io = &mut self.io;
+            let mut result = Ok(());
+            self.io_binding.bound_outputs(|index, value| {
+                if result.is_ok() {
+                    result = io.store_output(index, OutputValue(value));
+                }
+            })?;
+            result?;
+        }
+        Ok(())
+    }
+
+    /// Changes the symbolic dims: tensors are resized (capacity reused; a tensor grows
+    /// with one allocation when it must) and rebound.
+    pub fn set_dims(&mut self, dims: &Io::Dims) -> Result<()> {
+        self.ready = false;
+        self.io.set_dims(dims)?;
+        self.rebind()
+    }
+
+    /// Mutable views of the inputs, to fill them in place.
+    pub fn inputs(&mut self) -> Io::InputsMut<'_> {
+        self.io.inputs_mut()
+    }
+
+    /// Shared views of the outputs, read in place.
+    pub fn outputs(&self) -> Io::OutputsRef<'_> {
+        self.io.outputs()
+    }
+
+    /// Inputs to fill and outputs of the last run at once (e.g. to feed an output back).
+    pub fn split(&mut self) -> (Io::InputsMut<'_>, Io::OutputsRef<'_>)
+    where
+        Io: SplitIo,
+    {
+        self.io.split()
+    }
+
+    /// Runs `f` with full access to the tensors (to swap or replace storage), then
+    /// rebinds everything before the next run.
+    pub fn modify<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
+        self.ready = false;
+        let r = f(&mut self.io)?;
+        self.rebind()?;
+        Ok(r)
+    }
+
+    /// The tensors, read-only.
+    pub fn io(&self) -> &Io {
+        &self.io
+    }
+
+    /// The session this binding runs.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
+/// Gives inputs and outputs views at the same time (disjoint borrows).
+pub trait SplitIo: BindingIo {
+    /// Mutable input views and shared output views.
+    fn split(&mut self) -> (Self::InputsMut<'_>, Self::OutputsRef<'_>);
+}

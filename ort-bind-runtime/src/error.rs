@@ -1,0 +1,112 @@
+//! The runtime's error type.
+
+use crate::library::LibraryError;
+
+/// Result alias for the runtime.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong when loading a model, binding buffers or running.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The ONNX Runtime shared library could not be found or loaded.
+    #[error(transparent)]
+    Library(#[from] LibraryError),
+
+    /// An ONNX Runtime call failed; `context` says which step.
+    #[error("ONNX Runtime failed while {context}: {message}")]
+    Ort {
+        /// What ort-bind was doing.
+        context: String,
+        /// ONNX Runtime's own message.
+        message: String,
+    },
+
+    /// A tensor was given dims that do not fit its type or the model.
+    #[error("tensor `{tensor}`: dims {found:?} do not fit: {reason}")]
+    Shape {
+        /// ONNX name of the tensor.
+        tensor: String,
+        /// The dims that were asked for.
+        found: Vec<usize>,
+        /// What is wrong with them.
+        reason: String,
+    },
+
+    /// Data of the wrong length was written into a tensor.
+    #[error("tensor `{tensor}`: expected {expected} elements (dims {dims:?}), found {found}")]
+    Length {
+        /// ONNX name of the tensor.
+        tensor: String,
+        /// Elements the tensor holds.
+        expected: usize,
+        /// Elements that were given.
+        found: usize,
+        /// The tensor's current dims.
+        dims: Vec<usize>,
+    },
+
+    /// The product of a tensor's dims overflows `usize`.
+    #[error("tensor `{tensor}`: dims {dims:?} hold more elements than fit in memory")]
+    TooLarge {
+        /// ONNX name of the tensor.
+        tensor: String,
+        /// The dims that overflow.
+        dims: Vec<usize>,
+    },
+
+    /// Two values of a symbolic dimension disagree, or a dim contradicts the model.
+    #[error("dimension `{dim}`: {reason}")]
+    Dim {
+        /// Name of the dimension.
+        dim: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The model loaded at run time does not match the signature the bindings were generated from.
+    #[error(
+        "the model does not match the bindings generated for it: {problem}; regenerate the bindings (rebuild) or load the model they were generated from"
+    )]
+    SignatureMismatch {
+        /// What differs.
+        problem: String,
+    },
+
+    /// An output was read before any successful run produced it.
+    #[error("output `{output}` has not been produced yet: call `run` first")]
+    NotRun {
+        /// ONNX name of the output.
+        output: String,
+    },
+
+    /// ONNX Runtime produced a value whose type differs from the declared one.
+    #[error("output `{output}`: ONNX Runtime produced {found} where the model declares {expected}")]
+    OutputType {
+        /// ONNX name of the output.
+        output: String,
+        /// Declared type.
+        expected: String,
+        /// Produced type.
+        found: String,
+    },
+
+    /// A file could not be read.
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<ort::Error> for Error {
+    fn from(e: ort::Error) -> Self {
+        Error::Ort {
+            context: "calling ort".to_owned(),
+            message: e.to_string(),
+        }
+    }
+}

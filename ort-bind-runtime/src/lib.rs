@@ -1,0 +1,33 @@
+//! Runtime for ort-bind: element types, shapes, devices, tensors, and a sound,
+//! zero-copy I/O binding over ONNX Runtime's C API.
+//!
+//! Generated bindings (from `ort-bind-codegen` or the `ort-bind` macros) are thin
+//! typed layers over [`Bound`], [`Tensor`] and [`AllocatedOutput`]; most users
+//! never name these directly. The layers, bottom up:
+//!
+//! - `sys` (private): every ONNX Runtime C API call and its `SAFETY` argument;
+//! - [`element`], [`shape`], [`device`]: what a tensor's type says about it;
+//! - [`tensor`]: owned buffers plus the ONNX Runtime values viewing them;
+//! - [`binding`]: [`Bound`], which owns a binding and its tensors together;
+//! - [`session`] and [`library`]: loading models and ONNX Runtime itself.
+
+pub mod binding;
+pub mod device;
+pub mod element;
+pub mod error;
+pub mod library;
+pub mod session;
+pub mod shape;
+mod sys;
+pub mod tensor;
+
+pub use binding::{Binder, BindingIo, Bound, OutputValue, SplitIo};
+pub use device::{Cpu, Device, HostDevice};
+pub use element::{Element, bf16, f16};
+pub use error::{Error, Result};
+pub use session::{Session, SessionOptions, ValueSpec};
+pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
+pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
+
+/// Re-exported so generated code can name ONNX element codes.
+pub use ort::sys::ONNXTensorElementDataType;

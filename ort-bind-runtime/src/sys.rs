@@ -1,0 +1,315 @@
+//! Every call into the ONNX Runtime C API that ort-bind makes, and nothing else.
+//!
+//! `ort`'s safe `IoBinding` copies borrowed inputs, refuses outputs it did not
+//! allocate and builds a map on every run; this module reaches the C API through
+//! [`ort::api()`] instead, so values can sit over memory we own. Each `unsafe`
+//! block states the invariant it relies on. Callers must have loaded the library
+//! ([`crate::library::init`]) first: `ort::api()` panics otherwise.
+
+use std::ffi::{CStr, c_void};
+use std::ptr::{self, NonNull};
+use std::sync::OnceLock;
+
+use ort::sys::{
+    ONNXTensorElementDataType, OrtAllocator, OrtAllocatorType, OrtIoBinding, OrtMemType,
+    OrtMemoryInfo, OrtSession, OrtStatusPtr, OrtValue,
+};
+
+use crate::error::{Error, Result};
+
+/// Turns an `OrtStatus*` into a `Result`, releasing the status.
+fn check(status: OrtStatusPtr, context: impl FnOnce() -> String) -> Result<()> {
+    let status = status.0;
+    if status.is_null() {
+        return Ok(());
+    }
+    let api = ort::api();
+    // SAFETY: `status` is a non-null status just returned by the C API; ONNX Runtime
+    // guarantees its message is a NUL-terminated string that lives until ReleaseStatus,
+    // and we copy it out before releasing the status exactly once.
+    let message = unsafe {
+        let msg = (api.GetErrorMessage)(status);
+        let text = if msg.is_null() {
+            String::from("(no message)")
+        } else {
+            CStr::from_ptr(msg).to_string_lossy().into_owned()
+        };
+        (api.ReleaseStatus)(status);
+        text
+    };
+    Err(Error::Ort {
+        context: context(),
+        message,
+    })
+}
+
+/// An `OrtMemoryInfo` describing where a buffer lives, owned by us.
+#[derive(Debug)]
+#[allow(unreachable_pub)] // named by the sealed `DeviceImpl` trait, unreachable from outside
+pub struct MemoryInfo(NonNull<OrtMemoryInfo>);
+
+// SAFETY: an OrtMemoryInfo is an immutable description (device, id, memory type);
+// ONNX Runtime only reads it, so sharing the pointer across threads is sound.
+unsafe impl Send for MemoryInfo {}
+// SAFETY: see `Send`: no method mutates it after creation.
+unsafe impl Sync for MemoryInfo {}
+
+impl MemoryInfo {
+    /// Memory info for plain host memory; created once per process.
+    pub(crate) fn cpu() -> Result<&'static MemoryInfo> {
+        static CPU: OnceLock<MemoryInfo> = OnceLock::new();
+        if let Some(info) = CPU.get() {
+            return Ok(info);
+        }
+        let mut out = ptr::null_mut();
+        // SAFETY: `out` is a valid out-pointer; the enum values are ones the C API documents.
+        let status = unsafe {
+            (ort::api().CreateCpuMemoryInfo)(
+                OrtAllocatorType::OrtDeviceAllocator,
+                OrtMemType::OrtMemTypeDefault,
+                &mut out,
+            )
+        };
+        check(status, || "creating CPU memory info".into())?;
+        let info = MemoryInfo(non_null(out, "CreateCpuMemoryInfo")?);
+        // A racing thread may have set it first; then ours is dropped (released).
+        Ok(CPU.get_or_init(|| info))
+    }
+
+    /// Memory info built from its parts (device name as ONNX Runtime spells it, e.g. `Cuda`).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn new(name: &CStr, device_id: i32, mem_type: OrtMemType) -> Result<MemoryInfo> {
+        let mut out = ptr::null_mut();
+        // SAFETY: `name` is NUL-terminated and outlives the call; `out` is a valid out-pointer.
+        let status = unsafe {
+            (ort::api().CreateMemoryInfo)(
+                name.as_ptr(),
+                OrtAllocatorType::OrtDeviceAllocator,
+                device_id,
+                mem_type,
+                &mut out,
+            )
+        };
+        check(status, || format!("creating memory info for {name:?}"))?;
+        Ok(MemoryInfo(non_null(out, "CreateMemoryInfo")?))
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const OrtMemoryInfo {
+        self.0.as_ptr()
+    }
+}
+
+impl Drop for MemoryInfo {
+    fn drop(&mut self) {
+        // SAFETY: we own this memory info and release it exactly once.
+        unsafe { (ort::api().ReleaseMemoryInfo)(self.0.as_ptr()) }
+    }
+}
+
+fn non_null<T>(p: *mut T, what: &str) -> Result<NonNull<T>> {
+    NonNull::new(p).ok_or_else(|| Error::Ort {
+        context: format!("calling {what}"),
+        message: "ONNX Runtime returned a null pointer".into(),
+    })
+}
+
+/// An owned `OrtValue` (one reference to it).
+#[derive(Debug)]
+pub(crate) struct Value(NonNull<OrtValue>);
+
+// SAFETY: an OrtValue is a reference-counted handle; moving the handle to another thread
+// is sound. It is not `Sync`: reading its shape while another thread runs a session
+// that writes it would race, and nothing here needs shared access.
+unsafe impl Send for Value {}
+
+impl Value {
+    /// Creates a tensor value that views `bytes` bytes at `data` without copying.
+    ///
+    /// # Safety
+    /// `data` must point to `bytes` bytes valid for reads and writes, laid out as
+    /// elements of `elem`, on the device `info` describes, and must stay valid (not
+    /// moved or freed) for as long as this value, or any binding that refers to it,
+    /// may be used by ONNX Runtime.
+    pub(crate) unsafe fn tensor_over(
+        info: &MemoryInfo,
+        data: *mut c_void,
+        bytes: usize,
+        dims: &[i64],
+        elem: ONNXTensorElementDataType,
+    ) -> Result<Value> {
+        let mut out = ptr::null_mut();
+        // SAFETY: the caller guarantees `data`/`bytes`; `dims` is a live slice whose length
+        // we pass; `info` outlives the call (ORT copies what it needs).
+        let status = unsafe {
+            (ort::api().CreateTensorWithDataAsOrtValue)(
+                info.as_ptr(),
+                data,
+                bytes,
+                dims.as_ptr(),
+                dims.len(),
+                elem,
+                &mut out,
+            )
+        };
+        check(status, || format!("creating a tensor value of dims {dims:?}"))?;
+        Ok(Value(non_null(out, "CreateTensorWithDataAsOrtValue")?))
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const OrtValue {
+        self.0.as_ptr()
+    }
+
+    /// Element type and dims of a tensor value, written into `dims` (whose capacity is reused).
+    pub(crate) fn tensor_info(&self, dims: &mut Vec<i64>) -> Result<ONNXTensorElementDataType> {
+        let mut elem = ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+        let mut shape: *const i64 = ptr::null();
+        let mut count = 0usize;
+        // SAFETY: the value is alive; all out-pointers are valid. This call returns a pointer
+        // into the value's own shape storage, valid while the value lives and unmodified.
+        let status = unsafe {
+            (ort::api().GetTensorElementTypeAndShapeDataReference)(
+                self.as_ptr(),
+                &mut elem,
+                &mut shape,
+                &mut count,
+            )
+        };
+        check(status, || "reading a tensor's type and shape".into())?;
+        dims.clear();
+        if count > 0 {
+            // SAFETY: ORT reported `count` dims at `shape`, alive as long as `self` (borrowed here).
+            dims.extend_from_slice(unsafe { std::slice::from_raw_parts(shape, count) });
+        }
+        Ok(elem)
+    }
+
+    /// Address of the tensor's first element (host or device address).
+    pub(crate) fn data_ptr(&self) -> Result<*mut c_void> {
+        let mut out = ptr::null_mut();
+        // SAFETY: the value is a live tensor; `out` is a valid out-pointer.
+        let status = unsafe { (ort::api().GetTensorMutableData)(self.0.as_ptr(), &mut out) };
+        check(status, || "reading a tensor's data pointer".into())?;
+        Ok(out)
+    }
+}
+
+impl Drop for Value {
+    fn drop(&mut self) {
+        // SAFETY: we own one reference to this value and release it exactly once.
+        unsafe { (ort::api().ReleaseValue)(self.0.as_ptr()) }
+    }
+}
+
+/// An `OrtIoBinding` for one session.
+#[derive(Debug)]
+pub(crate) struct IoBinding {
+    ptr: NonNull<OrtIoBinding>,
+    session: NonNull<OrtSession>,
+}
+
+// SAFETY: an OrtIoBinding may be used from any thread as long as it is not used from two
+// at once; `&mut self` on every mutating method and the absence of `Sync` guarantee that.
+unsafe impl Send for IoBinding {}
+
+impl IoBinding {
+    /// Creates a binding for `session`.
+    ///
+    /// # Safety
+    /// `session` must be a live session that outlives the returned binding.
+    pub(crate) unsafe fn new(session: NonNull<OrtSession>) -> Result<IoBinding> {
+        let mut out = ptr::null_mut();
+        // SAFETY: the caller guarantees the session is alive; `out` is a valid out-pointer.
+        let status = unsafe { (ort::api().CreateIoBinding)(session.as_ptr(), &mut out) };
+        check(status, || "creating an I/O binding".into())?;
+        Ok(IoBinding {
+            ptr: non_null(out, "CreateIoBinding")?,
+            session,
+        })
+    }
+
+    /// Binds `value` to the input `name`. ONNX Runtime keeps its own reference to the
+    /// value (not a copy of the data): the memory under it must outlive the binding.
+    pub(crate) fn bind_input(&mut self, name: &CStr, value: &Value) -> Result<()> {
+        // SAFETY: binding and value are alive; `name` is NUL-terminated. ORT takes a new
+        // reference to the OrtValue, so `value` may be released afterwards; the buffer it
+        // views is kept alive by the owner of this binding (see `Value::tensor_over`).
+        let status =
+            unsafe { (ort::api().BindInput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
+        check(status, || format!("binding input {name:?}"))
+    }
+
+    /// Binds `value` as the buffer output `name` is written into.
+    pub(crate) fn bind_output(&mut self, name: &CStr, value: &Value) -> Result<()> {
+        // SAFETY: as for `bind_input`; ORT writes the output into the value's memory.
+        let status =
+            unsafe { (ort::api().BindOutput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
+        check(status, || format!("binding output {name:?}"))
+    }
+
+    /// Lets ONNX Runtime allocate output `name` on the device `info` describes, at run time.
+    pub(crate) fn bind_output_to_device(&mut self, name: &CStr, info: &MemoryInfo) -> Result<()> {
+        // SAFETY: binding and memory info are alive; `name` is NUL-terminated.
+        let status = unsafe {
+            (ort::api().BindOutputToDevice)(self.ptr.as_ptr(), name.as_ptr(), info.as_ptr())
+        };
+        check(status, || format!("binding output {name:?} to a device"))
+    }
+
+    /// Runs the session on the bound values.
+    pub(crate) fn run(&mut self) -> Result<()> {
+        // SAFETY: session and binding are alive (the session outlives the binding by the
+        // contract of `new`); null run options means defaults; every bound value views
+        // memory its owner keeps alive and does not touch during the run (`&mut self`).
+        let status = unsafe {
+            (ort::api().RunWithBinding)(self.session.as_ptr(), ptr::null(), self.ptr.as_ptr())
+        };
+        check(status, || "running the model".into())
+    }
+
+    /// Waits until outputs bound to a device have been written (for asynchronous providers).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn synchronize_outputs(&mut self) -> Result<()> {
+        // SAFETY: the binding is alive.
+        let status = unsafe { (ort::api().SynchronizeBoundOutputs)(self.ptr.as_ptr()) };
+        check(status, || "synchronizing bound outputs".into())
+    }
+
+    /// Calls `take(index, value)` for every bound output, in binding order, with a new
+    /// reference to the value ONNX Runtime holds for it after the last run.
+    pub(crate) fn bound_outputs(&self, mut take: impl FnMut(usize, Value)) -> Result<()> {
+        let api = ort::api();
+        let mut allocator: *mut OrtAllocator = ptr::null_mut();
+        // SAFETY: valid out-pointer; the default allocator is process-global and never released.
+        let status = unsafe { (api.GetAllocatorWithDefaultOptions)(&mut allocator) };
+        check(status, || "getting the default allocator".into())?;
+        let mut values: *mut *mut OrtValue = ptr::null_mut();
+        let mut count = 0usize;
+        // SAFETY: binding and allocator are alive; out-pointers valid. On success ORT hands us
+        // `count` new value references in an array allocated with `allocator`.
+        let status = unsafe {
+            (api.GetBoundOutputValues)(self.ptr.as_ptr(), allocator, &mut values, &mut count)
+        };
+        check(status, || "reading bound outputs".into())?;
+        if values.is_null() {
+            return Ok(());
+        }
+        for i in 0..count {
+            // SAFETY: `values` holds `count` pointers; each is a new reference we now own.
+            let raw = unsafe { *values.add(i) };
+            if let Some(v) = NonNull::new(raw) {
+                take(i, Value(v));
+            }
+        }
+        // SAFETY: the array came from `allocator` and is freed exactly once, after we moved
+        // every value reference out of it.
+        let status = unsafe { (api.AllocatorFree)(allocator, values.cast()) };
+        check(status, || "freeing the bound output array".into())
+    }
+}
+
+impl Drop for IoBinding {
+    fn drop(&mut self) {
+        // SAFETY: we own the binding and release it exactly once; the session is still alive.
+        unsafe { (ort::api().ReleaseIoBinding)(self.ptr.as_ptr()) }
+    }
+}

@@ -1,0 +1,471 @@
+//! Tensors that own their memory and the ONNX Runtime value viewing it, plus the
+//! borrowed views the generated bindings hand out.
+//!
+//! A [`Tensor`] is created once, bound once, and reused: changing its dims keeps
+//! the buffer when it is large enough ([`Tensor::set_dims`]). Users never get the
+//! tensor itself out of a binding, only a [`TensorMut`] (fill inputs in place) or a
+//! [`TensorRef`] (read outputs in place); neither can replace or free the buffer
+//! ONNX Runtime points at.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::device::{Cpu, Device, HostDevice};
+use crate::element::{Element, onnx_type_name};
+use crate::error::{Error, Result};
+use crate::shape::{Shape, element_count};
+use crate::sys::Value;
+
+/// What [`Tensor::set_dims`] had to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DimsChange {
+    /// Same dims as before: nothing to rebind.
+    Unchanged,
+    /// New dims within the buffer's capacity: only metadata changed; must be rebound.
+    Resized,
+    /// The buffer grew (one allocation); must be rebound.
+    Reallocated,
+}
+
+/// A tensor of `T` with shape type `S`, owning its memory on device `D`.
+pub struct Tensor<T: Element, S: Shape, D: Device = Cpu> {
+    name: Box<str>,
+    device: D,
+    buf: D::Buffer<T>,
+    dims: Vec<usize>,
+    dims_i64: Vec<i64>,
+    len: usize,
+    value: Value,
+    _shape: PhantomData<fn() -> S>,
+}
+
+impl<T: Element, S: Shape, D: Device> fmt::Debug for Tensor<T, S, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tensor")
+            .field("name", &self.name)
+            .field("dtype", &T::NAME)
+            .field("dims", &self.dims)
+            .field("device", &D::NAME)
+            .finish()
+    }
+}
+
+fn checked_len<S: Shape>(name: &str, dims: &[usize]) -> Result<usize> {
+    S::check(dims).map_err(|reason| Error::Shape {
+        tensor: name.to_owned(),
+        found: dims.to_vec(),
+        reason,
+    })?;
+    let len = element_count(dims).filter(|n| {
+        n.checked_mul(size_of::<usize>().max(8))
+            .is_some_and(|b| b <= isize::MAX as usize)
+    });
+    let too_large = || Error::TooLarge {
+        tensor: name.to_owned(),
+        dims: dims.to_vec(),
+    };
+    let len = len.ok_or_else(too_large)?;
+    if dims.iter().any(|&d| i64::try_from(d).is_err()) {
+        return Err(too_large());
+    }
+    Ok(len)
+}
+
+impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
+    /// Allocates a tensor named `name` (the ONNX name, used in errors) with `dims` on `device`.
+    pub fn new_in(name: &str, device: D, dims: &[usize]) -> Result<Self> {
+        let len = checked_len::<S>(name, dims)?;
+        let mut buf = device.alloc::<T>(len)?;
+        let dims_i64: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        let value = Self::make_value(&device, &mut buf, len, &dims_i64)?;
+        Ok(Tensor {
+            name: name.into(),
+            device,
+            buf,
+            dims: dims.to_vec(),
+            dims_i64,
+            len,
+            value,
+            _shape: PhantomData,
+        })
+    }
+
+    fn make_value(device: &D, buf: &mut D::Buffer<T>, len: usize, dims: &[i64]) -> Result<Value> {
+        let info = device.memory_info()?;
+        let ptr: *mut c_void = D::data_ptr(buf);
+        // SAFETY: `ptr` addresses `D::capacity(buf) >= len` elements of `T` on `device`,
+        // and the value is stored next to the buffer in the same `Tensor`: every code path
+        // that reallocates or drops `buf` replaces or drops this value too, and bindings
+        // that refer to it are owned by the same binding object and dropped first.
+        unsafe { Value::tensor_over(info, ptr, len * size_of::<T>(), dims, T::ONNX_TYPE) }
+    }
+
+    /// The ONNX name of this tensor.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Current dims.
+    pub fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+
+    /// Number of elements at the current dims.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Elements the buffer can hold without reallocating.
+    pub fn capacity(&self) -> usize {
+        D::capacity(&self.buf)
+    }
+
+    /// The device this tensor lives on.
+    pub fn device(&self) -> &D {
+        &self.device
+    }
+
+    /// Changes the dims, reusing the buffer when it is large enough. A binding that
+    /// holds this tensor must rebind it unless the result is [`DimsChange::Unchanged`].
+    pub fn set_dims(&mut self, dims: &[usize]) -> Result<DimsChange> {
+        if dims == self.dims.as_slice() {
+            return Ok(DimsChange::Unchanged);
+        }
+        let len = checked_len::<S>(&self.name, dims)?;
+        let grow = len > D::capacity(&self.buf);
+        let mut dims_i64 = std::mem::take(&mut self.dims_i64);
+        dims_i64.clear();
+        dims_i64.extend(dims.iter().map(|&d| d as i64));
+        let result = if grow {
+            self.device.alloc::<T>(len).and_then(|mut buf| {
+                let value = Self::make_value(&self.device, &mut buf, len, &dims_i64)?;
+                // Replace the value first: the old value views the old buffer.
+                self.value = value;
+                self.buf = buf;
+                Ok(DimsChange::Reallocated)
+            })
+        } else {
+            Self::make_value(&self.device, &mut self.buf, len, &dims_i64).map(|value| {
+                self.value = value;
+                DimsChange::Resized
+            })
+        };
+        self.dims_i64 = dims_i64;
+        let change = result?;
+        self.dims.clear();
+        self.dims.extend_from_slice(dims);
+        self.len = len;
+        Ok(change)
+    }
+
+    pub(crate) fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// A mutable view for filling the tensor in place.
+    pub fn view_mut(&mut self) -> TensorMut<'_, T, S, D> {
+        TensorMut { tensor: self }
+    }
+
+    /// A shared view for reading the tensor in place.
+    pub fn view(&self) -> TensorRef<'_, T, S, D> {
+        TensorRef {
+            name: &self.name,
+            dims: &self.dims,
+            data: self.data_ptr_const(),
+            len: self.len,
+            _marker: PhantomData,
+        }
+    }
+
+    fn data_ptr_const(&self) -> *const T {
+        // Only read through `TensorRef`, which borrows `self`.
+        D::data_ptr_const(&self.buf).cast()
+    }
+
+    /// Swaps the memory of two tensors of the same type and dims (used to feed an output
+    /// back as the next run's input without a copy). Both must be rebound afterwards.
+    pub fn swap_storage(&mut self, other: &mut Self) -> Result<()> {
+        if self.dims != other.dims {
+            return Err(Error::Shape {
+                tensor: other.name.to_string(),
+                found: other.dims.clone(),
+                reason: format!(
+                    "cannot exchange buffers with `{}` whose dims are {:?}",
+                    self.name, self.dims
+                ),
+            });
+        }
+        std::mem::swap(&mut self.buf, &mut other.buf);
+        std::mem::swap(&mut self.value, &mut other.value);
+        Ok(())
+    }
+}
+
+impl<T: Element, S: Shape, D: HostDevice> Tensor<T, S, D> {
+    /// The elements, in row-major order.
+    pub fn as_slice(&self) -> &[T] {
+        D::host_slice(&self.buf, self.len).unwrap_or(&[])
+    }
+
+    /// The elements, mutable, in row-major order.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        D::host_slice_mut(&mut self.buf, self.len).unwrap_or(&mut [])
+    }
+}
+
+impl<T: Element, S: Shape> Tensor<T, S, Cpu> {
+    /// Allocates a host tensor (see [`Tensor::new_in`]).
+    pub fn new(name: &str, dims: &[usize]) -> Result<Self> {
+        Self::new_in(name, Cpu, dims)
+    }
+}
+
+/// A mutable, borrowed view of a bound tensor: write inputs in place before a run.
+///
+/// It cannot replace, resize or free the buffer ONNX Runtime points at.
+pub struct TensorMut<'a, T: Element, S: Shape, D: Device = Cpu> {
+    tensor: &'a mut Tensor<T, S, D>,
+}
+
+impl<T: Element, S: Shape, D: Device> fmt::Debug for TensorMut<'_, T, S, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.tensor.fmt(f)
+    }
+}
+
+impl<T: Element, S: Shape, D: Device> TensorMut<'_, T, S, D> {
+    /// The ONNX name.
+    pub fn name(&self) -> &str {
+        self.tensor.name()
+    }
+
+    /// Current dims.
+    pub fn dims(&self) -> &[usize] {
+        self.tensor.dims()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.tensor.len()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.tensor.is_empty()
+    }
+}
+
+impl<T: Element, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
+    /// The elements, mutable, in row-major order.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        self.tensor.as_mut_slice()
+    }
+
+    /// The elements, in row-major order.
+    pub fn as_slice(&self) -> &[T] {
+        self.tensor.as_slice()
+    }
+
+    /// Copies `data` in; its length must equal the tensor's element count.
+    pub fn copy_from_slice(&mut self, data: &[T]) -> Result<()> {
+        if self.tensor.len() != data.len() {
+            return Err(Error::Length {
+                tensor: self.tensor.name().to_owned(),
+                expected: self.tensor.len(),
+                found: data.len(),
+                dims: self.tensor.dims().to_vec(),
+            });
+        }
+        self.tensor.as_mut_slice().copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Sets every element to `value`.
+    pub fn fill(&mut self, value: T) {
+        self.tensor.as_mut_slice().fill(value);
+    }
+}
+
+/// A shared, borrowed view of a tensor: read outputs in place after a run.
+///
+/// While it lives, the binding it came from cannot run (the borrow checker sees to it).
+pub struct TensorRef<'a, T: Element, S: Shape, D: Device = Cpu> {
+    name: &'a str,
+    dims: &'a [usize],
+    data: *const T,
+    len: usize,
+    _marker: PhantomData<(&'a T, fn() -> S, D)>,
+}
+
+impl<T: Element, S: Shape, D: Device> Clone for TensorRef<'_, T, S, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Element, S: Shape, D: Device> Copy for TensorRef<'_, T, S, D> {}
+
+impl<T: Element, S: Shape, D: Device> fmt::Debug for TensorRef<'_, T, S, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorRef")
+            .field("name", &self.name)
+            .field("dtype", &T::NAME)
+            .field("dims", &self.dims)
+            .field("device", &D::NAME)
+            .finish()
+    }
+}
+
+impl<'a, T: Element, S: Shape, D: Device> TensorRef<'a, T, S, D> {
+    /// The ONNX name.
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// Dims of the value.
+    pub fn dims(&self) -> &'a [usize] {
+        self.dims
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the value has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<'a, T: Element, S: Shape, D: HostDevice> TensorRef<'a, T, S, D> {
+    /// The elements, in row-major order, read in place.
+    pub fn as_slice(&self) -> &'a [T] {
+        if self.len == 0 || self.data.is_null() {
+            return &[];
+        }
+        // SAFETY: `data` points to `len` initialised elements of host memory owned by a
+        // tensor or output value that the lifetime `'a` keeps borrowed (and so alive and
+        // unwritten: running the binding needs `&mut`).
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    }
+
+    /// Copies the elements into a new `Vec` (allocates; for convenience, not for hot loops).
+    pub fn to_vec(&self) -> Vec<T> {
+        self.as_slice().to_vec()
+    }
+}
+
+/// An output whose shape ONNX Runtime decides during the run (data-dependent, or
+/// named by dims no input carries). ONNX Runtime allocates it on the device on each
+/// run; ort-bind keeps the latest value and exposes it typed, in place.
+///
+/// Memory: on the CPU, ONNX Runtime takes these buffers from its arena allocator, so
+/// steady-state runs reuse arena memory, but each run hands out a new value; ort-bind's
+/// own code allocates nothing per run for them (dims are read into reused storage).
+pub struct AllocatedOutput<T: Element, S: Shape, D: Device = Cpu> {
+    name: Box<str>,
+    device: D,
+    value: Option<Value>,
+    dims: Vec<usize>,
+    scratch: Vec<i64>,
+    data: *const T,
+    len: usize,
+    _shape: PhantomData<fn() -> S>,
+}
+
+// SAFETY: `data` points into `value`'s memory, which this struct owns (one reference);
+// moving it to another thread moves that ownership with it.
+unsafe impl<T: Element, S: Shape, D: Device> Send for AllocatedOutput<T, S, D> {}
+
+impl<T: Element, S: Shape, D: Device> fmt::Debug for AllocatedOutput<T, S, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AllocatedOutput")
+            .field("name", &self.name)
+            .field("dtype", &T::NAME)
+            .field("dims", &self.dims)
+            .field("device", &D::NAME)
+            .finish()
+    }
+}
+
+impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
+    /// An output slot named `name` on `device`; empty until a run fills it.
+    pub fn new_in(name: &str, device: D) -> Self {
+        let rank = S::RANK.unwrap_or(8);
+        AllocatedOutput {
+            name: name.into(),
+            device,
+            value: None,
+            dims: Vec::with_capacity(rank),
+            scratch: Vec::with_capacity(rank),
+            data: std::ptr::null(),
+            len: 0,
+            _shape: PhantomData,
+        }
+    }
+
+    /// The ONNX name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn device(&self) -> &D {
+        &self.device
+    }
+
+    /// Takes the value ONNX Runtime produced in the last run, checking its type and shape.
+    pub(crate) fn accept(&mut self, value: Value) -> Result<()> {
+        self.value = None;
+        self.len = 0;
+        self.data = std::ptr::null();
+        self.dims.clear();
+        let elem = value.tensor_info(&mut self.scratch)?;
+        if elem != T::ONNX_TYPE {
+            return Err(Error::OutputType {
+                output: self.name.to_string(),
+                expected: T::NAME.to_owned(),
+                found: onnx_type_name(elem).to_owned(),
+            });
+        }
+        self.dims
+            .extend(self.scratch.iter().map(|&d| usize::try_from(d).unwrap_or(0)));
+        if let Err(reason) = S::check(&self.dims) {
+            return Err(Error::Shape {
+                tensor: self.name.to_string(),
+                found: self.dims.clone(),
+                reason: format!("ONNX Runtime produced a value that breaks the declared shape: {reason}"),
+            });
+        }
+        let len = element_count(&self.dims).ok_or_else(|| Error::TooLarge {
+            tensor: self.name.to_string(),
+            dims: self.dims.clone(),
+        })?;
+        self.data = value.data_ptr()?.cast_const().cast();
+        self.len = len;
+        self.value = Some(value);
+        Ok(())
+    }
+
+    /// The value of the last run, or [`Error::NotRun`] before the first successful run.
+    pub fn get(&self) -> Result<TensorRef<'_, T, S, D>> {
+        if self.value.is_none() {
+            return Err(Error::NotRun {
+                output: self.name.to_string(),
+            });
+        }
+        Ok(TensorRef {
+            name: &self.name,
+            dims: &self.dims,
+            data: self.data,
+            len: self.len,
+            _marker: PhantomData,
+        })
+    }
+}
