@@ -245,6 +245,9 @@ fn download_wheel(into: &Path) -> Result<PathBuf, String> {
             Err(e) => failures.push(format!("`{python}` could not be run: {e}")),
             Ok(out) if !out.status.success() => {
                 let stderr = String::from_utf8_lossy(&out.stderr);
+                // Only an interpreter without pip makes the next one worth trying; a pip
+                // that ran and failed (no network, no such release) would fail again.
+                let try_next = stderr.contains("No module named pip");
                 let last = stderr
                     .lines()
                     .rev()
@@ -255,6 +258,9 @@ fn download_wheel(into: &Path) -> Result<PathBuf, String> {
                     out.status,
                     last.trim()
                 ));
+                if !try_next {
+                    break;
+                }
             }
             Ok(_) => {
                 let wheel = fs::read_dir(into)
@@ -273,7 +279,8 @@ fn download_wheel(into: &Path) -> Result<PathBuf, String> {
 /// Extracts the native libraries under `onnxruntime/capi/` of `wheel` into `dir`, each one
 /// written under a temporary name and renamed into place, the main library last.
 fn extract(wheel: &Path, dir: &Path, target: &Target) -> Result<(), String> {
-    let file = fs::File::open(wheel).map_err(|e| format!("cannot open {}: {e}", wheel.display()))?;
+    let file =
+        fs::File::open(wheel).map_err(|e| format!("cannot open {}: {e}", wheel.display()))?;
     let mut archive =
         zip::ZipArchive::new(file).map_err(|e| format!("{} is not a zip: {e}", wheel.display()))?;
 

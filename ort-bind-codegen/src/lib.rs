@@ -1,13 +1,25 @@
 //! ONNX model metadata and Rust code generation for ort-bind.
 //!
-//! This crate never links ONNX Runtime: it reads a model file's signature
-//! ([`model::read_signature`]), validates it, and expands it into Rust source
-//! ([`Builder`]). The proc macros and users' `build.rs` files share it.
+//! This crate never links ONNX Runtime. It is a pipeline:
+//!
+//! 1. [`model`]: the only file I/O; memory-maps an ONNX file and decodes its
+//!    [`ModelSignature`] (payloads of weights are never read);
+//! 2. [`plan`]: validates the signature and makes every decision codegen needs
+//!    (identifiers via [`ident`], dims the user sets, which outputs are pre-allocated);
+//! 3. [`expand`]: turns the plan into Rust tokens;
+//! 4. [`Builder`]: the `build.rs` front end that writes modules to `OUT_DIR`.
+//!
+//! The proc macros, users' build scripts and the `ort-bind` CLI share it.
 
+pub mod builder;
 pub mod dtype;
+pub mod expand;
+pub mod ident;
 pub mod model;
+pub mod plan;
 pub mod signature;
 
+pub use builder::{Builder, CodegenError, GeneratedModule};
 pub use dtype::ElementType;
 pub use model::{ModelError, read_signature};
 pub use signature::{Dim, ModelSignature, ValueKind, ValueSig};

@@ -55,7 +55,8 @@ pub enum ValueKind {
 /// One dimension of a tensor shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Dim {
-    /// A fixed size (`dim_value` >= 1, or 0 for an empty axis the model fixes).
+    /// A fixed size (`dim_value` >= 1). `0` and negative values are read as dynamic,
+    /// as some exporters write them for dynamic axes.
     Fixed(u64),
     /// A named symbolic dimension (`dim_param`), e.g. `batch`.
     Named(String),

@@ -351,9 +351,7 @@ impl CandidateEnv {
 
     /// The candidates of one stage (none, one, or several for the Python package).
     fn stage(&self, stage: Stage) -> Vec<Candidate> {
-        let one = |source, path| {
-            vec![Candidate { source, path }]
-        };
+        let one = |source, path| vec![Candidate { source, path }];
         match stage {
             Stage::EnvVar => match &self.dylib_path {
                 Some(path) => one(CandidateSource::EnvVar, PathBuf::from(path)),
@@ -397,7 +395,10 @@ impl CandidateEnv {
                 Err(_) => Vec::new(),
             },
             Stage::PythonPackage => Vec::new(),
-            Stage::System => one(CandidateSource::System, PathBuf::from(default_library_name())),
+            Stage::System => one(
+                CandidateSource::System,
+                PathBuf::from(default_library_name()),
+            ),
         }
     }
 }
@@ -498,16 +499,17 @@ fn ask_python() -> Result<PathBuf, String> {
 fn load_first(env: &CandidateEnv) -> Result<(PathBuf, String, CandidateSource), LibraryError> {
     let mut attempts = Vec::new();
     for stage in Stage::ALL {
-        if stage == Stage::PythonPackage && env.look_for_python {
-            if let Err(reason) = python_package_capi() {
-                attempts.push(Attempt {
-                    candidate: Candidate {
-                        source: CandidateSource::PythonPackage,
-                        path: PathBuf::from("onnxruntime/capi"),
-                    },
-                    reason,
-                });
-            }
+        if stage == Stage::PythonPackage
+            && env.look_for_python
+            && let Err(reason) = python_package_capi()
+        {
+            attempts.push(Attempt {
+                candidate: Candidate {
+                    source: CandidateSource::PythonPackage,
+                    path: PathBuf::from("onnxruntime/capi"),
+                },
+                reason,
+            });
         }
         for candidate in env.stage(stage) {
             match load(&candidate) {
@@ -711,7 +713,10 @@ mod tests {
         assert_eq!(attempts.len(), 1);
         assert_eq!(attempts[0].candidate.source, CandidateSource::EnvVar);
         let message = err.to_string();
-        assert!(message.contains("/nonexistent/dir/libonnxruntime.so"), "{message}");
+        assert!(
+            message.contains("/nonexistent/dir/libonnxruntime.so"),
+            "{message}"
+        );
         assert!(message.contains("no other place was tried"), "{message}");
         assert!(message.contains(HOW_TO_PROVIDE), "{message}");
     }

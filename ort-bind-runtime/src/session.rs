@@ -91,6 +91,17 @@ pub struct ValueSpec {
     pub rank: Option<usize>,
 }
 
+impl ValueSpec {
+    /// The spec of a tensor of `T` named `name` with the given rank.
+    pub const fn of<T: crate::element::Element>(name: &'static str, rank: Option<usize>) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: T::ONNX_TYPE,
+            rank,
+        }
+    }
+}
+
 impl Session {
     /// Loads the model at `path`.
     pub fn from_file(path: impl AsRef<Path>, options: &SessionOptions) -> Result<Session> {

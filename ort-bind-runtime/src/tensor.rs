@@ -301,8 +301,11 @@ pub struct TensorRef<'a, T: Element, S: Shape, D: Device = Cpu> {
     dims: &'a [usize],
     data: *const T,
     len: usize,
-    _marker: PhantomData<(&'a T, fn() -> S, D)>,
+    _marker: ViewMarker<'a, T, S, D>,
 }
+
+/// Variance and auto-trait marker of [`TensorRef`]: borrows `T`s for `'a`.
+type ViewMarker<'a, T, S, D> = PhantomData<(&'a T, fn() -> S, D)>;
 
 impl<T: Element, S: Shape, D: Device> Clone for TensorRef<'_, T, S, D> {
     fn clone(&self) -> Self {

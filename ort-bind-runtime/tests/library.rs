@@ -62,7 +62,12 @@ fn candidates_end_with_the_system_loader() {
 /// Runs this test binary again with only [`child_process`] selected.
 fn run_child(mode: &str, dylib_path: &Path) -> (bool, String) {
     let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_process", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_VAR, mode)
         .env("ORT_DYLIB_PATH", dylib_path)
         .output()

@@ -113,7 +113,7 @@ fn values<'a>(
 /// The kind of a graph value, or `None` when its `TypeProto` has no type set.
 fn value_kind(ty: &proto::TypeProto) -> Option<ValueKind> {
     Some(match ty.value.as_ref()? {
-        type_proto::Value::TensorType(t) => match ElementType::from_onnx(t.elem_type) {
+        type_proto::Value::Tensor(t) => match ElementType::from_onnx(t.elem_type) {
             Some(elem) => ValueKind::Tensor {
                 elem,
                 dims: t.shape.as_ref().map(dims),
@@ -163,34 +163,34 @@ fn describe_into(ty: &proto::TypeProto, out: &mut String) {
     // Nesting depth is bounded by prost's decoding recursion limit.
     match &ty.value {
         None => out.push_str("<no type>"),
-        Some(type_proto::Value::TensorType(t)) => {
+        Some(type_proto::Value::Tensor(t)) => {
             out.push_str("tensor(");
             out.push_str(&onnx_code_name(t.elem_type));
             out.push(')');
         }
-        Some(type_proto::Value::SparseTensorType(t)) => {
+        Some(type_proto::Value::SparseTensor(t)) => {
             out.push_str("sparse_tensor(");
             out.push_str(&onnx_code_name(t.elem_type));
             out.push(')');
         }
-        Some(type_proto::Value::SequenceType(s)) => {
+        Some(type_proto::Value::Sequence(s)) => {
             out.push_str("sequence<");
             describe_opt(s.elem_type.as_deref(), out);
             out.push('>');
         }
-        Some(type_proto::Value::OptionalType(o)) => {
+        Some(type_proto::Value::Optional(o)) => {
             out.push_str("optional<");
             describe_opt(o.elem_type.as_deref(), out);
             out.push('>');
         }
-        Some(type_proto::Value::MapType(m)) => {
+        Some(type_proto::Value::Map(m)) => {
             out.push_str("map<");
             out.push_str(&onnx_code_name(m.key_type));
             out.push_str(", ");
             describe_opt(m.value_type.as_deref(), out);
             out.push('>');
         }
-        Some(type_proto::Value::OpaqueType(o)) => {
+        Some(type_proto::Value::Opaque(o)) => {
             out.push_str("opaque(");
             if !o.domain.is_empty() {
                 out.push_str(&o.domain);

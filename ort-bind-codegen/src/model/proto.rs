@@ -98,22 +98,22 @@ pub(crate) mod type_proto {
     pub(crate) enum Value {
         /// `tensor_type = 1`.
         #[prost(message, tag = "1")]
-        TensorType(Tensor),
+        Tensor(Tensor),
         /// `sequence_type = 4`.
         #[prost(message, tag = "4")]
-        SequenceType(Sequence),
+        Sequence(Sequence),
         /// `map_type = 5`.
         #[prost(message, tag = "5")]
-        MapType(Map),
+        Map(Map),
         /// `opaque_type = 7`.
         #[prost(message, tag = "7")]
-        OpaqueType(Opaque),
+        Opaque(Opaque),
         /// `sparse_tensor_type = 8`.
         #[prost(message, tag = "8")]
-        SparseTensorType(SparseTensor),
+        SparseTensor(SparseTensor),
         /// `optional_type = 9`.
         #[prost(message, tag = "9")]
-        OptionalType(Optional),
+        Optional(Optional),
     }
 
     /// `TypeProto.Tensor`.

@@ -33,7 +33,7 @@ fn dimension(d: &D) -> Dimension {
 
 fn tensor_type(elem: i32, shape: Option<&[D]>) -> TypeProto {
     TypeProto {
-        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+        value: Some(type_proto::Value::Tensor(type_proto::Tensor {
             elem_type: elem,
             shape: shape.map(|s| TensorShapeProto {
                 dim: s.iter().map(dimension).collect(),
@@ -162,7 +162,11 @@ const COMPLEX64: i32 = 14;
 fn sample_bytes() -> Vec<u8> {
     let mut m = model(graph(
         vec![
-            tensor("gpu_0/data_0", F32, &[D::P("batch"), D::V(3), D::V(-1), D::Unset]),
+            tensor(
+                "gpu_0/data_0",
+                F32,
+                &[D::P("batch"), D::V(3), D::V(-1), D::Unset],
+            ),
             tensor("sr", I64, &[]),
             tensor("w", F32, &[D::V(3)]),
         ],
@@ -251,37 +255,35 @@ fn scalar_and_unknown_rank() {
 #[test]
 fn element_types_and_unsupported_kinds() {
     let seq = TypeProto {
-        value: Some(type_proto::Value::SequenceType(type_proto::Sequence {
+        value: Some(type_proto::Value::Sequence(type_proto::Sequence {
             elem_type: Some(Box::new(tensor_type(F32, Some(&[D::V(2)])))),
         })),
     };
     let map = TypeProto {
-        value: Some(type_proto::Value::MapType(type_proto::Map {
+        value: Some(type_proto::Value::Map(type_proto::Map {
             key_type: I64,
             value_type: Some(Box::new(tensor_type(F32, None))),
         })),
     };
     let opt = TypeProto {
-        value: Some(type_proto::Value::OptionalType(type_proto::Optional {
+        value: Some(type_proto::Value::Optional(type_proto::Optional {
             elem_type: Some(Box::new(seq.clone())),
         })),
     };
     let sparse = TypeProto {
-        value: Some(type_proto::Value::SparseTensorType(
-            type_proto::SparseTensor {
-                elem_type: F32,
-                shape: None,
-            },
-        )),
+        value: Some(type_proto::Value::SparseTensor(type_proto::SparseTensor {
+            elem_type: F32,
+            shape: None,
+        })),
     };
     let opaque = TypeProto {
-        value: Some(type_proto::Value::OpaqueType(type_proto::Opaque {
+        value: Some(type_proto::Value::Opaque(type_proto::Opaque {
             domain: "com.x".into(),
             name: "Thing".into(),
         })),
     };
     let empty_seq = TypeProto {
-        value: Some(type_proto::Value::SequenceType(type_proto::Sequence {
+        value: Some(type_proto::Value::Sequence(type_proto::Sequence {
             elem_type: None,
         })),
     };
@@ -355,7 +357,8 @@ fn initializers_listed_as_inputs_are_excluded() {
     g.sparse_initializer.push(SparseTensorProto {
         values: Some(TensorProto { name: "sw".into() }),
     });
-    g.sparse_initializer.push(SparseTensorProto { values: None });
+    g.sparse_initializer
+        .push(SparseTensorProto { values: None });
     let mut m = model(g);
     m.ir_version = 3;
     let sig = decode(&m).expect("decodes");
@@ -537,7 +540,10 @@ fn structural_errors_name_the_origin() {
         "{err:?}"
     );
 
-    let empty_type = model(graph(vec![], vec![value("y", Some(TypeProto { value: None }))]));
+    let empty_type = model(graph(
+        vec![],
+        vec![value("y", Some(TypeProto { value: None }))],
+    ));
     let err = decode(&empty_type).expect_err("empty type");
     assert!(
         matches!(&err, ModelError::MissingType { role: "output", .. }),
@@ -646,7 +652,9 @@ fn huge_claimed_lengths_are_rejected() {
         Err(ModelError::Decode { .. })
     ));
     // An overlong varint.
-    let bytes = [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+    let bytes = [
+        0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+    ];
     assert!(signature_from_bytes(&bytes, "varint.onnx").is_err());
 }
 
@@ -655,7 +663,7 @@ fn deep_type_nesting_is_rejected_not_overflowed() {
     let mut ty = tensor_type(F32, None);
     for _ in 0..200 {
         ty = TypeProto {
-            value: Some(type_proto::Value::SequenceType(type_proto::Sequence {
+            value: Some(type_proto::Value::Sequence(type_proto::Sequence {
                 elem_type: Some(Box::new(ty)),
             })),
         };
@@ -724,4 +732,3 @@ fn file_errors() {
 
     let _ = std::fs::remove_dir_all(&dir);
 }
-

@@ -1,0 +1,223 @@
+//! Build-time codegen for `build.rs`: read models, write one module per model to
+//! `OUT_DIR`, only when the content changed.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     ort_bind_codegen::Builder::new()
+//!         .model("models/detector.onnx")
+//!         .compile()
+//!         .unwrap_or_else(|e| panic!("{e}"));
+//! }
+//! ```
+//! and in the crate: `mod detector { ort_bind::include_bindings!("detector"); }`.
+
+use std::path::{Path, PathBuf};
+
+use crate::expand::{ExpandOptions, expand};
+use crate::ident::snake_case;
+use crate::model::{ModelError, read_signature};
+use crate::plan::{PlanError, plan};
+use crate::signature::ModelSignature;
+
+/// Why code generation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodegenError {
+    /// The model file could not be read or decoded.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The model has values ort-bind cannot bind.
+    #[error("`{path}`: {source}")]
+    Plan {
+        /// The model file.
+        path: String,
+        /// What cannot be bound.
+        #[source]
+        source: PlanError,
+    },
+    /// Writing the generated file failed.
+    #[error("cannot write `{path}`: {source}")]
+    Write {
+        /// The output file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `OUT_DIR` is not set (not running inside a build script) and no output dir was given.
+    #[error("OUT_DIR is not set: call Builder::compile from build.rs, or set Builder::out_dir")]
+    NoOutDir,
+    /// The runtime path given to [`Builder::runtime_path`] is not a Rust path.
+    #[error("`{0}` is not a valid Rust path for the runtime crate")]
+    RuntimePath(String),
+    /// Two models would be written to the same module file.
+    #[error("two models map to the module name `{0}`; give one another name with Builder::model_as")]
+    DuplicateName(String),
+}
+
+/// One generated module.
+#[derive(Debug, Clone)]
+pub struct GeneratedModule {
+    /// Module (and file) name, e.g. `add` for `add.onnx`.
+    pub name: String,
+    /// The model file it came from.
+    pub model_path: PathBuf,
+    /// Formatted Rust source, with an `@generated` header.
+    pub source: String,
+}
+
+/// Configures and runs build-time code generation.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    models: Vec<(PathBuf, Option<String>)>,
+    out_dir: Option<PathBuf>,
+    runtime: String,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// A builder with no models, writing to `$OUT_DIR/ort-bind/`, naming the runtime `::ort_bind`.
+    pub fn new() -> Self {
+        Builder {
+            models: Vec::new(),
+            out_dir: None,
+            runtime: "::ort_bind".into(),
+        }
+    }
+
+    /// Adds a model; its module is named after the file stem (`models/yolo-v8.onnx` -> `yolo_v8`).
+    /// Relative paths resolve against the current directory (the package root in `build.rs`).
+    pub fn model(mut self, path: impl AsRef<Path>) -> Self {
+        self.models.push((path.as_ref().to_path_buf(), None));
+        self
+    }
+
+    /// Adds a model under an explicit module name.
+    pub fn model_as(mut self, path: impl AsRef<Path>, name: &str) -> Self {
+        self.models
+            .push((path.as_ref().to_path_buf(), Some(snake_case(name))));
+        self
+    }
+
+    /// Writes into this directory instead of `$OUT_DIR/ort-bind`.
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Path of the runtime in generated code (default `::ort_bind`; use
+    /// `::ort_bind_runtime` when depending on the runtime crate directly).
+    pub fn runtime_path(mut self, path: &str) -> Self {
+        self.runtime = path.into();
+        self
+    }
+
+    fn runtime(&self) -> Result<syn::Path, CodegenError> {
+        syn::parse_str(&self.runtime).map_err(|_| CodegenError::RuntimePath(self.runtime.clone()))
+    }
+
+    /// Generates the source of every model, touching no file but the models.
+    pub fn generate(&self) -> Result<Vec<GeneratedModule>, CodegenError> {
+        let runtime = self.runtime()?;
+        let mut out: Vec<GeneratedModule> = Vec::with_capacity(self.models.len());
+        for (path, name) in &self.models {
+            let name = name.clone().unwrap_or_else(|| module_name(path));
+            if out.iter().any(|m| m.name == name) {
+                return Err(CodegenError::DuplicateName(name));
+            }
+            let sig = read_signature(path)?;
+            let source = generate_source(&sig, path, &runtime)?;
+            out.push(GeneratedModule {
+                name,
+                model_path: path.clone(),
+                source,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Generates every module and writes `<out>/<name>.rs` when its content changed;
+    /// prints `cargo:rerun-if-changed` for each model so edits trigger a rebuild.
+    pub fn compile(&self) -> Result<Vec<GeneratedModule>, CodegenError> {
+        let dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(CodegenError::NoOutDir)?)
+                .join("ort-bind"),
+        };
+        for (path, _) in &self.models {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        let modules = self.generate()?;
+        std::fs::create_dir_all(&dir).map_err(|source| CodegenError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        for m in &modules {
+            let file = dir.join(format!("{}.rs", m.name));
+            write_if_changed(&file, &m.source)?;
+        }
+        Ok(modules)
+    }
+}
+
+/// Module name for a model file: its sanitised stem.
+pub fn module_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    snake_case(&stem)
+}
+
+/// Generates formatted module source for a decoded model.
+pub fn generate_source(
+    sig: &ModelSignature,
+    path: &Path,
+    runtime: &syn::Path,
+) -> Result<String, CodegenError> {
+    let plan = plan(sig).map_err(|source| CodegenError::Plan {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let label = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let opts = ExpandOptions {
+        runtime: runtime.clone(),
+        model_path: abs.display().to_string(),
+        label: label.clone(),
+    };
+    let tokens = expand(sig, &plan, &opts);
+    Ok(format_source(&tokens, &label))
+}
+
+/// Formats generated tokens as a file with the `@generated` header.
+pub fn format_source(tokens: &proc_macro2::TokenStream, label: &str) -> String {
+    let body = match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        // Unreachable for tokens `expand` produced; keep them unformatted rather than fail.
+        Err(_) => tokens.to_string(),
+    };
+    format!(
+        "// @generated by ort-bind-codegen {} from `{label}`. Do not edit: regenerate instead.\n\n{body}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+fn write_if_changed(file: &Path, content: &str) -> Result<(), CodegenError> {
+    if std::fs::read_to_string(file).is_ok_and(|old| old == content) {
+        return Ok(());
+    }
+    std::fs::write(file, content).map_err(|source| CodegenError::Write {
+        path: file.display().to_string(),
+        source,
+    })
+}

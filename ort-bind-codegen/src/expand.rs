@@ -1,0 +1,561 @@
+//! Plan -> Rust tokens: the module users `include!` (or get from the macro).
+//!
+//! Expansion assumes a valid [`Plan`]; every decision was made there. Generated
+//! code names the runtime through one path (default `::ort_bind`) so it works from
+//! any crate that depends on the facade.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::dtype::ElementType;
+use crate::ident::to_ident;
+use crate::plan::{AxisSize, DimSource, Plan, PlannedValue, Storage};
+use crate::signature::{ModelSignature, format_dims};
+
+/// Options that shape the generated code without changing what it binds.
+#[derive(Debug, Clone)]
+pub struct ExpandOptions {
+    /// Path of the runtime crate in generated code, e.g. `::ort_bind`.
+    pub runtime: syn::Path,
+    /// Path of the model file, baked into `MODEL_PATH` for `Model::load()`.
+    pub model_path: String,
+    /// Short label for docs (usually the file name).
+    pub label: String,
+}
+
+impl Default for ExpandOptions {
+    fn default() -> Self {
+        ExpandOptions {
+            runtime: syn::parse_quote!(::ort_bind),
+            model_path: String::new(),
+            label: "model".into(),
+        }
+    }
+}
+
+fn elem_tokens(rt: &syn::Path, elem: ElementType) -> TokenStream {
+    match elem {
+        ElementType::F16 => quote!(#rt::f16),
+        ElementType::BF16 => quote!(#rt::bf16),
+        other => {
+            let id = format_ident!("{}", other.rust_name());
+            quote!(#id)
+        }
+    }
+}
+
+/// Largest rank with a tuple shape type; higher ranks use `AnyRank`.
+const MAX_TUPLE_RANK: usize = 12;
+
+fn shape_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
+    let axes: Option<Vec<Option<u64>>> = match &v.storage {
+        Storage::Owned(axes) => Some(
+            axes.iter()
+                .map(|a| match a {
+                    AxisSize::Fixed(n) => Some(*n),
+                    AxisSize::Field(_) => None,
+                })
+                .collect(),
+        ),
+        Storage::OwnedAnyRank(_) => None,
+        Storage::Allocated => v.dims.as_ref().map(|ds| {
+            ds.iter()
+                .map(|d| match d {
+                    crate::Dim::Fixed(n) => Some(*n),
+                    _ => None,
+                })
+                .collect()
+        }),
+    };
+    match axes {
+        Some(axes) if axes.len() <= MAX_TUPLE_RANK => {
+            let axes = axes.iter().map(|a| match a {
+                Some(n) => {
+                    let n = Literal::u64_unsuffixed(*n);
+                    quote!(#rt::Fix<#n>)
+                }
+                None => quote!(#rt::Dyn),
+            });
+            quote!((#(#axes,)*))
+        }
+        _ => quote!(#rt::AnyRank),
+    }
+}
+
+fn type_doc(v: &PlannedValue) -> String {
+    format!("`{}{}`", v.elem, format_dims(v.dims.as_deref()))
+}
+
+fn value_doc(role: &str, v: &PlannedValue) -> String {
+    let mut doc = format!("{role} `{}`: {}.", v.name, type_doc(v));
+    if matches!(v.storage, Storage::Allocated) {
+        doc.push_str(
+            " Its shape is decided by ONNX Runtime during the run, which allocates it; \
+             `None` until the first successful run.",
+        );
+    }
+    if !v.doc.trim().is_empty() {
+        doc.push_str("\n\n");
+        doc.push_str(v.doc.trim());
+    }
+    doc
+}
+
+fn dims_expr(plan: &Plan, v: &PlannedValue, dims: &TokenStream) -> TokenStream {
+    match &v.storage {
+        Storage::Owned(axes) => {
+            let parts = axes.iter().map(|a| match a {
+                AxisSize::Fixed(n) => {
+                    let n = Literal::u64_unsuffixed(*n);
+                    quote!(#n)
+                }
+                AxisSize::Field(i) => {
+                    let f = to_ident(&plan.dims[*i].field);
+                    quote!(#dims.#f)
+                }
+            });
+            quote!(&[#(#parts),*])
+        }
+        Storage::OwnedAnyRank(i) => {
+            let f = to_ident(&plan.dims[*i].field);
+            quote!(&#dims.#f)
+        }
+        Storage::Allocated => quote!(&[]),
+    }
+}
+
+/// Generates the bindings module body for one model.
+pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenStream {
+    let rt = &opts.runtime;
+    let label = &opts.label;
+    let model_path = &opts.model_path;
+
+    // ---- Dims ----
+    let dims_fields = plan.dims.iter().map(|d| {
+        let f = to_ident(&d.field);
+        let used: Vec<String> = d
+            .used_by
+            .iter()
+            .map(|(n, a)| format!("`{n}` axis {a}"))
+            .collect();
+        let (ty, what) = match &d.source {
+            DimSource::Named(n) => (quote!(usize), format!("Symbolic dimension `{n}`")),
+            DimSource::Axis { input, axis } => (
+                quote!(usize),
+                format!("Unnamed dynamic axis {axis} of input `{input}`"),
+            ),
+            DimSource::Shape { input } => (
+                quote!(::std::vec::Vec<usize>),
+                format!("Whole shape of input `{input}`, whose rank the model leaves open"),
+            ),
+        };
+        let doc = if used.is_empty() {
+            format!("{what}.")
+        } else {
+            format!("{what}; sizes {}.", used.join(", "))
+        };
+        quote! { #[doc = #doc] pub #f: #ty, }
+    });
+    let copy = plan.dims_are_copy().then(|| quote!(Copy,));
+    let dims_doc = format!(
+        "Sizes of the dynamic dimensions of `{label}`: one field per named symbolic dimension, \
+         and one per unnamed dynamic input axis. A binding is sized from these; \
+         [`Binding::set_dims`] changes them, reusing buffer capacity."
+    );
+
+    // ---- Value specs ----
+    let spec = |v: &PlannedValue| {
+        let name = &v.name;
+        let elem = elem_tokens(rt, v.elem);
+        let rank = match &v.dims {
+            Some(d) => {
+                let r = d.len();
+                quote!(::core::option::Option::Some(#r))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(#rt::ValueSpec::of::<#elem>(#name, #rank))
+    };
+    let input_specs = plan.inputs.iter().map(spec);
+    let output_specs = plan.outputs.iter().map(spec);
+
+    // ---- Io fields ----
+    let in_field = |v: &PlannedValue| format_ident!("in_{}", v.field.trim_start_matches("r#"));
+    let out_field = |v: &PlannedValue| format_ident!("out_{}", v.field.trim_start_matches("r#"));
+    let dims_tok = quote!(dims);
+
+    let io_fields_in = plan.inputs.iter().map(|v| {
+        let f = in_field(v);
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        quote!(#f: #rt::Tensor<#elem, #shape, D>,)
+    });
+    let io_fields_out = plan.outputs.iter().map(|v| {
+        let f = out_field(v);
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        match v.storage {
+            Storage::Allocated => quote!(#f: #rt::AllocatedOutput<#elem, #shape, D>,),
+            _ => quote!(#f: #rt::Tensor<#elem, #shape, D>,),
+        }
+    });
+    let io_init_in = plan.inputs.iter().map(|v| {
+        let f = in_field(v);
+        let name = &v.name;
+        let d = dims_expr(plan, v, &dims_tok);
+        quote!(#f: #rt::Tensor::new_in(#name, device.clone(), #d)?,)
+    });
+    let io_init_out = plan.outputs.iter().map(|v| {
+        let f = out_field(v);
+        let name = &v.name;
+        match v.storage {
+            Storage::Allocated => quote!(#f: #rt::AllocatedOutput::new_in(#name, device.clone()),),
+            _ => {
+                let d = dims_expr(plan, v, &dims_tok);
+                quote!(#f: #rt::Tensor::new_in(#name, device.clone(), #d)?,)
+            }
+        }
+    });
+    let set_in = plan.inputs.iter().map(|v| {
+        let f = in_field(v);
+        let d = dims_expr(plan, v, &dims_tok);
+        quote!(self.#f.set_dims(#d)?;)
+    });
+    let set_out = plan
+        .outputs
+        .iter()
+        .filter(|v| !matches!(v.storage, Storage::Allocated))
+        .map(|v| {
+            let f = out_field(v);
+            let d = dims_expr(plan, v, &dims_tok);
+            quote!(self.#f.set_dims(#d)?;)
+        });
+    let bind_in = plan.inputs.iter().enumerate().map(|(i, v)| {
+        let f = in_field(v);
+        quote!(binder.input(#i, &self.#f)?;)
+    });
+    let bind_out = plan.outputs.iter().enumerate().map(|(i, v)| {
+        let f = out_field(v);
+        match v.storage {
+            Storage::Allocated => quote!(binder.allocated_output(#i, &self.#f)?;),
+            _ => quote!(binder.output(#i, &self.#f)?;),
+        }
+    });
+    let allocated: Vec<(usize, &PlannedValue)> = plan
+        .outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| matches!(v.storage, Storage::Allocated))
+        .collect();
+    let has_allocated = !allocated.is_empty();
+    let store_arms = allocated.iter().map(|(i, v)| {
+        let f = out_field(v);
+        quote!(#i => value.store_in(&mut self.#f),)
+    });
+    let store_body = if has_allocated {
+        quote! {
+            match index {
+                #(#store_arms)*
+                _ => ::core::result::Result::Ok(()),
+            }
+        }
+    } else {
+        quote! {
+            let _ = (index, value);
+            ::core::result::Result::Ok(())
+        }
+    };
+
+    // ---- Views ----
+    let inputs_view_fields = plan.inputs.iter().map(|v| {
+        let f = to_ident(&v.field);
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        let doc = value_doc("Input", v);
+        quote!(#[doc = #doc] pub #f: #rt::TensorMut<'a, #elem, #shape, D>,)
+    });
+    let outputs_view_fields = plan.outputs.iter().map(|v| {
+        let f = to_ident(&v.field);
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        let doc = value_doc("Output", v);
+        match v.storage {
+            Storage::Allocated => quote!(
+                #[doc = #doc] pub #f: ::core::option::Option<#rt::TensorRef<'a, #elem, #shape, D>>,
+            ),
+            _ => quote!(#[doc = #doc] pub #f: #rt::TensorRef<'a, #elem, #shape, D>,),
+        }
+    });
+    let inputs_view_init: Vec<TokenStream> = plan
+        .inputs
+        .iter()
+        .map(|v| {
+            let f = to_ident(&v.field);
+            let io = in_field(v);
+            quote!(#f: self.#io.view_mut(),)
+        })
+        .collect();
+    let outputs_view_init: Vec<TokenStream> = plan
+        .outputs
+        .iter()
+        .map(|v| {
+            let f = to_ident(&v.field);
+            let io = out_field(v);
+            match v.storage {
+                Storage::Allocated => quote!(#f: self.#io.get().ok(),),
+                _ => quote!(#f: self.#io.view(),),
+            }
+        })
+        .collect();
+
+    // ---- Feed-back methods ----
+    let feed_back = plan.feed_back.iter().map(|fb| {
+        let o = &plan.outputs[fb.output];
+        let i = &plan.inputs[fb.input];
+        let method = format_ident!(
+            "feed_{}_into_{}",
+            o.field.trim_start_matches("r#"),
+            i.field.trim_start_matches("r#")
+        );
+        let of = out_field(o);
+        let inf = in_field(i);
+        let doc = format!(
+            "Makes output `{}` of the last run the next run's input `{}` without copying: \
+             the two buffers are exchanged and rebound (the output's new buffer holds the \
+             old input, which the next run overwrites).",
+            o.name, i.name
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #method(&mut self) -> #rt::Result<()> {
+                self.inner.modify(|io| io.#of.swap_storage(&mut io.#inf))
+            }
+        }
+    });
+
+    // ---- Docs ----
+    let mut model_doc = format!("The ONNX model `{label}`, loaded into ONNX Runtime.\n\n");
+    model_doc.push_str(&format!(
+        "Inputs: {}. Outputs: {}.",
+        plan.inputs
+            .iter()
+            .map(|v| format!("`{}` {}", v.name, type_doc(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.outputs
+            .iter()
+            .map(|v| format!("`{}` {}", v.name, type_doc(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    ));
+    if !sig.producer_name.is_empty() {
+        model_doc.push_str(&format!(
+            "\n\nProduced by `{} {}`",
+            sig.producer_name, sig.producer_version
+        ));
+        if let Some(op) = sig.default_opset() {
+            model_doc.push_str(&format!(", opset {op}"));
+        }
+        model_doc.push('.');
+    } else if let Some(op) = sig.default_opset() {
+        model_doc.push_str(&format!("\n\nOpset {op}."));
+    }
+    if !sig.doc_string.trim().is_empty() {
+        model_doc.push_str("\n\n");
+        model_doc.push_str(sig.doc_string.trim());
+    }
+    let path_doc = format!("Path of the ONNX model these bindings were generated from (`{label}`).");
+    let dims_assign = if plan.dims_are_copy() {
+        quote!(self.dims = *dims;)
+    } else {
+        quote!(self.dims = ::core::clone::Clone::clone(dims);)
+    };
+
+    quote! {
+        #[allow(dead_code, unreachable_pub)]
+        #[doc = #path_doc]
+        pub const MODEL_PATH: &str = #model_path;
+
+        #[allow(dead_code, unreachable_pub)]
+        #[doc = #dims_doc]
+        #[derive(Debug, Clone, #copy PartialEq, Eq, Hash, Default)]
+        pub struct Dims {
+            #(#dims_fields)*
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        #[doc = #model_doc]
+        #[derive(Debug, Clone)]
+        pub struct Model {
+            session: #rt::Session,
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        impl Model {
+            /// Loads the model from [`MODEL_PATH`] with default session options.
+            pub fn load() -> #rt::Result<Self> {
+                Self::from_file(MODEL_PATH, &#rt::SessionOptions::new())
+            }
+
+            /// Loads the model from `path`, checking that it matches these bindings.
+            pub fn from_file(
+                path: impl ::core::convert::AsRef<::std::path::Path>,
+                options: &#rt::SessionOptions,
+            ) -> #rt::Result<Self> {
+                Self::from_session(#rt::Session::from_file(path, options)?)
+            }
+
+            /// Wraps an existing session, checking that its model matches these bindings.
+            pub fn from_session(session: #rt::Session) -> #rt::Result<Self> {
+                session.check_signature(
+                    <Io<#rt::Cpu> as #rt::BindingIo>::INPUTS,
+                    <Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS,
+                )?;
+                ::core::result::Result::Ok(Model { session })
+            }
+
+            /// The underlying session.
+            pub fn session(&self) -> &#rt::Session {
+                &self.session
+            }
+
+            /// Allocates host tensors sized by `dims` and binds them once.
+            pub fn bind(&self, dims: Dims) -> #rt::Result<Binding> {
+                self.bind_on(#rt::Cpu, dims)
+            }
+
+            /// Allocates tensors on `device`, sized by `dims`, and binds them once.
+            pub fn bind_on<D: #rt::Device>(&self, device: D, dims: Dims) -> #rt::Result<Binding<D>> {
+                ::core::result::Result::Ok(Binding {
+                    inner: #rt::Bound::new(&self.session, Io::new(device, dims)?)?,
+                })
+            }
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        /// The inputs of a [`Binding`], to fill in place before [`Binding::run`].
+        #[derive(Debug)]
+        pub struct Inputs<'a, D: #rt::Device = #rt::Cpu> {
+            #(#inputs_view_fields)*
+            #[doc(hidden)]
+            pub _device: ::core::marker::PhantomData<&'a D>,
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        /// The outputs of a [`Binding`], read in place after [`Binding::run`].
+        #[derive(Debug)]
+        pub struct Outputs<'a, D: #rt::Device = #rt::Cpu> {
+            #(#outputs_view_fields)*
+            #[doc(hidden)]
+            pub _device: ::core::marker::PhantomData<&'a D>,
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        /// Buffers bound to the model once and reused by every [`Binding::run`].
+        #[derive(Debug)]
+        pub struct Binding<D: #rt::Device = #rt::Cpu> {
+            inner: #rt::Bound<Io<D>>,
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        impl<D: #rt::Device> Binding<D> {
+            /// Views of the inputs, to fill in place.
+            pub fn inputs(&mut self) -> Inputs<'_, D> {
+                self.inner.inputs()
+            }
+
+            /// Views of the outputs of the last run, read in place.
+            pub fn outputs(&self) -> Outputs<'_, D> {
+                self.inner.outputs()
+            }
+
+            /// Inputs and outputs at once, e.g. to copy an output into an input.
+            pub fn split(&mut self) -> (Inputs<'_, D>, Outputs<'_, D>) {
+                self.inner.split()
+            }
+
+            /// Runs the model on the bound buffers; allocates and copies nothing in ort-bind.
+            pub fn run(&mut self) -> #rt::Result<()> {
+                self.inner.run()
+            }
+
+            /// Resizes the bound tensors for new dims, reusing their capacity.
+            pub fn set_dims(&mut self, dims: Dims) -> #rt::Result<()> {
+                self.inner.set_dims(&dims)
+            }
+
+            /// The dims the tensors are sized for.
+            pub fn dims(&self) -> &Dims {
+                &self.inner.io().dims
+            }
+
+            #(#feed_back)*
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        #[doc(hidden)]
+        #[derive(Debug)]
+        pub struct Io<D: #rt::Device> {
+            dims: Dims,
+            #(#io_fields_in)*
+            #(#io_fields_out)*
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        impl<D: #rt::Device> Io<D> {
+            fn new(device: D, dims: Dims) -> #rt::Result<Self> {
+                ::core::result::Result::Ok(Io {
+                    #(#io_init_in)*
+                    #(#io_init_out)*
+                    dims,
+                })
+            }
+        }
+
+        // SAFETY: only `set_dims` (and closures run by `Bound::modify`, which rebinds
+        // afterwards) change a bound tensor's storage; the views below read and write
+        // elements in place only.
+        unsafe impl<D: #rt::Device> #rt::BindingIo for Io<D> {
+            const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
+            const OUTPUTS: &'static [#rt::ValueSpec] = &[#(#output_specs),*];
+            const HAS_ALLOCATED_OUTPUTS: bool = #has_allocated;
+            type Dims = Dims;
+            type InputsMut<'a> = Inputs<'a, D> where Self: 'a;
+            type OutputsRef<'a> = Outputs<'a, D> where Self: 'a;
+
+            fn bind<'io>(&'io self, binder: &mut #rt::Binder<'_, 'io>) -> #rt::Result<()> {
+                #(#bind_in)*
+                #(#bind_out)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn set_dims(&mut self, dims: &Dims) -> #rt::Result<()> {
+                #(#set_in)*
+                #(#set_out)*
+                #dims_assign
+                ::core::result::Result::Ok(())
+            }
+
+            fn store_output(&mut self, index: usize, value: #rt::OutputValue) -> #rt::Result<()> {
+                #store_body
+            }
+
+            fn inputs_mut(&mut self) -> Inputs<'_, D> {
+                Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData }
+            }
+
+            fn outputs(&self) -> Outputs<'_, D> {
+                Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData }
+            }
+        }
+
+        impl<D: #rt::Device> #rt::SplitIo for Io<D> {
+            fn split(&mut self) -> (Inputs<'_, D>, Outputs<'_, D>) {
+                (
+                    Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData },
+                    Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData },
+                )
+            }
+        }
+    }
+}
