@@ -17,6 +17,7 @@ pub mod expand;
 pub mod ident;
 pub mod model;
 pub mod plan;
+pub mod report;
 pub mod signature;
 
 pub use builder::{Builder, CodegenError, GeneratedModule};
