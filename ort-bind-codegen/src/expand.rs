@@ -87,7 +87,7 @@ fn type_doc(v: &PlannedValue) -> String {
 }
 
 fn value_doc(role: &str, v: &PlannedValue) -> String {
-    let mut doc = format!("{role} `{}`: {}.", v.name, type_doc(v));
+    let mut doc = format!(" {role} `{}`: {}.", v.name, type_doc(v));
     if matches!(v.storage, Storage::Allocated) {
         doc.push_str(
             " Its shape is decided by ONNX Runtime during the run, which allocates it; \
@@ -150,15 +150,15 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             ),
         };
         let doc = if used.is_empty() {
-            format!("{what}.")
+            format!(" {what}.")
         } else {
-            format!("{what}; sizes {}.", used.join(", "))
+            format!(" {what}; sizes {}.", used.join(", "))
         };
         quote! { #[doc = #doc] pub #f: #ty, }
     });
     let copy = plan.dims_are_copy().then(|| quote!(Copy,));
     let dims_doc = format!(
-        "Sizes of the dynamic dimensions of `{label}`: one field per named symbolic dimension, \
+        " Sizes of the dynamic dimensions of `{label}`: one field per named symbolic dimension, \
          and one per unnamed dynamic input axis. A binding is sized from these; \
          [`Binding::set_dims`] changes them, reusing buffer capacity."
     );
@@ -320,7 +320,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         let of = out_field(o);
         let inf = in_field(i);
         let doc = format!(
-            "Makes output `{}` of the last run the next run's input `{}` without copying: \
+            " Makes output `{}` of the last run the next run's input `{}` without copying: \
              the two buffers are exchanged and rebound (the output's new buffer holds the \
              old input, which the next run overwrites).",
             o.name, i.name
@@ -334,7 +334,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     });
 
     // ---- Docs ----
-    let mut model_doc = format!("The ONNX model `{label}`, loaded into ONNX Runtime.\n\n");
+    let mut model_doc = format!(" The ONNX model `{label}`, loaded into ONNX Runtime.\n\n");
     model_doc.push_str(&format!(
         "Inputs: {}. Outputs: {}.",
         plan.inputs
@@ -364,7 +364,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         model_doc.push_str("\n\n");
         model_doc.push_str(sig.doc_string.trim());
     }
-    let path_doc = format!("Path of the ONNX model these bindings were generated from (`{label}`).");
+    let path_doc = format!(" Path of the ONNX model these bindings were generated from (`{label}`).");
     let dims_assign = if plan.dims_are_copy() {
         quote!(self.dims = *dims;)
     } else {
