@@ -1,0 +1,61 @@
+//! Golden-file tests of generated source: a change to codegen output shows up as a
+//! diff here. Set `ORT_BIND_BLESS=1` to rewrite the snapshots after reviewing it.
+
+use std::path::Path;
+
+fn check(model: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("tests/fixtures").join(format!("{model}.onnx"));
+    let sig = ort_bind_codegen::read_signature(&path).expect("fixture decodes");
+    // A fixed model path keeps snapshots independent of where the repo is checked out.
+    let source = ort_bind_codegen::builder::generate_source(
+        &sig,
+        Path::new(&format!("tests/fixtures/{model}.onnx")),
+        &syn::parse_quote!(::ort_bind),
+    )
+    .expect("fixture generates");
+    let source = source.replace(&root.canonicalize().unwrap().display().to_string(), "<repo>");
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/snapshots/{model}.rs.snap"));
+    if std::env::var_os("ORT_BIND_BLESS").is_some() {
+        std::fs::write(&snap, &source).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&snap)
+        .unwrap_or_else(|_| panic!("missing snapshot {}; run with ORT_BIND_BLESS=1", snap.display()));
+    if want != source {
+        let first = want
+            .lines()
+            .zip(source.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.lines().count().min(source.lines().count()));
+        panic!(
+            "generated source for {model} differs from {} at line {}:\n  snapshot: {:?}\n  now:      {:?}\n(rerun with ORT_BIND_BLESS=1 to accept)",
+            snap.display(),
+            first + 1,
+            want.lines().nth(first),
+            source.lines().nth(first)
+        );
+    }
+    // The snapshot must also be valid Rust.
+    syn::parse_file(&source).expect("generated source parses");
+}
+
+#[test]
+fn add() {
+    check("add");
+}
+
+#[test]
+fn messy() {
+    check("messy");
+}
+
+#[test]
+fn nonzero() {
+    check("nonzero");
+}
+
+#[test]
+fn state() {
+    check("state");
+}
