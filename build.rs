@@ -8,7 +8,15 @@ fn main() {
         return;
     }
     let models = [
-        "add", "add16", "messy", "dynamic", "nonzero", "scalar", "alltypes", "state", "ir3_init_as_input",
+        "add",
+        "add16",
+        "messy",
+        "dynamic",
+        "nonzero",
+        "scalar",
+        "alltypes",
+        "state",
+        "ir3_init_as_input",
         "external",
     ];
     let mut builder = ort_bind_codegen::Builder::new();

@@ -25,7 +25,11 @@ fn main() -> ort_bind::Result<()> {
     ])?;
     binding.run()?;
     let out = binding.outputs();
-    println!("x @ W        (dims {:?}) = {:?}", out.y.dims(), out.y.as_slice());
+    println!(
+        "x @ W        (dims {:?}) = {:?}",
+        out.y.dims(),
+        out.y.as_slice()
+    );
     match out.z {
         Some(z) => println!("relu(x @ W)  (dims {:?}) = {:?}", z.dims(), z.as_slice()),
         None => println!("relu(x @ W) was not produced"),

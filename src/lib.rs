@@ -18,13 +18,11 @@
 //! ort-bind-codegen = "0.1"
 //! ```
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     ort_bind_codegen::Builder::new()
-//!         .model("models/add.onnx")
-//!         .compile()
-//!         .unwrap_or_else(|e| panic!("{e}"));
-//! }
+//! // in build.rs's `main`:
+//! ort_bind_codegen::Builder::new()
+//!     .model("models/add.onnx")
+//!     .compile()
+//!     .unwrap_or_else(|e| panic!("{e}"));
 //! ```
 //! ```ignore
 //! mod add {

@@ -92,7 +92,8 @@ fn messy_names_bind_and_run() -> ort_bind::Result<()> {
     })?;
     {
         let mut i = b.inputs();
-        i.gpu_0_data_0.copy_from_slice(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+        i.gpu_0_data_0
+            .copy_from_slice(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])?;
         i.r#type.copy_from_slice(&[0.0])?;
         i.v_1x.copy_from_slice(&[1.0, -2.0])?;
         i.save_infer_model_scale_0_tmp_1.fill(1.0);
@@ -104,10 +105,24 @@ fn messy_names_bind_and_run() -> ort_bind::Result<()> {
     }
     b.run()?;
     let o = b.outputs();
-    assert_eq!(o.gpu_0_softmax_1.as_slice(), &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
-    assert_eq!(o.sigmoid_0_tmp_0.expect("produced by the run").as_slice(), &[0.5]);
-    assert_eq!(o.out_1x.expect("produced by the run").as_slice(), &[-1.0, 2.0]);
-    assert_eq!(o.save_infer_model_scale_1_tmp_1.expect("produced by the run").as_slice(), &[1.0; 10]);
+    assert_eq!(
+        o.gpu_0_softmax_1.as_slice(),
+        &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert_eq!(
+        o.sigmoid_0_tmp_0.expect("produced by the run").as_slice(),
+        &[0.5]
+    );
+    assert_eq!(
+        o.out_1x.expect("produced by the run").as_slice(),
+        &[-1.0, 2.0]
+    );
+    assert_eq!(
+        o.save_infer_model_scale_1_tmp_1
+            .expect("produced by the run")
+            .as_slice(),
+        &[1.0; 10]
+    );
     assert_eq!(o.a_b.as_slice(), &[11.0, 22.0, 33.0, 44.0]);
     assert_eq!(o.self_.as_slice(), &[7]);
     assert_eq!(o.self_.dims(), &[] as &[usize]);
@@ -135,8 +150,10 @@ fn every_element_type_round_trips() -> ort_bind::Result<()> {
         let mut i = b.inputs();
         i.x_float32.copy_from_slice(&[1.5, -2.0])?;
         i.x_float64.copy_from_slice(&[1.5, -2.0])?;
-        i.x_float16.copy_from_slice(&[f16::from_f32(1.5), f16::from_f32(-2.0)])?;
-        i.x_bfloat16.copy_from_slice(&[bf16::from_bits(0x3FC0), bf16::from_bits(0xC000)])?;
+        i.x_float16
+            .copy_from_slice(&[f16::from_f32(1.5), f16::from_f32(-2.0)])?;
+        i.x_bfloat16
+            .copy_from_slice(&[bf16::from_bits(0x3FC0), bf16::from_bits(0xC000)])?;
         i.x_int8.copy_from_slice(&[i8::MIN, i8::MAX])?;
         i.x_int16.copy_from_slice(&[i16::MIN, i16::MAX])?;
         i.x_int32.copy_from_slice(&[i32::MIN, i32::MAX])?;
@@ -208,8 +225,11 @@ fn state_feeds_back_without_copy() -> ort_bind::Result<()> {
 
 #[test]
 fn a_model_that_does_not_match_the_bindings_is_rejected() {
-    let err = add::Model::from_file("tests/fixtures/add16.onnx", &ort_bind::SessionOptions::new())
-        .unwrap_err();
+    let err = add::Model::from_file(
+        "tests/fixtures/add16.onnx",
+        &ort_bind::SessionOptions::new(),
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::SignatureMismatch { .. }), "{err:?}");
     assert!(err.to_string().contains("no input `x`"), "{err}");
 }
@@ -227,7 +247,11 @@ fn generate_cli_prints_what_build_rs_wrote() {
         .args(["generate", "tests/fixtures/messy.onnx"])
         .output()
         .expect("run ort-bind");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let written = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/ort-bind/messy.rs"))
         .expect("build.rs wrote messy.rs");
     assert_eq!(String::from_utf8_lossy(&out.stdout), written);

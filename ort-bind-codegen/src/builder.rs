@@ -2,13 +2,11 @@
 //! `OUT_DIR`, only when the content changed.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     ort_bind_codegen::Builder::new()
-//!         .model("models/detector.onnx")
-//!         .compile()
-//!         .unwrap_or_else(|e| panic!("{e}"));
-//! }
+//! // in build.rs's `main`:
+//! ort_bind_codegen::Builder::new()
+//!     .model("models/detector.onnx")
+//!     .compile()
+//!     .unwrap_or_else(|e| panic!("{e}"));
 //! ```
 //! and in the crate: `mod detector { ort_bind::include_bindings!("detector"); }`.
 
@@ -52,7 +50,9 @@ pub enum CodegenError {
     #[error("`{0}` is not a valid Rust path for the runtime crate")]
     RuntimePath(String),
     /// Two models would be written to the same module file.
-    #[error("two models map to the module name `{0}`; give one another name with Builder::model_as")]
+    #[error(
+        "two models map to the module name `{0}`; give one another name with Builder::model_as"
+    )]
     DuplicateName(String),
 }
 

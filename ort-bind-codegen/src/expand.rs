@@ -364,7 +364,8 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         model_doc.push_str("\n\n");
         model_doc.push_str(sig.doc_string.trim());
     }
-    let path_doc = format!(" Path of the ONNX model these bindings were generated from (`{label}`).");
+    let path_doc =
+        format!(" Path of the ONNX model these bindings were generated from (`{label}`).");
     let dims_assign = if plan.dims_are_copy() {
         quote!(self.dims = *dims;)
     } else {

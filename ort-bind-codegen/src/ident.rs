@@ -11,11 +11,58 @@ use proc_macro2::{Ident, Span};
 
 /// Keywords that `r#` can escape.
 const RAW_OK: &[&str] = &[
-    "as", "break", "const", "continue", "else", "enum", "extern", "false", "fn", "for", "if",
-    "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "static",
-    "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn",
-    "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized",
-    "virtual", "yield", "try", "gen", "union", "macro_rules", "raw", "safe",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "enum",
+    "extern",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "impl",
+    "in",
+    "let",
+    "loop",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "pub",
+    "ref",
+    "return",
+    "static",
+    "struct",
+    "trait",
+    "true",
+    "type",
+    "unsafe",
+    "use",
+    "where",
+    "while",
+    "async",
+    "await",
+    "dyn",
+    "abstract",
+    "become",
+    "box",
+    "do",
+    "final",
+    "macro",
+    "override",
+    "priv",
+    "typeof",
+    "unsized",
+    "virtual",
+    "yield",
+    "try",
+    "gen",
+    "union",
+    "macro_rules",
+    "raw",
+    "safe",
 ];
 
 /// Keywords that cannot be raw identifiers, and `_`.
@@ -100,13 +147,19 @@ mod tests {
     #[test]
     fn messy_names_become_readable_idents() {
         assert_eq!(snake_case("gpu_0/data_0"), "gpu_0_data_0");
-        assert_eq!(snake_case("save_infer_model/scale_0.tmp_1"), "save_infer_model_scale_0_tmp_1");
+        assert_eq!(
+            snake_case("save_infer_model/scale_0.tmp_1"),
+            "save_infer_model_scale_0_tmp_1"
+        );
         assert_eq!(snake_case("sigmoid_0.tmp_0"), "sigmoid_0_tmp_0");
         assert_eq!(snake_case("inputIds"), "input_ids");
         assert_eq!(snake_case("1x"), "v_1x");
         assert_eq!(snake_case("self"), "self_");
         assert_eq!(snake_case("::"), "value");
-        assert_eq!(snake_case("p2o.DynamicDimension.0"), "p2o_dynamic_dimension_0");
+        assert_eq!(
+            snake_case("p2o.DynamicDimension.0"),
+            "p2o_dynamic_dimension_0"
+        );
         assert_eq!(to_ident("type").to_string(), "r#type");
         assert_eq!(to_ident("x").to_string(), "x");
     }
@@ -123,7 +176,9 @@ mod tests {
 
     #[test]
     fn every_result_parses_as_an_identifier() {
-        for name in ["type", "fn", "1x", "", "é", "a-b", "Self", "self", "async", "x.y/z:0"] {
+        for name in [
+            "type", "fn", "1x", "", "é", "a-b", "Self", "self", "async", "x.y/z:0",
+        ] {
             let s = snake_case(name);
             let ident = to_ident(&s);
             syn::parse_str::<syn::Ident>(&ident.to_string())

@@ -13,7 +13,9 @@ use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
 #[non_exhaustive]
 pub enum PlanError {
     /// A graph input or output has a type ort-bind does not bind.
-    #[error("{role} `{name}` is {kind}: ort-bind binds dense tensors of numeric or bool elements only")]
+    #[error(
+        "{role} `{name}` is {kind}: ort-bind binds dense tensors of numeric or bool elements only"
+    )]
     Unsupported {
         /// `input` or `output`.
         role: &'static str,
@@ -272,8 +274,8 @@ fn feed_back_pairs(inputs: &[PlannedValue], outputs: &[PlannedValue]) -> Vec<Fee
             let Storage::Owned(iaxes) = &i.storage else {
                 continue;
             };
-            let related = o.name != i.name
-                && (o.name.starts_with(&i.name) || i.name.starts_with(&o.name));
+            let related =
+                o.name != i.name && (o.name.starts_with(&i.name) || i.name.starts_with(&o.name));
             if related && o.elem == i.elem && oaxes == iaxes {
                 pairs.push(FeedBack {
                     output: oi,

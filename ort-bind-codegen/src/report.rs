@@ -21,7 +21,9 @@ fn value_json(v: &ValueSig) -> Value {
             };
             json!({ "name": v.name, "dtype": elem.numpy_name(), "shape": shape })
         }
-        ValueKind::Unsupported(kind) => json!({ "name": v.name, "dtype": kind, "shape": Value::Null }),
+        ValueKind::Unsupported(kind) => {
+            json!({ "name": v.name, "dtype": kind, "shape": Value::Null })
+        }
     }
 }
 
@@ -37,7 +39,9 @@ pub fn to_json(sig: &ModelSignature) -> Value {
 
 fn kind_text(v: &ValueSig) -> (String, String) {
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => (elem.numpy_name().to_owned(), format_dims(dims.as_deref())),
+        ValueKind::Tensor { elem, dims } => {
+            (elem.numpy_name().to_owned(), format_dims(dims.as_deref()))
+        }
         ValueKind::Unsupported(kind) => (kind.clone(), "(not bindable)".to_owned()),
     }
 }
@@ -63,14 +67,22 @@ pub fn to_table(sig: &ModelSignature) -> String {
     let producer = producer.trim();
     out.push_str(&format!(
         "producer: {}\n",
-        if producer.is_empty() { "(unknown)" } else { producer }
+        if producer.is_empty() {
+            "(unknown)"
+        } else {
+            producer
+        }
     ));
     let opsets: Vec<String> = sig
         .opsets
         .iter()
         .map(|(d, v)| format!("{}={v}", if d.is_empty() { "ai.onnx" } else { d }))
         .collect();
-    out.push_str(&format!("ir version: {}, opsets: {}\n", sig.ir_version, opsets.join(", ")));
+    out.push_str(&format!(
+        "ir version: {}, opsets: {}\n",
+        sig.ir_version,
+        opsets.join(", ")
+    ));
     if !sig.graph_name.is_empty() {
         out.push_str(&format!("graph: {}\n", sig.graph_name));
     }
@@ -109,13 +121,20 @@ mod tests {
                 name: "gpu_0/data_0".into(),
                 kind: ValueKind::Tensor {
                     elem: ElementType::F16,
-                    dims: Some(vec![Dim::Named("batch".into()), Dim::Fixed(3), Dim::Dynamic]),
+                    dims: Some(vec![
+                        Dim::Named("batch".into()),
+                        Dim::Fixed(3),
+                        Dim::Dynamic,
+                    ]),
                 },
                 doc_string: String::new(),
             }],
             outputs: vec![ValueSig {
                 name: "out".into(),
-                kind: ValueKind::Tensor { elem: ElementType::Bool, dims: None },
+                kind: ValueKind::Tensor {
+                    elem: ElementType::Bool,
+                    dims: None,
+                },
                 doc_string: String::new(),
             }],
             ..Default::default()
@@ -137,7 +156,10 @@ mod tests {
     #[test]
     fn table_lists_every_value() {
         let t = to_table(&sig());
-        assert!(t.contains("input   gpu_0/data_0  float16  [batch, 3, ?]"), "{t}");
+        assert!(
+            t.contains("input   gpu_0/data_0  float16  [batch, 3, ?]"),
+            "{t}"
+        );
         assert!(t.contains("output  out"), "{t}");
     }
 }

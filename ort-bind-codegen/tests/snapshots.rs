@@ -14,14 +14,22 @@ fn check(model: &str) {
         &syn::parse_quote!(::ort_bind),
     )
     .expect("fixture generates");
-    let source = source.replace(&root.canonicalize().unwrap().display().to_string(), "<repo>");
-    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/snapshots/{model}.rs.snap"));
+    let source = source.replace(
+        &root.canonicalize().unwrap().display().to_string(),
+        "<repo>",
+    );
+    let snap =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/snapshots/{model}.rs.snap"));
     if std::env::var_os("ORT_BIND_BLESS").is_some() {
         std::fs::write(&snap, &source).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&snap)
-        .unwrap_or_else(|_| panic!("missing snapshot {}; run with ORT_BIND_BLESS=1", snap.display()));
+    let want = std::fs::read_to_string(&snap).unwrap_or_else(|_| {
+        panic!(
+            "missing snapshot {}; run with ORT_BIND_BLESS=1",
+            snap.display()
+        )
+    });
     if want != source {
         let first = want
             .lines()

@@ -17,7 +17,9 @@ mod sealed {
     label = "not an element type ort-bind can bind",
     note = "use one of f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64, bool"
 )]
-pub trait Element: sealed::Sealed + Copy + Default + Send + Sync + std::fmt::Debug + 'static {
+pub trait Element:
+    sealed::Sealed + Copy + Default + Send + Sync + std::fmt::Debug + 'static
+{
     /// The ONNX element type code.
     const ONNX_TYPE: Onnx;
     /// The numpy name of the type (`float32`, `int64`, `bool`, ...), used in messages.

@@ -66,7 +66,9 @@ impl SessionOptions {
                 2 => GraphOptimizationLevel::Level2,
                 _ => GraphOptimizationLevel::All,
             };
-            b = b.with_optimization_level(level).map_err(|e| wrap(e.into()))?;
+            b = b
+                .with_optimization_level(level)
+                .map_err(|e| wrap(e.into()))?;
         }
         Ok(b)
     }
@@ -93,7 +95,10 @@ pub struct ValueSpec {
 
 impl ValueSpec {
     /// The spec of a tensor of `T` named `name` with the given rank.
-    pub const fn of<T: crate::element::Element>(name: &'static str, rank: Option<usize>) -> ValueSpec {
+    pub const fn of<T: crate::element::Element>(
+        name: &'static str,
+        rank: Option<usize>,
+    ) -> ValueSpec {
         ValueSpec {
             name,
             elem: T::ONNX_TYPE,
@@ -192,7 +197,10 @@ fn check_side(kind: &str, actual: &[ort::value::Outlet], expected: &[ValueSpec])
             }
             other => {
                 return Err(Error::SignatureMismatch {
-                    problem: format!("{kind} `{}` is not a tensor in the model ({other:?})", spec.name),
+                    problem: format!(
+                        "{kind} `{}` is not a tensor in the model ({other:?})",
+                        spec.name
+                    ),
                 });
             }
         }

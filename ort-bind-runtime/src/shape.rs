@@ -51,13 +51,18 @@ pub trait Shape: 'static {
     fn check(dims: &[usize]) -> Result<(), String> {
         if let Some(rank) = Self::RANK {
             if dims.len() != rank {
-                return Err(format!("rank {} where the shape has rank {rank}", dims.len()));
+                return Err(format!(
+                    "rank {} where the shape has rank {rank}",
+                    dims.len()
+                ));
             }
             for (axis, (&got, want)) in dims.iter().zip(Self::AXES).enumerate() {
                 if let Some(want) = *want
                     && got != want
                 {
-                    return Err(format!("axis {axis} is {got} where the shape fixes it to {want}"));
+                    return Err(format!(
+                        "axis {axis} is {got} where the shape fixes it to {want}"
+                    ));
                 }
             }
         }

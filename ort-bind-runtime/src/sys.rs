@@ -151,7 +151,9 @@ impl Value {
                 &mut out,
             )
         };
-        check(status, || format!("creating a tensor value of dims {dims:?}"))?;
+        check(status, || {
+            format!("creating a tensor value of dims {dims:?}")
+        })?;
         Ok(Value(non_null(out, "CreateTensorWithDataAsOrtValue")?))
     }
 

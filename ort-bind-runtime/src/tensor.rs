@@ -437,13 +437,18 @@ impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
                 found: onnx_type_name(elem).to_owned(),
             });
         }
-        self.dims
-            .extend(self.scratch.iter().map(|&d| usize::try_from(d).unwrap_or(0)));
+        self.dims.extend(
+            self.scratch
+                .iter()
+                .map(|&d| usize::try_from(d).unwrap_or(0)),
+        );
         if let Err(reason) = S::check(&self.dims) {
             return Err(Error::Shape {
                 tensor: self.name.to_string(),
                 found: self.dims.clone(),
-                reason: format!("ONNX Runtime produced a value that breaks the declared shape: {reason}"),
+                reason: format!(
+                    "ONNX Runtime produced a value that breaks the declared shape: {reason}"
+                ),
             });
         }
         let len = element_count(&self.dims).ok_or_else(|| Error::TooLarge {
