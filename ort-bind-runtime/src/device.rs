@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use std::fmt::Debug;
 
 use crate::element::Element;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sys::MemoryInfo;
 
 /// Where a tensor's memory lives.
@@ -72,7 +72,15 @@ impl private::DeviceImpl for Cpu {
     type Buffer<T: Element> = Vec<T>;
 
     fn alloc<T: Element>(&self, len: usize) -> Result<Vec<T>> {
-        Ok(vec![T::default(); len])
+        // Fallible: a huge but representable size is an error, not an abort.
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory {
+            tensor: String::new(),
+            bytes: len.saturating_mul(size_of::<T>()),
+            device: Cpu::NAME.to_owned(),
+        })?;
+        v.resize(len, T::default());
+        Ok(v)
     }
 
     fn capacity<T: Element>(buf: &Vec<T>) -> usize {

@@ -91,6 +91,17 @@ pub enum Error {
         found: String,
     },
 
+    /// A buffer could not be allocated.
+    #[error("tensor `{tensor}`: cannot allocate {bytes} bytes on {device}")]
+    OutOfMemory {
+        /// ONNX name of the tensor.
+        tensor: String,
+        /// Bytes requested.
+        bytes: usize,
+        /// Device name (`cpu`, `cuda:0`, ...).
+        device: String,
+    },
+
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Io {
@@ -100,6 +111,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl Error {
+    /// Names the tensor in an allocation error raised before the name was known.
+    pub(crate) fn for_tensor(mut self, name: &str) -> Self {
+        if let Error::OutOfMemory { tensor, .. } = &mut self
+            && tensor.is_empty()
+        {
+            *tensor = name.to_owned();
+        }
+        self
+    }
 }
 
 impl From<ort::Error> for Error {

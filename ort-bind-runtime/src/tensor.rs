@@ -51,14 +51,14 @@ impl<T: Element, S: Shape, D: Device> fmt::Debug for Tensor<T, S, D> {
     }
 }
 
-fn checked_len<S: Shape>(name: &str, dims: &[usize]) -> Result<usize> {
+fn checked_len<T, S: Shape>(name: &str, dims: &[usize]) -> Result<usize> {
     S::check(dims).map_err(|reason| Error::Shape {
         tensor: name.to_owned(),
         found: dims.to_vec(),
         reason,
     })?;
     let len = element_count(dims).filter(|n| {
-        n.checked_mul(size_of::<usize>().max(8))
+        n.checked_mul(size_of::<T>())
             .is_some_and(|b| b <= isize::MAX as usize)
     });
     let too_large = || Error::TooLarge {
@@ -75,8 +75,8 @@ fn checked_len<S: Shape>(name: &str, dims: &[usize]) -> Result<usize> {
 impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
     /// Allocates a tensor named `name` (the ONNX name, used in errors) with `dims` on `device`.
     pub fn new_in(name: &str, device: D, dims: &[usize]) -> Result<Self> {
-        let len = checked_len::<S>(name, dims)?;
-        let mut buf = device.alloc::<T>(len)?;
+        let len = checked_len::<T, S>(name, dims)?;
+        let mut buf = device.alloc::<T>(len).map_err(|e| e.for_tensor(name))?;
         let dims_i64: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
         let value = Self::make_value(&device, &mut buf, len, &dims_i64)?;
         Ok(Tensor {
@@ -137,19 +137,23 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         if dims == self.dims.as_slice() {
             return Ok(DimsChange::Unchanged);
         }
-        let len = checked_len::<S>(&self.name, dims)?;
+        let len = checked_len::<T, S>(&self.name, dims)?;
         let grow = len > D::capacity(&self.buf);
         let mut dims_i64 = std::mem::take(&mut self.dims_i64);
         dims_i64.clear();
         dims_i64.extend(dims.iter().map(|&d| d as i64));
         let result = if grow {
-            self.device.alloc::<T>(len).and_then(|mut buf| {
-                let value = Self::make_value(&self.device, &mut buf, len, &dims_i64)?;
-                // Replace the value first: the old value views the old buffer.
-                self.value = value;
-                self.buf = buf;
-                Ok(DimsChange::Reallocated)
-            })
+            let name = &self.name;
+            self.device
+                .alloc::<T>(len)
+                .map_err(|e| e.for_tensor(name))
+                .and_then(|mut buf| {
+                    let value = Self::make_value(&self.device, &mut buf, len, &dims_i64)?;
+                    // Replace the value first: the old value views the old buffer.
+                    self.value = value;
+                    self.buf = buf;
+                    Ok(DimsChange::Reallocated)
+                })
         } else {
             Self::make_value(&self.device, &mut self.buf, len, &dims_i64).map(|value| {
                 self.value = value;

@@ -1,0 +1,98 @@
+//! Hostile use of the runtime: sizes that overflow or cannot be allocated, runs
+//! after failures, concurrent runs on one session, bindings moved across threads.
+//! Every case ends in an `Err` or in correct results, never a panic.
+
+mod add {
+    ort_bind::include_bindings!("add");
+}
+mod dynamic {
+    ort_bind::include_bindings!("dynamic");
+}
+
+use ort_bind::Error;
+
+#[test]
+fn dims_whose_product_overflows_are_an_error() -> ort_bind::Result<()> {
+    let model = dynamic::Model::load()?;
+    // batch * 4 overflows usize.
+    let err = model
+        .bind(dynamic::Dims {
+            batch: usize::MAX / 2,
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }), "{err:?}");
+    assert!(err.to_string().contains("`x`"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn unallocatable_sizes_are_an_error_not_an_abort() -> ort_bind::Result<()> {
+    let model = add::Model::load()?;
+    // 2^60 f32s: representable, far beyond any machine.
+    let err = model.bind(add::Dims { n: 1 << 60 }).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    assert!(err.to_string().contains("`x`"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn a_failed_resize_leaves_a_usable_binding() -> ort_bind::Result<()> {
+    let model = add::Model::load()?;
+    let mut b = model.bind(add::Dims { n: 2 })?;
+    assert!(b.set_dims(add::Dims { n: 1 << 60 }).is_err());
+    // Whatever was resized before the failure, the binding rebinds before running.
+    b.set_dims(add::Dims { n: 3 })?;
+    b.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+    b.inputs().y.copy_from_slice(&[1.0, 1.0, 1.0])?;
+    b.run()?;
+    assert_eq!(b.outputs().sum.as_slice(), &[2.0, 3.0, 4.0]);
+    Ok(())
+}
+
+#[test]
+fn concurrent_bindings_on_one_session_give_correct_results() -> ort_bind::Result<()> {
+    let model = add::Model::load()?;
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let model = model.clone();
+            std::thread::spawn(move || -> ort_bind::Result<()> {
+                let n = 8 + t;
+                let mut b = model.bind(add::Dims { n })?;
+                for i in 0..500 {
+                    let base = (t * 1000 + i) as f32;
+                    let x: Vec<f32> = (0..n).map(|k| base + k as f32).collect();
+                    b.inputs().x.copy_from_slice(&x)?;
+                    b.inputs().y.fill(0.5);
+                    b.run()?;
+                    let out = b.outputs().sum;
+                    for (k, v) in out.as_slice().iter().enumerate() {
+                        assert_eq!(*v, base + k as f32 + 0.5, "thread {t} run {i}");
+                    }
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("no thread panicked")?;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_binding_can_move_to_another_thread() -> ort_bind::Result<()> {
+    fn assert_send<T: Send>(_: &T) {}
+    let model = dynamic::Model::load()?;
+    let mut b = model.bind(dynamic::Dims { batch: 1 })?;
+    assert_send(&b);
+    b.inputs().x.copy_from_slice(&[0.5; 4])?;
+    let b = std::thread::spawn(move || -> ort_bind::Result<_> {
+        b.run()?;
+        Ok(b)
+    })
+    .join()
+    .expect("no panic")?;
+    let y = b.outputs().y;
+    assert!((y.as_slice()[0] - 0.9).abs() < 1e-6);
+    Ok(())
+}
