@@ -14,6 +14,8 @@
 pub mod builder;
 pub mod dtype;
 pub mod expand;
+#[cfg(feature = "fetch")]
+pub mod fetch;
 pub mod ident;
 pub mod model;
 pub mod plan;
