@@ -1,0 +1,410 @@
+//! The Rust contenders. Each runs one workload's model and, per run, does three timed
+//! phases, marking the end of each with [`Laps::lap`]:
+//!
+//! 1. **fill**: write this run's input values (copied from the workload's source arrays,
+//!    standing in for whatever produces them) into the memory the contender hands to ONNX
+//!    Runtime, plus any change of dims the run needs;
+//! 2. **run**: the inference call, including whatever the API needs per call (input
+//!    values, output maps);
+//! 3. **read**: make the output readable as a host slice and read its first and last
+//!    element (any copy or release an API needs is paid here).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ort::memory::Allocator;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::{IoBinding, Session};
+use ort::value::{Tensor, TensorRef};
+
+use crate::Result;
+use crate::workloads::models::{big, dynamic, light_squeezenet, tiny};
+use crate::workloads::{Summary, Workload};
+
+/// Timestamps of one run: start, end of fill, end of run, end of read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Laps {
+    pub(crate) t: [Instant; 4],
+    n: usize,
+}
+
+impl Laps {
+    pub(crate) fn new() -> Laps {
+        Laps {
+            t: [Instant::now(); 4],
+            n: 0,
+        }
+    }
+
+    /// Marks the start of a run.
+    #[inline(always)]
+    pub(crate) fn start(&mut self) {
+        self.n = 0;
+        self.t[0] = Instant::now();
+    }
+
+    /// Marks the end of the current phase.
+    #[inline(always)]
+    pub(crate) fn lap(&mut self) {
+        if self.n < 3 {
+            self.n += 1;
+            self.t[self.n] = Instant::now();
+        }
+    }
+
+    /// Nanoseconds of fill, run, read and the whole run; `None` unless all three laps were marked.
+    pub(crate) fn phases(&self) -> Option<[u64; 4]> {
+        let ns = |a: Instant, b: Instant| b.duration_since(a).as_nanos() as u64;
+        (self.n == 3).then(|| {
+            [
+                ns(self.t[0], self.t[1]),
+                ns(self.t[1], self.t[2]),
+                ns(self.t[2], self.t[3]),
+                ns(self.t[0], self.t[3]),
+            ]
+        })
+    }
+}
+
+/// A contender run in this process.
+pub(crate) trait Contender {
+    /// Name in results (`ort-bind`, `ort_run_binding`, ...).
+    fn name(&self) -> &'static str;
+    /// Does run `k` (fill, lap, run, lap, read, lap). With `full`, also sums every output
+    /// element, after the last lap.
+    fn iterate(&mut self, k: usize, laps: &mut Laps, full: bool) -> Result<Summary>;
+}
+
+fn ort_err<R>(e: ort::Error<R>) -> Box<dyn std::error::Error> {
+    e.to_string().into()
+}
+
+/// Session options every contender uses: one intra-op thread, all graph optimisations.
+pub(crate) fn ort_bind_options() -> ort_bind_runtime::SessionOptions {
+    ort_bind_runtime::SessionOptions::new()
+        .intra_threads(1)
+        .optimization_level(3)
+}
+
+fn ort_session(model: &str) -> Result<Session> {
+    let env = ort_bind_runtime::library::init()?.environment();
+    Ok(Session::builder(env)
+        .map_err(ort_err)?
+        .with_intra_threads(1)
+        .map_err(ort_err)?
+        .with_optimization_level(GraphOptimizationLevel::All)
+        .map_err(ort_err)?
+        .commit_from_file(model)
+        .map_err(ort_err)?)
+}
+
+// ---------------------------------------------------------------------------------------
+// ort-bind: the generated typed bindings, bound once.
+
+/// ort-bind on a fixed-dims Add model (`tiny` or `big`): inputs `x`, `y`, output `z`.
+macro_rules! ort_bind_add {
+    ($ty:ident, $module:ident) => {
+        /// ort-bind's generated binding for this model, bound once and reused.
+        pub(crate) struct $ty {
+            binding: $module::Binding,
+            w: Arc<Workload>,
+        }
+
+        impl $ty {
+            pub(crate) fn new(w: Arc<Workload>) -> Result<Self> {
+                let model = $module::Model::from_file(w.model, &ort_bind_options())?;
+                let binding = model.bind($module::Dims {})?;
+                Ok(Self { binding, w })
+            }
+        }
+
+        impl Contender for $ty {
+            fn name(&self) -> &'static str {
+                "ort-bind"
+            }
+
+            fn iterate(&mut self, k: usize, laps: &mut Laps, full: bool) -> Result<Summary> {
+                let src = &self.w.sets[self.w.set_of(k)];
+                {
+                    let mut inputs = self.binding.inputs();
+                    inputs.x.copy_from_slice(&src[0])?;
+                    inputs.y.copy_from_slice(&src[1])?;
+                }
+                laps.lap();
+                self.binding.run()?;
+                laps.lap();
+                let outputs = self.binding.outputs();
+                let z = outputs.z.as_slice();
+                let summary = Summary::edges(z);
+                laps.lap();
+                Ok(summary.with_sum(z, full))
+            }
+        }
+    };
+}
+
+ort_bind_add!(OrtBindTiny, tiny);
+ort_bind_add!(OrtBindBig, big);
+
+/// ort-bind on the dynamic-batch model: bound once at the largest batch; a batch change is
+/// `set_dims` (metadata only: capacity is reused, so shrinking and regrowing allocate nothing).
+pub(crate) struct OrtBindDynamic {
+    binding: dynamic::Binding,
+    w: Arc<Workload>,
+}
+
+impl OrtBindDynamic {
+    pub(crate) fn new(w: Arc<Workload>) -> Result<Self> {
+        let model = dynamic::Model::from_file(w.model, &ort_bind_options())?;
+        let max = w.slots.iter().filter_map(|s| s.batch).max().unwrap_or(1);
+        let binding = model.bind(dynamic::Dims { batch: max })?;
+        Ok(Self { binding, w })
+    }
+}
+
+impl Contender for OrtBindDynamic {
+    fn name(&self) -> &'static str {
+        "ort-bind"
+    }
+
+    fn iterate(&mut self, k: usize, laps: &mut Laps, full: bool) -> Result<Summary> {
+        let slot = &self.w.slots[self.w.slot_of(k)];
+        let batch = slot.batch.unwrap_or(1);
+        if self.binding.dims().batch != batch {
+            self.binding.set_dims(dynamic::Dims { batch })?;
+        }
+        let src = &self.w.sets[self.w.set_of(k)];
+        {
+            let mut inputs = self.binding.inputs();
+            inputs.x.copy_from_slice(&src[0][..slot.in_len])?;
+            inputs.y.copy_from_slice(&src[1][..slot.in_len])?;
+        }
+        laps.lap();
+        self.binding.run()?;
+        laps.lap();
+        let outputs = self.binding.outputs();
+        let z = outputs.z.as_slice();
+        let summary = Summary::edges(z);
+        laps.lap();
+        Ok(summary.with_sum(z, full))
+    }
+}
+
+/// ort-bind on light_squeezenet.
+pub(crate) struct OrtBindCnn {
+    binding: light_squeezenet::Binding,
+    w: Arc<Workload>,
+}
+
+impl OrtBindCnn {
+    pub(crate) fn new(w: Arc<Workload>) -> Result<Self> {
+        let model = light_squeezenet::Model::from_file(w.model, &ort_bind_options())?;
+        let binding = model.bind(light_squeezenet::Dims {})?;
+        Ok(Self { binding, w })
+    }
+}
+
+impl Contender for OrtBindCnn {
+    fn name(&self) -> &'static str {
+        "ort-bind"
+    }
+
+    fn iterate(&mut self, k: usize, laps: &mut Laps, full: bool) -> Result<Summary> {
+        let src = &self.w.sets[self.w.set_of(k)];
+        self.binding.inputs().data_0.copy_from_slice(&src[0])?;
+        laps.lap();
+        self.binding.run()?;
+        laps.lap();
+        let outputs = self.binding.outputs();
+        let out = outputs.softmaxout_1.as_slice();
+        let summary = Summary::edges(out);
+        laps.lap();
+        Ok(summary.with_sum(out, full))
+    }
+}
+
+/// The ort-bind contender for a workload.
+pub(crate) fn ort_bind_for(w: &Arc<Workload>) -> Result<Box<dyn Contender>> {
+    Ok(match w.name {
+        "tiny" => Box::new(OrtBindTiny::new(w.clone())?),
+        "big" => Box::new(OrtBindBig::new(w.clone())?),
+        "dynamic" => Box::new(OrtBindDynamic::new(w.clone())?),
+        "cnn" => Box::new(OrtBindCnn::new(w.clone())?),
+        other => return Err(format!("no ort-bind contender for workload {other}").into()),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw `ort`: IoBinding + run_binding, as an expert would write it.
+
+struct BoundSlot {
+    binding: IoBinding,
+    inputs: Vec<Tensor<f32>>,
+    output: Tensor<f32>,
+}
+
+/// `ort`'s `IoBinding` + `Session::run_binding`, written the best way its safe API allows:
+/// inputs and outputs are tensors `ort` allocated (`Tensor::new`: bound without a copy,
+/// unlike views of user memory, which `bind_input` clones), bound once and filled in place
+/// through `extract_tensor_mut`; the output is read in place from the tensor bound to it.
+/// `ort` tensors cannot change shape, so for the dynamic workload it keeps one binding
+/// with its own tensors per batch size, all made up front (more memory than one binding at
+/// the largest batch, but no rebinding per run: the fastest `ort` allows).
+pub(crate) struct OrtRunBinding {
+    session: Session,
+    slots: Vec<BoundSlot>,
+    w: Arc<Workload>,
+}
+
+impl OrtRunBinding {
+    pub(crate) fn new(w: Arc<Workload>) -> Result<Self> {
+        let session = ort_session(w.model)?;
+        let allocator = Allocator::default();
+        let mut slots = Vec::new();
+        for slot in &w.slots {
+            let mut binding = session.create_binding().map_err(ort_err)?;
+            let mut inputs = Vec::new();
+            for name in w.inputs {
+                let t = Tensor::<f32>::new(&allocator, slot.in_dims.clone()).map_err(ort_err)?;
+                binding.bind_input(*name, &t).map_err(ort_err)?;
+                inputs.push(t);
+            }
+            let mut output =
+                Tensor::<f32>::new(&allocator, slot.out_dims.clone()).map_err(ort_err)?;
+            binding
+                .bind_output(w.output, &mut output)
+                .map_err(ort_err)?;
+            slots.push(BoundSlot {
+                binding,
+                inputs,
+                output,
+            });
+        }
+        Ok(Self { session, slots, w })
+    }
+}
+
+impl Contender for OrtRunBinding {
+    fn name(&self) -> &'static str {
+        "ort_run_binding"
+    }
+
+    fn iterate(&mut self, k: usize, laps: &mut Laps, full: bool) -> Result<Summary> {
+        let src = &self.w.sets[self.w.set_of(k)];
+        let slot = &mut self.slots[self.w.slot_of(k)];
+        for (tensor, values) in slot.inputs.iter_mut().zip(src) {
+            let (_, data) = tensor.extract_tensor_mut();
+            let n = data.len();
+            data.copy_from_slice(&values[..n]);
+        }
+        laps.lap();
+        let outputs = self.session.run_binding(&slot.binding).map_err(ort_err)?;
+        drop(outputs);
+        laps.lap();
+        let (_, z) = slot.output.extract_tensor();
+        let summary = Summary::edges(z);
+        laps.lap();
+        Ok(summary.with_sum(z, full))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw `ort`: session.run with inputs!, the usual path.
+
+/// `ort`'s `Session::run` with `inputs!` over views of user-owned buffers (no input copy),
+/// output allocated by ONNX Runtime each run and read in place from the returned map.
+pub(crate) struct OrtRun {
+    session: Session,
+    buffers: Vec<Vec<f32>>,
+    w: Arc<Workload>,
+}
+
+impl OrtRun {
+    pub(crate) fn new(w: Arc<Workload>) -> Result<Self> {
+        let session = ort_session(w.model)?;
+        let buffers = w.sets[0].iter().map(|v| vec![0.0; v.len()]).collect();
+        Ok(Self {
+            session,
+            buffers,
+            w,
+        })
+    }
+}
+
+impl Contender for OrtRun {
+    fn name(&self) -> &'static str {
+        "ort_run"
+    }
+
+    fn iterate(&mut self, k: usize, laps: &mut Laps, full: bool) -> Result<Summary> {
+        let src = &self.w.sets[self.w.set_of(k)];
+        let slot = &self.w.slots[self.w.slot_of(k)];
+        let n = slot.in_len;
+        for (buf, values) in self.buffers.iter_mut().zip(src) {
+            buf[..n].copy_from_slice(&values[..n]);
+        }
+        laps.lap();
+        let dims = &slot.in_dims[..];
+        let view =
+            |i: usize| TensorRef::from_array_view((dims, &self.buffers[i][..n])).map_err(ort_err);
+        let outputs = match self.buffers.len() {
+            1 => self.session.run(ort::inputs![view(0)?]),
+            2 => self.session.run(ort::inputs![view(0)?, view(1)?]),
+            other => return Err(format!("ort_run handles 1 or 2 inputs, not {other}").into()),
+        }
+        .map_err(ort_err)?;
+        laps.lap();
+        let summary = {
+            let (_, z) = outputs[self.w.output]
+                .try_extract_tensor::<f32>()
+                .map_err(ort_err)?;
+            Summary::edges(z).with_sum(z, full)
+        };
+        drop(outputs);
+        laps.lap();
+        Ok(summary)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The physical floor for `big`.
+
+/// A plain Rust loop computing `z = x + y` over user-owned buffers, one thread.
+pub(crate) struct PlainLoop {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    z: Vec<f32>,
+    w: Arc<Workload>,
+}
+
+impl PlainLoop {
+    pub(crate) fn new(w: Arc<Workload>) -> Result<Self> {
+        let n = w.slots[0].in_len;
+        Ok(Self {
+            x: vec![0.0; n],
+            y: vec![0.0; n],
+            z: vec![0.0; n],
+            w,
+        })
+    }
+}
+
+impl Contender for PlainLoop {
+    fn name(&self) -> &'static str {
+        "plain_loop"
+    }
+
+    fn iterate(&mut self, k: usize, laps: &mut Laps, full: bool) -> Result<Summary> {
+        let src = &self.w.sets[self.w.set_of(k)];
+        self.x.copy_from_slice(&src[0]);
+        self.y.copy_from_slice(&src[1]);
+        laps.lap();
+        for ((z, x), y) in self.z.iter_mut().zip(&self.x).zip(&self.y) {
+            *z = x + y;
+        }
+        laps.lap();
+        let summary = Summary::edges(&self.z);
+        laps.lap();
+        Ok(summary.with_sum(&self.z, full))
+    }
+}

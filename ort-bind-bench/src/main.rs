@@ -1,0 +1,285 @@
+//! ort-bind's benchmark harness: ort-bind against raw `ort` (I/O binding and `run`),
+//! Python onnxruntime (`run` and `run_with_iobinding`) and, for the memory-bound workload,
+//! a plain Rust loop, all paired in one run. `scripts/bench.sh` is the one command that
+//! installs the Python side and runs this; see BENCHMARKS.md for what is measured.
+//!
+//! ```text
+//! ort-bind-bench [--python PY] [--peer SCRIPT] [--out DIR] [--workloads tiny,big,cnn,dynamic]
+//!                [--metadata DIR] [--quick]
+//! ```
+
+mod alloc;
+mod contenders;
+mod harness;
+mod metadata;
+mod peer;
+mod report;
+mod workloads;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use harness::Runner;
+use workloads::{Plan, Workload};
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+/// Errors of the harness: reported and exit 1.
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+#[derive(Debug)]
+struct Args {
+    python: Option<PathBuf>,
+    peer: PathBuf,
+    out: PathBuf,
+    workloads: Vec<String>,
+    metadata: Option<PathBuf>,
+    quick: bool,
+}
+
+const USAGE: &str = "usage: ort-bind-bench [--python PY] [--peer SCRIPT] [--out DIR] \
+[--workloads tiny,big,cnn,dynamic] [--metadata DIR] [--quick]";
+
+fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut args = Args {
+        python: None,
+        peer: root.join("scripts/bench_peer.py"),
+        out: root.join("target/bench"),
+        workloads: ["tiny", "big", "cnn", "dynamic"].map(String::from).to_vec(),
+        metadata: None,
+        quick: false,
+    };
+    while let Some(a) = argv.next() {
+        let mut value = |name: &str| {
+            argv.next()
+                .ok_or_else(|| format!("{name} needs a value\n{USAGE}"))
+        };
+        match a.as_str() {
+            "--python" => args.python = Some(value("--python")?.into()),
+            "--peer" => args.peer = value("--peer")?.into(),
+            "--out" => args.out = value("--out")?.into(),
+            "--workloads" => {
+                args.workloads = value("--workloads")?
+                    .split(',')
+                    .map(str::to_owned)
+                    .collect();
+            }
+            "--metadata" => args.metadata = Some(value("--metadata")?.into()),
+            "--quick" => args.quick = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}").into()),
+        }
+    }
+    for w in &args.workloads {
+        if !["tiny", "big", "cnn", "dynamic"].contains(&w.as_str()) {
+            return Err(format!("unknown workload `{w}` (tiny, big, cnn, dynamic)").into());
+        }
+    }
+    Ok(args)
+}
+
+fn plan(workload: &str, quick: bool) -> Plan {
+    let full = match workload {
+        "tiny" => Plan {
+            rounds: 40,
+            iters: 2000,
+            warm: 200,
+        },
+        "big" => Plan {
+            rounds: 10,
+            iters: 3,
+            warm: 1,
+        },
+        "cnn" => Plan {
+            rounds: 30,
+            iters: 6,
+            warm: 1,
+        },
+        _ => Plan {
+            rounds: 40,
+            iters: 240,
+            warm: 16,
+        },
+    };
+    if quick {
+        Plan {
+            rounds: 3,
+            iters: full.iters.div_ceil(10),
+            warm: full.warm.div_ceil(10),
+        }
+    } else {
+        full
+    }
+}
+
+fn make_workload(name: &str, quick: bool) -> Result<Workload> {
+    let p = plan(name, quick);
+    Ok(match name {
+        "tiny" => Workload::tiny(p),
+        "big" => Workload::big(p),
+        "dynamic" => Workload::dynamic(p),
+        _ => Workload::cnn(p)?,
+    })
+}
+
+fn runners(w: &Arc<Workload>, python: bool) -> Result<Vec<Runner>> {
+    use contenders::{OrtRun, OrtRunBinding, PlainLoop, ort_bind_for};
+    let mut r = vec![
+        Runner::Local(ort_bind_for(w)?),
+        Runner::Local(Box::new(OrtRunBinding::new(w.clone())?)),
+        Runner::Local(Box::new(OrtRun::new(w.clone())?)),
+    ];
+    if python {
+        r.push(Runner::Peer("python_run"));
+        r.push(Runner::Peer("python_iobinding"));
+    }
+    if w.name == "big" {
+        r.push(Runner::Local(Box::new(PlainLoop::new(w.clone())?)));
+    }
+    Ok(r)
+}
+
+fn machine(ort_version: &str, python_ort: Option<&str>) -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown".to_owned(), |(_, v)| v.trim().to_owned());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_gib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or("?".to_owned(), |kib| {
+            format!("{:.0}", kib / (1024.0 * 1024.0))
+        });
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let rustc = std::process::Command::new("rustc")
+        .arg("-V")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    format!(
+        "- CPU: {cpu}, {cores} cores available to the process; {mem_gib} GiB RAM; Linux {}\n\
+         - ONNX Runtime {ort_version} (Rust: loaded by ort-bind; `ort` 2.0.0-rc.15); Python onnxruntime {}\n\
+         - {rustc}, release profile; one intra-op thread everywhere, graph optimisations on (all)\n",
+        kernel.trim(),
+        python_ort.unwrap_or("not run"),
+    )
+}
+
+fn run() -> Result<()> {
+    let mut argv = std::env::args().skip(1).peekable();
+    if argv.peek().map(String::as_str) == Some("probe") {
+        argv.next();
+        let kind = argv.next().ok_or("probe KIND PATH REPS")?;
+        let path: PathBuf = argv.next().ok_or("probe KIND PATH REPS")?.into();
+        let reps = argv.next().and_then(|r| r.parse().ok()).unwrap_or(5);
+        return metadata::probe(&kind, &path, reps);
+    }
+    let args = parse_args(argv)?;
+    std::fs::create_dir_all(&args.out)?;
+    let lib = ort_bind_runtime::library::init()?;
+    println!(
+        "ONNX Runtime {} from {}",
+        lib.version(),
+        lib.path().display()
+    );
+
+    let mut peer = match &args.python {
+        Some(py) => Some(peer::Peer::spawn(py, &args.peer)?),
+        None => {
+            println!("no --python given: the Python contenders are skipped");
+            None
+        }
+    };
+    let mut python_ort = None;
+    let mut results = Vec::new();
+    for name in &args.workloads {
+        let w = Arc::new(make_workload(name, args.quick)?);
+        println!("\n{}: {} ...", w.name, w.title);
+        if let Some(p) = peer.as_mut() {
+            let files = w.write_inputs(&args.out.join("inputs"))?;
+            python_ort = Some(p.setup(&w, &files)?);
+        }
+        let mut rs = runners(&w, peer.is_some())?;
+        let samples = harness::run_workload(&w, &mut rs, peer.as_mut())?;
+        drop(rs);
+        if let Some(p) = peer.as_mut() {
+            p.drop_workload(&w)?;
+        }
+        let r = report::WorkloadResult::new(&w, samples);
+        print!("\n{}", report::table(&r));
+        results.push(r);
+    }
+
+    let targets = report::targets(&results);
+    println!("\n### Targets\n\n{}", report::targets_table(&targets));
+
+    let mut md = String::new();
+    md.push_str("## Machine\n\n");
+    md.push_str(&machine(lib.version(), python_ort.as_deref()));
+    md.push_str("\n## Runtime\n\nMedian per run; ratios are ort-bind's time over the contender's, paired per round (below 1: ort-bind is faster).\n\n");
+    for r in &results {
+        md.push_str(&report::table(r));
+        md.push('\n');
+    }
+    md.push_str("### Targets\n\n");
+    md.push_str(&report::targets_table(&targets));
+
+    if let Some(dir) = &args.metadata {
+        println!("\nmetadata extraction on {} ...", dir.display());
+        let py = args.python.as_deref().map(|p| (p, args.peer.as_path()));
+        let m = metadata::measure(dir, py, args.quick)?;
+        let sizes: Vec<(String, u64)> = [
+            "weights_1gib.onnx",
+            "weights_1gib_external.onnx",
+            "weights_1gib_external.onnx.data",
+        ]
+        .iter()
+        .filter_map(|f| Some((f.to_string(), std::fs::metadata(dir.join(f)).ok()?.len())))
+        .collect();
+        let table = report::metadata_table(&m, &sizes);
+        println!("\n{table}");
+        md.push_str("\n## Metadata extraction (build time)\n\n");
+        md.push_str(&table);
+        let json = serde_json::Value::Array(m.iter().map(metadata::Measure::to_json).collect());
+        std::fs::write(
+            args.out.join("metadata.json"),
+            serde_json::to_string_pretty(&json)?,
+        )?;
+    }
+
+    let json = report::results_json(&results);
+    std::fs::write(
+        args.out.join("results.json"),
+        serde_json::to_string_pretty(&json)?,
+    )?;
+    std::fs::write(args.out.join("results.md"), &md)?;
+    if let Some(p) = &peer {
+        println!("(Python peer: {})", p.python().display());
+    }
+    println!(
+        "\nwrote {} and {}",
+        args.out.join("results.json").display(),
+        args.out.join("results.md").display()
+    );
+    Ok(())
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("ort-bind-bench: {e}");
+        std::process::exit(1);
+    }
+}

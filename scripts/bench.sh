@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The one benchmark command (see BENCHMARKS.md):
+#
+#   scripts/bench.sh                 # everything: four workloads + metadata extraction
+#   scripts/bench.sh --quick         # a short smoke run (few rounds; numbers are noisy)
+#   scripts/bench.sh --no-metadata   # skip building/measuring the 1 GiB models
+#   scripts/bench.sh --workloads tiny,cnn   # other flags go to ort-bind-bench
+#
+# It installs the Python side (onnxruntime==1.31.1, numpy, onnx==1.23.2) into a venv under
+# target/bench/venv, checks that the committed workload models are what
+# ort-bind-bench/models/make_models.py writes (light_squeezenet comes from the onnx wheel's
+# backend test data), writes the 1 GiB metadata models under target/bench/models (once),
+# builds ort-bind-bench in release mode and runs it. It writes target/bench/results.json,
+# target/bench/results.md and target/bench/metadata.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+OUT="${ORT_BIND_BENCH_OUT:-$ROOT/target/bench}"
+VENV="$OUT/venv"
+PY="$VENV/bin/python"
+
+METADATA=1
+ARGS=()
+for a in "$@"; do
+    case "$a" in
+        --no-metadata) METADATA=0 ;;
+        *) ARGS+=("$a") ;;
+    esac
+done
+
+mkdir -p "$OUT"
+if [ ! -x "$PY" ]; then
+    echo "== creating $VENV"
+    python3 -m venv "$VENV"
+fi
+if ! "$PY" - <<'PYCHECK' 2>/dev/null; then
+import onnxruntime, onnx, numpy
+assert onnxruntime.__version__ == "1.31.1", onnxruntime.__version__
+assert onnx.__version__ == "1.23.2", onnx.__version__
+PYCHECK
+    echo "== installing onnxruntime==1.31.1 numpy onnx==1.23.2 into $VENV"
+    "$PY" -m pip install --quiet --disable-pip-version-check "onnxruntime==1.31.1" numpy "onnx==1.23.2"
+fi
+
+echo "== checking the committed workload models against make_models.py"
+"$PY" ort-bind-bench/models/make_models.py --check
+
+if [ "$METADATA" = 1 ]; then
+    echo "== metadata models (>= 1 GiB) under $OUT/models"
+    "$PY" ort-bind-bench/models/make_models.py --check --metadata "$OUT/models"
+    ARGS+=(--metadata "$OUT/models")
+fi
+
+echo "== building ort-bind-bench (release)"
+cargo build --release -p ort-bind-bench
+
+echo "== running"
+exec "$ROOT/target/release/ort-bind-bench" --python "$PY" --out "$OUT" "${ARGS[@]}"
