@@ -42,6 +42,94 @@
 
 pub use ort_bind_runtime::*;
 
+/// Derives a zero-copy binding for a struct of tensors, checked against an ONNX model
+/// at compile time (the derive route).
+///
+/// ```
+/// use ort_bind::{Bound, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
+///
+/// #[derive(OnnxBinding)]
+/// #[onnx(model = "tests/fixtures/add.onnx")] // relative to the crate's Cargo.toml
+/// struct AddIo<D: Device = Cpu> {
+///     x: Tensor<f32, (Dyn,), D>,           // model input `x`: float32 [n]
+///     #[onnx(name = "y")]                    // a field may bind any model name
+///     other: Tensor<f32, (Dyn,), D>,
+///     sum: Tensor<f32, (Dyn,), D>,         // model output `sum`: float32 [n]
+/// }
+///
+/// # fn main() -> ort_bind::Result<()> {
+/// let session = Session::from_file(AddIo::<Cpu>::MODEL_PATH, &SessionOptions::new())?;
+/// let io = AddIo::allocate(&Cpu, &AddIoDims { n: 3 })?;
+/// let mut bound = Bound::new(&session, io)?; // binds every tensor once
+/// bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+/// bound.inputs().other.fill(10.0);
+/// bound.run()?;
+/// assert_eq!(bound.outputs().sum.as_slice(), &[11.0, 12.0, 13.0]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Every field binds the model input or output of the same name (or the name
+/// codegen gives it: `gpu_0_data_0` for `gpu_0/data_0`), or the one named by
+/// `#[onnx(name = "...")]`; `#[onnx(input)]`/`#[onnx(output)]` pick a side when a
+/// name is both. At compile time the derive checks that every name exists ("did you
+/// mean"), every input is bound exactly once, no value twice, at least one output is
+/// bound, element types are equal, ranks are equal, and every dimension the model
+/// fixes is `Fix<N>` with the model's `N` or `Dyn` (a field may fix a symbolic
+/// dimension to a constant). Inputs must be [`Tensor`]s; outputs are [`Tensor`]s
+/// (written in place) or [`AllocatedOutput`]s (allocated by ONNX Runtime, for
+/// data-dependent shapes). `#[onnx(device = Cpu)]` on the struct requires every field
+/// to live on that device. Types behind aliases or from other modules are checked by
+/// trait bounds (see [`assert`]). Every mistake is a `compile_error!` at the field (or
+/// at the attribute, for a missing or malformed model), all of a struct's mistakes at
+/// once.
+///
+/// Outputs the struct leaves out are still computed: ONNX Runtime runs the whole graph
+/// for any request (checked with a `Reshape` that fails when run), allocates the
+/// unbound outputs from its arena and drops them. Bind every output whose cost matters
+/// to you. At least one output must be bound: ONNX Runtime refuses a run without one.
+///
+/// Next to the struct `AddIo` the derive emits `AddIoDims` (one `usize` per symbolic
+/// or unnamed dynamic dimension of the bound values: what `AddIo::allocate` and
+/// [`Bound::set_dims`] take), the view structs `AddIoInputs` / `AddIoOutputs` that
+/// [`Bound::inputs`] / [`Bound::outputs`] hand out (one field per struct field), and
+/// `AddIo::MODEL_PATH`. The model path is relative to the crate's `Cargo.toml`; where
+/// the model is absent at build time the offline signature cache written by
+/// `ort-bind prepare` stands in (see the README). Editing the model makes the next
+/// `cargo build` re-run the checks.
+pub use ort_bind_macros::OnnxBinding;
+
+/// Generates, at compile time, the module build-time codegen writes for an ONNX model
+/// (the macro route: no `build.rs`).
+///
+/// ```
+/// mod add {
+///     ort_bind::bindings!("tests/fixtures/add.onnx"); // relative to Cargo.toml
+/// }
+///
+/// # fn main() -> ort_bind::Result<()> {
+/// let model = add::Model::load()?;
+/// let mut binding = model.bind(add::Dims { n: 2 })?;
+/// binding.inputs().x.copy_from_slice(&[1.0, 2.0])?;
+/// binding.inputs().y.fill(0.5);
+/// binding.run()?;
+/// assert_eq!(binding.outputs().sum.as_slice(), &[1.5, 2.5]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// `bindings!("path", crate = "::renamed_ort_bind")` names the facade when the
+/// dependency is renamed. A missing or malformed model is a compile error on the path;
+/// where the model is absent the offline signature cache stands in; editing the model
+/// makes the next `cargo build` regenerate the module.
+pub use ort_bind_macros::bindings;
+
+/// Items the macros' expansions use; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use ort_bind_macros::track_model;
+}
+
 /// Includes the bindings `build.rs` generated for the model named `$name`
 /// (the file stem, or the name given to `Builder::model_as`).
 ///

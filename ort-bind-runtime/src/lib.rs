@@ -9,8 +9,11 @@
 //! - [`element`], [`shape`], [`device`]: what a tensor's type says about it;
 //! - [`tensor`]: owned buffers plus the ONNX Runtime values viewing them;
 //! - [`binding`]: [`Bound`], which owns a binding and its tensors together;
+//! - [`slot`] and [`assert`]: what `#[derive(OnnxBinding)]` builds on (fields as slots,
+//!   compile-time checks against the model);
 //! - [`session`] and [`library`]: loading models and ONNX Runtime itself.
 
+pub mod assert;
 pub mod binding;
 pub mod device;
 pub mod element;
@@ -18,6 +21,7 @@ pub mod error;
 pub mod library;
 pub mod session;
 pub mod shape;
+pub mod slot;
 mod sys;
 pub mod tensor;
 
@@ -27,6 +31,7 @@ pub use element::{Element, bf16, f16};
 pub use error::{Error, Result};
 pub use session::{Session, SessionOptions, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
+pub use slot::{InputSlot, Slot};
 pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
 
 /// Re-exported so generated code can name ONNX element codes.

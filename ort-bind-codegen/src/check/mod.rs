@@ -1,0 +1,729 @@
+//! Checking a user's binding struct against a model signature: the one validation layer
+//! behind `#[derive(OnnxBinding)]` (and anything else that maps Rust fields to ONNX
+//! values).
+//!
+//! The input is plain data ([`StructSpec`], [`FieldSpec`]) with the spans where each
+//! piece is written; the output is every [`Diagnostic`] at once (so a build reports all
+//! mistakes of a struct together) plus, per field, what it binds and which trait-bound
+//! checks the derive still has to emit for what the syntax could not settle (see
+//! [`FieldBinding`]). Messages speak the model's language: the ONNX name, its dtype as
+//! numpy names it, its shape as `[batch, 3]`, and the exact Rust type to write.
+//!
+//! Rules:
+//! - a field binds the model value named like the field (exactly, or as codegen would
+//!   name the value's field: `gpu_0/data_0` is `gpu_0_data_0`), or the one named by
+//!   `#[onnx(name = "...")]`; `#[onnx(input)]` / `#[onnx(output)]` pick a side;
+//! - every model input is bound exactly once, at least one output is bound, and no value
+//!   is bound twice; outputs may be left out (ONNX Runtime still computes them, because it
+//!   runs the whole graph, and drops them);
+//! - the element type equals the model's; the shape has the model's rank (unless the
+//!   model declares none, or the field uses `AnyRank`); an axis the model fixes to `N` is
+//!   `Fix<N>` or `Dyn`, and an axis the model leaves symbolic may be anything, so a field
+//!   may fix a symbolic dim to a constant;
+//! - inputs are `Tensor`s; outputs are `Tensor`s or `AllocatedOutput`s;
+//! - with `#[onnx(device = X)]`, every field lives on `X`.
+
+mod suggest;
+pub mod syntax;
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+
+use crate::dtype::ElementType;
+use crate::ident::IdentAllocator;
+use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
+pub use suggest::closest;
+use syntax::{AxisSyntax, ElemSyntax, FieldType, ShapeSyntax, SlotKind};
+
+/// Largest rank a tuple shape can have; higher ranks need `AnyRank`.
+pub const MAX_TUPLE_RANK: usize = 12;
+
+/// Which side of the model a field binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A graph input.
+    Input,
+    /// A graph output.
+    Output,
+}
+
+impl Role {
+    /// `input` / `output`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+        }
+    }
+}
+
+/// One field of the user's struct.
+#[derive(Debug, Clone)]
+pub struct FieldSpec {
+    /// Field name, without `r#`.
+    pub ident: String,
+    /// Where the field name is written.
+    pub ident_span: Span,
+    /// `#[onnx(name = "...")]`: the ONNX name and where it is written.
+    pub name: Option<(String, Span)>,
+    /// `#[onnx(input)]` / `#[onnx(output)]` and where it is written.
+    pub role: Option<(Role, Span)>,
+    /// The field's type as written.
+    pub ty: FieldType,
+    /// Where the type is written.
+    pub ty_span: Span,
+}
+
+/// The struct being checked.
+#[derive(Debug, Clone, Copy)]
+pub struct StructSpec<'a> {
+    /// Where the struct's name is written (model-wide problems such as a missing input
+    /// are reported there).
+    pub name_span: Span,
+    /// Its fields, in order.
+    pub fields: &'a [FieldSpec],
+    /// `#[onnx(device = ...)]`: the device every field must use.
+    pub device: Option<&'a syn::Type>,
+}
+
+/// One problem, at one place, with what to do about it.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// Where it is.
+    pub span: Span,
+    /// What is wrong, in the model's terms.
+    pub message: String,
+    /// How to fix it (each rendered as a `help:` line).
+    pub help: Vec<String>,
+}
+
+impl Diagnostic {
+    fn new(span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            span,
+            message: message.into(),
+            help: Vec::new(),
+        }
+    }
+
+    fn help(mut self, help: impl Into<String>) -> Self {
+        self.help.push(help.into());
+        self
+    }
+
+    /// The message with its `help:` lines, as one text.
+    pub fn render(&self) -> String {
+        let mut out = self.message.clone();
+        for h in &self.help {
+            out.push_str("\n  help: ");
+            out.push_str(h);
+        }
+        out
+    }
+}
+
+/// Which trait-bound checks to emit for a field (those the syntax could not settle, or
+/// settled as correct: emitting them then guards against shadowed names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraitChecks {
+    /// Check the element type.
+    pub element: bool,
+    /// Check the shape.
+    pub shape: bool,
+    /// Check the device against `#[onnx(device = ...)]`.
+    pub device: bool,
+}
+
+/// What one field binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldBinding {
+    /// Input or output.
+    pub role: Role,
+    /// Index in the model's inputs or outputs.
+    pub index: usize,
+    /// Trait checks still to emit.
+    pub checks: TraitChecks,
+}
+
+/// Everything the check found.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOutcome {
+    /// Per field (same order as [`StructSpec::fields`]): what it binds, or `None` when its
+    /// name did not resolve.
+    pub fields: Vec<Option<FieldBinding>>,
+    /// Every problem found, in source order of the fields, then struct-wide ones.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `float32 [batch, 3]`, `int64 scalar`, `float32 [..] (unknown rank)`.
+pub fn describe(elem: ElementType, dims: Option<&[Dim]>) -> String {
+    match dims {
+        Some([]) => format!("{elem} scalar"),
+        _ => format!("{elem} {}", format_dims(dims)),
+    }
+}
+
+/// Describes a model value (`float32 [n]`) or says what unsupported thing it is.
+pub fn describe_value(v: &ValueSig) -> String {
+    match &v.kind {
+        ValueKind::Tensor { elem, dims } => describe(*elem, dims.as_deref()),
+        ValueKind::Unsupported(kind) => kind.clone(),
+    }
+}
+
+/// The shape type that fits model dims exactly as the model declares them:
+/// `(Dyn, Fix<3>)`, `()`, or `AnyRank` (unknown rank or too many axes).
+pub fn shape_type_text(dims: Option<&[Dim]>) -> String {
+    match dims {
+        Some(ds) if ds.len() <= MAX_TUPLE_RANK => {
+            let axes: Vec<String> = ds
+                .iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => format!("Fix<{n}>"),
+                    _ => "Dyn".to_owned(),
+                })
+                .collect();
+            match axes.len() {
+                0 => "()".into(),
+                1 => format!("({},)", axes[0]),
+                _ => format!("({})", axes.join(", ")),
+            }
+        }
+        _ => "AnyRank".into(),
+    }
+}
+
+/// The Rust type to write for a model value: `Tensor<f32, (Dyn, Fix<3>)>`.
+pub fn suggested_type(kind: SlotKind, elem: ElementType, dims: Option<&[Dim]>) -> String {
+    let slot = match kind {
+        SlotKind::Tensor => "Tensor",
+        SlotKind::Allocated => "AllocatedOutput",
+    };
+    format!("{slot}<{}, {}>", elem.rust_name(), shape_type_text(dims))
+}
+
+/// Model-level problems that stop a struct from binding the model at all: a value that
+/// is not a bindable tensor, or no outputs. `Err` holds one message per problem.
+pub fn check_model(sig: &ModelSignature) -> Result<(), Vec<String>> {
+    let mut problems = Vec::new();
+    for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
+        for v in values {
+            match &v.kind {
+                ValueKind::Tensor { elem, .. } if elem.is_bindable() => {}
+                _ => problems.push(format!(
+                    "model {role} `{}` is {}: ort-bind binds dense tensors of numeric or bool \
+                     elements only",
+                    v.name,
+                    describe_value(v)
+                )),
+            }
+        }
+    }
+    if sig.outputs.is_empty() {
+        problems.push("the model declares no outputs".to_owned());
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+struct Lookup<'s> {
+    by_name: HashMap<&'s str, usize>,
+    by_ident: HashMap<String, usize>,
+    idents: Vec<String>,
+}
+
+impl<'s> Lookup<'s> {
+    fn new(values: &'s [ValueSig]) -> Self {
+        let mut alloc = IdentAllocator::new();
+        let idents: Vec<String> = values.iter().map(|v| alloc.allocate(&v.name)).collect();
+        Lookup {
+            by_name: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v.name.as_str(), i))
+                .collect(),
+            by_ident: idents
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, s)| (s, i))
+                .collect(),
+            idents,
+        }
+    }
+}
+
+fn values(sig: &ModelSignature, role: Role) -> &[ValueSig] {
+    match role {
+        Role::Input => &sig.inputs,
+        Role::Output => &sig.outputs,
+    }
+}
+
+/// Lists values for a note: ``x` float32 [n], `y` float32 [n]`, at most `max`.
+fn list_values(values: &[ValueSig], max: usize) -> String {
+    let mut parts: Vec<String> = values
+        .iter()
+        .take(max)
+        .map(|v| format!("`{}` {}", v.name, describe_value(v)))
+        .collect();
+    if values.len() > max {
+        parts.push(format!("and {} more", values.len() - max));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Checks `s` against `sig`; see the [module docs](self) for the rules.
+pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
+    let lookups = [Lookup::new(&sig.inputs), Lookup::new(&sig.outputs)];
+    let side = |role: Role| match role {
+        Role::Input => &lookups[0],
+        Role::Output => &lookups[1],
+    };
+    let mut out = CheckOutcome::default();
+    let mut bound: HashMap<(Role, usize), &str> = HashMap::new();
+
+    for f in s.fields {
+        let (wanted, explicit) = match &f.name {
+            Some((n, span)) => (n.as_str(), Some(*span)),
+            None => (f.ident.as_str(), None),
+        };
+        let name_span = explicit.unwrap_or(f.ident_span);
+        let resolved = resolve(sig, &side, f, wanted, explicit.is_some(), name_span);
+        let binding = match resolved {
+            Ok(b) => b,
+            Err(d) => {
+                out.diagnostics.push(d);
+                // The type can still be wrong in ways that do not depend on the name.
+                if let FieldType::NotATensor(what) = &f.ty {
+                    out.diagnostics.push(Diagnostic::new(
+                        f.ty_span,
+                        format!("field `{}` is {what}, which cannot hold an ONNX value", f.ident),
+                    ).help("bind model values as `Tensor<T, Shape>` (or `AllocatedOutput<T, Shape>` for an output ONNX Runtime allocates)"));
+                }
+                out.fields.push(None);
+                continue;
+            }
+        };
+        let (role, index) = binding;
+        let value = &values(sig, role)[index];
+        if let Some(other) = bound.get(&(role, index)) {
+            out.diagnostics.push(
+                Diagnostic::new(
+                    name_span,
+                    format!(
+                        "model {} `{}` is already bound by field `{other}`",
+                        role.word(),
+                        value.name
+                    ),
+                )
+                .help(
+                    "bind each model value with one field: remove one of them, or map this \
+                     one to another value with `#[onnx(name = \"...\")]`",
+                ),
+            );
+            out.fields.push(None);
+            continue;
+        }
+        bound.insert((role, index), f.ident.as_str());
+        let checks = check_type(f, role, value, s.device, &mut out.diagnostics);
+        out.fields.push(Some(FieldBinding {
+            role,
+            index,
+            checks,
+        }));
+    }
+
+    // Every input bound.
+    let missing: Vec<(usize, &ValueSig)> = sig
+        .inputs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !bound.contains_key(&(Role::Input, *i)))
+        .collect();
+    let field_for = |i: usize, v: &ValueSig| {
+        let (elem, dims) = v.tensor().unwrap_or((ElementType::F32, None));
+        format!(
+            "{}: {}",
+            lookups[0].idents[i],
+            suggested_type(SlotKind::Tensor, elem, dims)
+        )
+    };
+    match missing.as_slice() {
+        [] => {}
+        [(i, v)] => out.diagnostics.push(
+            Diagnostic::new(
+                s.name_span,
+                format!(
+                    "model input `{}` ({}) is not bound by any field: ONNX Runtime needs every input",
+                    v.name,
+                    describe_value(v)
+                ),
+            )
+            .help(format!(
+                "add a field `{}`, or map an existing field to it with `#[onnx(name = \"{}\")]`",
+                field_for(*i, v),
+                v.name
+            )),
+        ),
+        many => {
+            let shown: Vec<String> = many
+                .iter()
+                .take(12)
+                .map(|(i, v)| format!("`{}` ({}) as `{}`", v.name, describe_value(v), field_for(*i, v)))
+                .collect();
+            let more = if many.len() > 12 {
+                format!(", and {} more", many.len() - 12)
+            } else {
+                String::new()
+            };
+            out.diagnostics.push(
+                Diagnostic::new(
+                    s.name_span,
+                    format!(
+                        "{} model inputs are not bound by any field: ONNX Runtime needs every input",
+                        many.len()
+                    ),
+                )
+                .help(format!("add fields for {}{more}", shown.join(", "))),
+            );
+        }
+    }
+
+    // At least one output.
+    if !sig.outputs.is_empty() && !bound.keys().any(|(r, _)| *r == Role::Output) {
+        let v = &sig.outputs[0];
+        let (elem, dims) = v.tensor().unwrap_or((ElementType::F32, None));
+        out.diagnostics.push(
+            Diagnostic::new(
+                s.name_span,
+                "the struct binds no model output: ONNX Runtime refuses to run a binding without one",
+            )
+            .help(format!(
+                "add a field for one of the outputs ({}), e.g. `{}: {}`",
+                list_values(&sig.outputs, 6),
+                lookups[1].idents[0],
+                suggested_type(SlotKind::Tensor, elem, dims)
+            )),
+        );
+    }
+    out
+}
+
+/// Finds the model value a field binds.
+fn resolve<'a>(
+    sig: &ModelSignature,
+    side: &impl Fn(Role) -> &'a Lookup<'a>,
+    f: &FieldSpec,
+    wanted: &str,
+    explicit: bool,
+    name_span: Span,
+) -> Result<(Role, usize), Diagnostic> {
+    // Exact ONNX names first; then, for a field without `name = ...`, the identifier
+    // codegen gives each value.
+    let exact = |r: Role| side(r).by_name.get(wanted).copied();
+    let by_ident = |r: Role| {
+        if explicit {
+            None
+        } else {
+            side(r).by_ident.get(wanted).copied()
+        }
+    };
+    let (mut i, mut o) = (exact(Role::Input), exact(Role::Output));
+    if i.is_none() && o.is_none() {
+        i = by_ident(Role::Input);
+        o = by_ident(Role::Output);
+    }
+    let name_of = |r: Role, idx: usize| values(sig, r)[idx].name.as_str();
+    match (f.role, i, o) {
+        (Some((Role::Input, _)), Some(i), _) => Ok((Role::Input, i)),
+        (Some((Role::Output, _)), _, Some(o)) => Ok((Role::Output, o)),
+        (Some((asked, span)), i, o) if i.is_some() || o.is_some() => {
+            let (actual, idx) = match (i, o) {
+                (Some(i), _) => (Role::Input, i),
+                (_, Some(o)) => (Role::Output, o),
+                _ => unreachable!("guarded by the match arm"),
+            };
+            Err(Diagnostic::new(
+                span,
+                format!(
+                    "`{}` is an {} of the model, not an {}",
+                    name_of(actual, idx),
+                    actual.word(),
+                    asked.word()
+                ),
+            )
+            .help(format!(
+                "remove `#[onnx({})]`, or write `#[onnx({})]`",
+                asked.word(),
+                actual.word()
+            )))
+        }
+        (None, Some(i), Some(o)) => Err(Diagnostic::new(
+            name_span,
+            format!(
+                "the model has both an input `{}` and an output `{}`: say which this field binds",
+                name_of(Role::Input, i),
+                name_of(Role::Output, o)
+            ),
+        )
+        .help("add `#[onnx(input)]` or `#[onnx(output)]` to the field")),
+        (None, Some(i), None) => Ok((Role::Input, i)),
+        (None, None, Some(o)) => Ok((Role::Output, o)),
+        _ => Err(unknown_name(sig, side, f, wanted, explicit, name_span)),
+    }
+}
+
+fn unknown_name<'a>(
+    sig: &ModelSignature,
+    side: &impl Fn(Role) -> &'a Lookup<'a>,
+    f: &FieldSpec,
+    wanted: &str,
+    explicit: bool,
+    name_span: Span,
+) -> Diagnostic {
+    let roles: Vec<Role> = match f.role {
+        Some((r, _)) => vec![r],
+        None => vec![Role::Input, Role::Output],
+    };
+    let what = match f.role {
+        Some((r, _)) => format!("{} named", r.word()),
+        None => "input or output named".to_owned(),
+    };
+    let mut d = Diagnostic::new(name_span, format!("the model has no {what} `{wanted}`"));
+    // Candidates: every ONNX name, and the identifier codegen gives it.
+    let mut candidates: Vec<(String, String)> = Vec::new();
+    for &r in &roles {
+        for (v, ident) in values(sig, r).iter().zip(&side(r).idents) {
+            candidates.push((v.name.clone(), v.name.clone()));
+            if !explicit && ident != &v.name {
+                candidates.push((ident.clone(), v.name.clone()));
+            }
+        }
+    }
+    let best = closest(wanted, candidates.iter().map(|(c, _)| c.as_str()));
+    if let Some(best) = best {
+        let onnx = &candidates
+            .iter()
+            .find(|(c, _)| c == best)
+            .expect("from candidates")
+            .1;
+        d = if explicit {
+            d.help(format!("did you mean `#[onnx(name = \"{onnx}\")]`?"))
+        } else if best == onnx {
+            d.help(format!(
+                "did you mean `{best}`? Rename the field, or map it with `#[onnx(name = \"{onnx}\")]`"
+            ))
+        } else {
+            d.help(format!(
+                "did you mean `{best}` (the model's `{onnx}`)? Rename the field, or map it with \
+                 `#[onnx(name = \"{onnx}\")]`"
+            ))
+        };
+    }
+    let mut listing = Vec::new();
+    for &r in &roles {
+        listing.push(format!("{}s: {}", r.word(), list_values(values(sig, r), 8)));
+    }
+    d.help(format!("the model's {}", listing.join("; ")))
+}
+
+/// Syntactic checks of a bound field's type; returns the trait checks still to emit.
+fn check_type(
+    f: &FieldSpec,
+    role: Role,
+    value: &ValueSig,
+    device: Option<&syn::Type>,
+    diags: &mut Vec<Diagnostic>,
+) -> TraitChecks {
+    let none = TraitChecks {
+        element: false,
+        shape: false,
+        device: false,
+    };
+    let Some((elem, dims)) = value.tensor() else {
+        // Unreachable after `check_model`; nothing more to say about the type.
+        return none;
+    };
+    let model = describe(elem, dims);
+    let name = &value.name;
+    let role_word = role.word();
+    let t = match &f.ty {
+        FieldType::Opaque => {
+            return TraitChecks {
+                element: true,
+                shape: true,
+                device: device.is_some(),
+            };
+        }
+        FieldType::NotATensor(what) => {
+            diags.push(
+                Diagnostic::new(
+                    f.ty_span,
+                    format!(
+                        "field `{}` is {what}, which cannot hold model {role_word} `{name}` ({model})",
+                        f.ident
+                    ),
+                )
+                .help(format!(
+                    "write `{}`",
+                    suggested_type(SlotKind::Tensor, elem, dims)
+                )),
+            );
+            return none;
+        }
+        FieldType::Tensor(t) => t,
+    };
+    if role == Role::Input && t.kind == SlotKind::Allocated {
+        diags.push(
+            Diagnostic::new(
+                t.kind_span,
+                format!(
+                    "model input `{name}` cannot be an `AllocatedOutput`: inputs are `Tensor`s \
+                     you fill before each run"
+                ),
+            )
+            .help(format!(
+                "write `{}`",
+                suggested_type(SlotKind::Tensor, elem, dims)
+            )),
+        );
+        return none;
+    }
+    let mut checks = TraitChecks {
+        element: true,
+        shape: true,
+        device: device.is_some(),
+    };
+
+    if let ElemSyntax::Known(found, written, span) = &t.elem
+        && *found != elem
+    {
+        diags.push(
+            Diagnostic::new(
+                *span,
+                format!(
+                    "model {role_word} `{name}` holds {elem} elements ({model}); this field holds \
+                     `{written}` ({found})"
+                ),
+            )
+            .help(format!(
+                "write `{}<{}, ...>`",
+                match t.kind {
+                    SlotKind::Tensor => "Tensor",
+                    SlotKind::Allocated => "AllocatedOutput",
+                },
+                elem.rust_name()
+            )),
+        );
+        checks.element = false;
+    }
+
+    if let Some(ds) = dims {
+        let suggestion = shape_type_text(Some(ds));
+        match &t.shape {
+            ShapeSyntax::Tuple(axes, span) if ds.len() > MAX_TUPLE_RANK => {
+                diags.push(
+                    Diagnostic::new(
+                        *span,
+                        format!(
+                            "model {role_word} `{name}` has rank {}, more than a tuple shape can \
+                             hold ({MAX_TUPLE_RANK}); this shape has rank {}",
+                            ds.len(),
+                            axes.len()
+                        ),
+                    )
+                    .help("write `AnyRank` and size the tensor at run time"),
+                );
+                checks.shape = false;
+            }
+            ShapeSyntax::Tuple(axes, span) if axes.len() != ds.len() => {
+                diags.push(
+                    Diagnostic::new(
+                        *span,
+                        format!(
+                            "model {role_word} `{name}` has rank {} ({model}); this shape has rank {}",
+                            ds.len(),
+                            axes.len()
+                        ),
+                    )
+                    .help(format!(
+                        "write `{suggestion}`: one axis per model dimension, `Fix<N>` where the \
+                         model fixes the size to N, `Dyn` (or a `Fix<N>` of your choice) where it \
+                         is symbolic"
+                    )),
+                );
+                checks.shape = false;
+            }
+            ShapeSyntax::Tuple(axes, _) => {
+                for (axis, (a, d)) in axes.iter().zip(ds).enumerate() {
+                    if let (AxisSyntax::Fixed(found, span), Dim::Fixed(want)) = (a, d)
+                        && found != want
+                    {
+                        diags.push(
+                            Diagnostic::new(
+                                *span,
+                                format!(
+                                    "axis {axis} of model {role_word} `{name}` is fixed to {want} \
+                                     by the model ({model}); `Fix<{found}>` contradicts it"
+                                ),
+                            )
+                            .help(format!("write `Fix<{want}>` or `Dyn` for this axis")),
+                        );
+                        checks.shape = false;
+                    }
+                }
+            }
+            ShapeSyntax::AnyRank(_) | ShapeSyntax::Opaque(_) => {}
+        }
+    }
+
+    if let Some(required) = device
+        && let (Some(field_key), Some(required_key)) =
+            (device_key(t.device.as_ref()), device_key(Some(required)))
+        && field_key != required_key
+    {
+        let span = t
+            .device
+            .as_ref()
+            .map_or(f.ty_span, syn::spanned::Spanned::span);
+        diags.push(
+            Diagnostic::new(
+                span,
+                format!(
+                    "this binding requires device `{required_key}` (`#[onnx(device = ...)]`); \
+                     field `{}` lives on `{field_key}`",
+                    f.ident
+                ),
+            )
+            .help(format!("write the field's device as `{required_key}`")),
+        );
+        checks.device = false;
+    }
+    checks
+}
+
+/// Devices ort-bind defines; only these are compared syntactically (an alias or a
+/// generic parameter is left to the trait check).
+const KNOWN_DEVICES: &[&str] = &["Cpu", "Cuda", "CudaPinned"];
+
+/// `Cpu`, `Cuda<0>`: a known device as written (its last path segment with arguments);
+/// `None` written means the default, `Cpu`. `None` for anything else.
+fn device_key(written: Option<&syn::Type>) -> Option<String> {
+    let Some(ty) = written else {
+        return Some("Cpu".to_owned());
+    };
+    let (name, text) = syntax::last_segment_text(ty)?;
+    KNOWN_DEVICES.contains(&name.as_str()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests;

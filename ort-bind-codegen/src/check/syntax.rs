@@ -1,0 +1,356 @@
+//! Reading a field's type as written: `Tensor<f32, (Fix<1>, Dyn), D>` is understood
+//! piece by piece; anything the syntax cannot settle (a type alias, a shape alias, a
+//! const parameter) is [`Opaque`](ElemSyntax::Opaque) and left to the trait-bound checks
+//! the derive emits next to the syntactic ones.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+use crate::dtype::ElementType;
+
+/// Which slot type a field uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotKind {
+    /// `Tensor<T, S, D>`: a buffer the binding owns.
+    Tensor,
+    /// `AllocatedOutput<T, S, D>`: an output ONNX Runtime allocates.
+    Allocated,
+}
+
+/// The element type argument.
+#[derive(Debug, Clone)]
+pub enum ElemSyntax {
+    /// A Rust element type ort-bind knows (`f32`, `half::f16`, ...), as written.
+    Known(ElementType, String, Span),
+    /// Anything else (an alias, a generic parameter).
+    Opaque(Span),
+}
+
+/// One axis of a tuple shape.
+#[derive(Debug, Clone)]
+pub enum AxisSyntax {
+    /// `Fix<N>` with a literal `N`.
+    Fixed(u64, Span),
+    /// `Dyn`.
+    Dyn(Span),
+    /// Anything else (`Fix<N>` with a const parameter, an alias).
+    Opaque(Span),
+}
+
+impl AxisSyntax {
+    /// Where the axis is written.
+    pub fn span(&self) -> Span {
+        match self {
+            AxisSyntax::Fixed(_, s) | AxisSyntax::Dyn(s) | AxisSyntax::Opaque(s) => *s,
+        }
+    }
+}
+
+/// The shape type argument.
+#[derive(Debug, Clone)]
+pub enum ShapeSyntax {
+    /// A tuple of axes (`()` is a scalar).
+    Tuple(Vec<AxisSyntax>, Span),
+    /// `AnyRank`.
+    AnyRank(Span),
+    /// Anything else (a shape alias, a generic parameter).
+    Opaque(Span),
+}
+
+impl ShapeSyntax {
+    /// Where the shape is written.
+    pub fn span(&self) -> Span {
+        match self {
+            ShapeSyntax::Tuple(_, s) | ShapeSyntax::AnyRank(s) | ShapeSyntax::Opaque(s) => *s,
+        }
+    }
+}
+
+/// A field type that reads as `Tensor<..>` or `AllocatedOutput<..>`.
+#[derive(Debug, Clone)]
+pub struct TensorSyntax {
+    /// Which slot type.
+    pub kind: SlotKind,
+    /// Where the slot type's name is written.
+    pub kind_span: Span,
+    /// Element type argument.
+    pub elem: ElemSyntax,
+    /// Shape argument.
+    pub shape: ShapeSyntax,
+    /// Device argument; `None` when left to its default (`Cpu`).
+    pub device: Option<syn::Type>,
+}
+
+/// What a field's type is, as far as its syntax tells.
+#[derive(Debug, Clone)]
+pub enum FieldType {
+    /// `Tensor<..>` or `AllocatedOutput<..>`.
+    Tensor(Box<TensorSyntax>),
+    /// A path the syntax cannot see through (an alias, a type from elsewhere): checked by
+    /// trait bounds only.
+    Opaque,
+    /// Certainly not a tensor (a reference, array, primitive, `Vec`, a view type, ...);
+    /// the string says what it is.
+    NotATensor(String),
+}
+
+/// Last path segment of a plain path type (no `<T as Trait>::` prefix).
+fn last_segment(ty: &syn::Type) -> Option<&syn::PathSegment> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        syn::Type::Paren(p) => last_segment(&p.elem),
+        syn::Type::Group(g) => last_segment(&g.elem),
+        _ => None,
+    }
+}
+
+/// Types that are certainly not tensors, with a hint for the message.
+const NOT_TENSORS: &[(&str, &str)] = &[
+    ("Vec", "a `Vec`"),
+    ("Box", "a `Box`"),
+    ("Option", "an `Option`"),
+    ("Rc", "an `Rc`"),
+    ("Arc", "an `Arc`"),
+    ("String", "a `String`"),
+    ("str", "a string"),
+    ("HashMap", "a map"),
+    ("BTreeMap", "a map"),
+    (
+        "TensorMut",
+        "a view (`TensorMut`); the struct owns `Tensor`s and the binding hands out views",
+    ),
+    (
+        "TensorRef",
+        "a view (`TensorRef`); the struct owns `Tensor`s and the binding hands out views",
+    ),
+    ("char", "a `char`"),
+    ("usize", "a single number"),
+    ("isize", "a single number"),
+    ("u128", "a single number"),
+    ("i128", "a single number"),
+];
+
+fn not_a_tensor(ty: &syn::Type) -> Option<String> {
+    let what = match ty {
+        syn::Type::Reference(_) => "a reference",
+        syn::Type::Array(_) => "an array",
+        syn::Type::Slice(_) => "a slice",
+        syn::Type::Ptr(_) => "a raw pointer",
+        syn::Type::Tuple(_) => "a tuple",
+        syn::Type::BareFn(_) => "a function pointer",
+        syn::Type::Never(_) => "`!`",
+        syn::Type::TraitObject(_) => "a trait object",
+        syn::Type::ImplTrait(_) => "`impl Trait`",
+        syn::Type::Infer(_) => "`_`",
+        _ => {
+            let seg = last_segment(ty)?;
+            let name = seg.ident.to_string();
+            if let Some((_, what)) = NOT_TENSORS.iter().find(|(n, _)| *n == name) {
+                return Some((*what).to_owned());
+            }
+            if seg.arguments.is_none() && ElementType::from_rust_name(&name).is_some() {
+                return Some("a single number".into());
+            }
+            return None;
+        }
+    };
+    Some(what.to_owned())
+}
+
+/// Reads an element type argument.
+pub fn parse_elem(ty: &syn::Type) -> ElemSyntax {
+    if let Some(seg) = last_segment(ty)
+        && seg.arguments.is_none()
+    {
+        let name = seg.ident.to_string();
+        if let Some(t) = ElementType::from_rust_name(&name).filter(|t| t.is_bindable()) {
+            return ElemSyntax::Known(t, name, ty.span());
+        }
+    }
+    ElemSyntax::Opaque(ty.span())
+}
+
+/// Reads an integer from a const generic argument: `3`, `{ 3 }`, `(3)`.
+fn const_int(expr: &syn::Expr) -> Option<u64> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+            syn::Stmt::Expr(e, None) => const_int(e),
+            _ => None,
+        },
+        syn::Expr::Paren(p) => const_int(&p.expr),
+        syn::Expr::Group(g) => const_int(&g.expr),
+        _ => None,
+    }
+}
+
+fn parse_axis(ty: &syn::Type) -> AxisSyntax {
+    let span = ty.span();
+    let Some(seg) = last_segment(ty) else {
+        return AxisSyntax::Opaque(span);
+    };
+    match (seg.ident.to_string().as_str(), &seg.arguments) {
+        ("Dyn", syn::PathArguments::None) => AxisSyntax::Dyn(span),
+        ("Fix", syn::PathArguments::AngleBracketed(args)) if args.args.len() == 1 => {
+            let n = match &args.args[0] {
+                syn::GenericArgument::Const(e) => const_int(e),
+                // `Fix<{N}>` parses as a const; a bare literal too. A bare path `Fix<N>`
+                // parses as a type argument: a const parameter, opaque.
+                _ => None,
+            };
+            match n {
+                Some(n) => AxisSyntax::Fixed(n, span),
+                None => AxisSyntax::Opaque(span),
+            }
+        }
+        _ => AxisSyntax::Opaque(span),
+    }
+}
+
+/// Reads a shape argument.
+pub fn parse_shape(ty: &syn::Type) -> ShapeSyntax {
+    match ty {
+        syn::Type::Tuple(t) => {
+            ShapeSyntax::Tuple(t.elems.iter().map(parse_axis).collect(), ty.span())
+        }
+        syn::Type::Paren(p) => parse_shape(&p.elem),
+        syn::Type::Group(g) => parse_shape(&g.elem),
+        _ => match last_segment(ty) {
+            Some(seg) if seg.ident == "AnyRank" && seg.arguments.is_none() => {
+                ShapeSyntax::AnyRank(ty.span())
+            }
+            _ => ShapeSyntax::Opaque(ty.span()),
+        },
+    }
+}
+
+/// Reads a field's type.
+pub fn parse_field_type(ty: &syn::Type) -> FieldType {
+    if let Some(seg) = last_segment(ty) {
+        let kind = match seg.ident.to_string().as_str() {
+            "Tensor" => Some(SlotKind::Tensor),
+            "AllocatedOutput" => Some(SlotKind::Allocated),
+            _ => None,
+        };
+        if let (Some(kind), syn::PathArguments::AngleBracketed(args)) = (kind, &seg.arguments) {
+            let types: Vec<&syn::Type> = args
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            if types.len() == args.args.len() && (2..=3).contains(&types.len()) {
+                return FieldType::Tensor(Box::new(TensorSyntax {
+                    kind,
+                    kind_span: seg.ident.span(),
+                    elem: parse_elem(types[0]),
+                    shape: parse_shape(types[1]),
+                    device: types.get(2).map(|t| (*t).clone()),
+                }));
+            }
+        }
+    }
+    match not_a_tensor(ty) {
+        Some(what) => FieldType::NotATensor(what),
+        None => FieldType::Opaque,
+    }
+}
+
+/// The last path segment of a device type as written (`Cpu`, `Cuda`), for comparing
+/// devices syntactically; `None` for anything that is not a plain path.
+pub fn device_name(ty: &syn::Type) -> Option<String> {
+    let seg = last_segment(ty)?;
+    Some(seg.ident.to_string())
+}
+
+/// The last path segment of a type as `(name, name with arguments)`, e.g.
+/// `("Cuda", "Cuda<0>")` for `ort_bind::Cuda<0>`, spaces removed.
+pub fn last_segment_text(ty: &syn::Type) -> Option<(String, String)> {
+    let seg = last_segment(ty)?;
+    let text = quote::quote!(#seg).to_string().replace(' ', "");
+    Some((seg.ident.to_string(), text))
+}
+
+/// Normalised token text of a type, for comparing two spellings of a device.
+pub fn type_text(ty: &syn::Type) -> String {
+    quote::quote!(#ty).to_string().replace(' ', "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> FieldType {
+        parse_field_type(&syn::parse_str(s).unwrap())
+    }
+
+    #[test]
+    fn reads_tensor_types() {
+        let FieldType::Tensor(t) = parse("ort_bind::Tensor<f32, (Fix<1>, Dyn, Fix<{ 3 }>), D>")
+        else {
+            panic!()
+        };
+        assert_eq!(t.kind, SlotKind::Tensor);
+        assert!(matches!(t.elem, ElemSyntax::Known(ElementType::F32, _, _)));
+        let ShapeSyntax::Tuple(axes, _) = t.shape else {
+            panic!()
+        };
+        assert!(matches!(axes[0], AxisSyntax::Fixed(1, _)));
+        assert!(matches!(axes[1], AxisSyntax::Dyn(_)));
+        assert!(matches!(axes[2], AxisSyntax::Fixed(3, _)));
+        assert_eq!(
+            device_name(t.device.as_ref().unwrap()).as_deref(),
+            Some("D")
+        );
+
+        let FieldType::Tensor(t) = parse("AllocatedOutput<half::bf16, AnyRank>") else {
+            panic!()
+        };
+        assert_eq!(t.kind, SlotKind::Allocated);
+        assert!(matches!(t.elem, ElemSyntax::Known(ElementType::BF16, _, _)));
+        assert!(matches!(t.shape, ShapeSyntax::AnyRank(_)));
+        assert!(t.device.is_none());
+
+        let FieldType::Tensor(t) = parse("Tensor<i64, ()>") else {
+            panic!()
+        };
+        assert!(matches!(t.shape, ShapeSyntax::Tuple(ref a, _) if a.is_empty()));
+    }
+
+    #[test]
+    fn aliases_and_parameters_are_opaque() {
+        assert!(matches!(parse("Image"), FieldType::Opaque));
+        assert!(matches!(parse("crate::io::Image<D>"), FieldType::Opaque));
+        let FieldType::Tensor(t) = parse("Tensor<Float, ImageShape>") else {
+            panic!()
+        };
+        assert!(matches!(t.elem, ElemSyntax::Opaque(_)));
+        assert!(matches!(t.shape, ShapeSyntax::Opaque(_)));
+        let FieldType::Tensor(t) = parse("Tensor<f32, (Fix<N>, Dyn)>") else {
+            panic!()
+        };
+        let ShapeSyntax::Tuple(axes, _) = t.shape else {
+            panic!()
+        };
+        assert!(matches!(axes[0], AxisSyntax::Opaque(_)));
+    }
+
+    #[test]
+    fn obvious_non_tensors_are_named() {
+        assert!(matches!(parse("Vec<f32>"), FieldType::NotATensor(w) if w.contains("Vec")));
+        assert!(matches!(parse("f32"), FieldType::NotATensor(w) if w.contains("number")));
+        assert!(matches!(
+            parse("&'a Tensor<f32, (Dyn,)>"),
+            FieldType::NotATensor(_)
+        ));
+        assert!(matches!(parse("[f32; 4]"), FieldType::NotATensor(_)));
+        assert!(
+            matches!(parse("TensorMut<'a, f32, (Dyn,)>"), FieldType::NotATensor(w) if w.contains("view"))
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Unit tests of the struct checks, on the fixture models.

@@ -1,0 +1,236 @@
+//! `#[onnx(...)]` attributes of `#[derive(OnnxBinding)]`, parsed into plain structs.
+//!
+//! Container: `#[onnx(model = "path.onnx")]`, optionally `device = Type` (every field
+//! must live on that device) and `crate = "path"` (where the `ort_bind` facade is, when
+//! renamed). Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`, `#[onnx(output)]`.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+use crate::check::{Role, closest};
+
+/// Collects errors so every problem of a struct is reported at once.
+#[derive(Debug, Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    /// Adds an error.
+    pub fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    /// Adds an error at `span`.
+    pub fn at(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, message));
+    }
+
+    /// Whether no error was added.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// `compile_error!` invocations for every error (nothing when there is none).
+    pub fn to_compile_errors(&self) -> proc_macro2::TokenStream {
+        self.0
+            .as_ref()
+            .map(syn::Error::to_compile_error)
+            .unwrap_or_default()
+    }
+}
+
+/// The container attribute.
+#[derive(Debug, Default)]
+pub struct ContainerAttrs {
+    /// `model = "..."`.
+    pub model: Option<syn::LitStr>,
+    /// `device = Type`.
+    pub device: Option<syn::Type>,
+    /// `crate = "path"`.
+    pub krate: Option<syn::Path>,
+}
+
+/// A field attribute.
+#[derive(Debug, Default)]
+pub struct FieldAttrs {
+    /// `name = "..."`.
+    pub name: Option<syn::LitStr>,
+    /// `input` / `output`.
+    pub role: Option<(Role, Span)>,
+}
+
+fn unknown(errors: &mut Errors, path: &syn::Path, known: &[&str]) {
+    let written = path
+        .get_ident()
+        .map_or_else(|| quote::quote!(#path).to_string(), ToString::to_string);
+    let mut message = format!(
+        "unknown `onnx` attribute `{written}`; expected {}",
+        known
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(best) = closest(&written, known.iter().copied()) {
+        message.push_str(&format!("\n  help: did you mean `{best}`?"));
+    }
+    errors.at(path.span(), message);
+}
+
+fn duplicate(errors: &mut Errors, path: &syn::Path) {
+    errors.at(path.span(), "this `onnx` attribute is given twice");
+}
+
+/// Parses every `#[onnx(...)]` on the struct.
+pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
+    let mut out = ContainerAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("onnx")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("model") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if out.model.is_some() {
+                    duplicate(errors, &meta.path);
+                }
+                out.model = Some(lit);
+            } else if meta.path.is_ident("device") {
+                let ty: syn::Type = meta.value()?.parse()?;
+                if out.device.is_some() {
+                    duplicate(errors, &meta.path);
+                }
+                out.device = Some(ty);
+            } else if meta.path.is_ident("crate") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                match lit.parse::<syn::Path>() {
+                    Ok(p) => out.krate = Some(p),
+                    Err(_) => {
+                        errors.at(lit.span(), format!("`{}` is not a Rust path", lit.value()))
+                    }
+                }
+            } else if ["name", "input", "output"]
+                .iter()
+                .any(|k| meta.path.is_ident(k))
+            {
+                errors.at(
+                    meta.path.span(),
+                    "this `onnx` attribute belongs on a field, not on the struct",
+                );
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            } else {
+                unknown(errors, &meta.path, &["model", "device", "crate"]);
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+/// Parses every `#[onnx(...)]` on a field.
+pub fn field(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
+    let mut out = FieldAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("onnx")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if out.name.is_some() {
+                    duplicate(errors, &meta.path);
+                }
+                out.name = Some(lit);
+            } else if meta.path.is_ident("input") || meta.path.is_ident("output") {
+                let role = if meta.path.is_ident("input") {
+                    Role::Input
+                } else {
+                    Role::Output
+                };
+                if let Some((other, _)) = out.role {
+                    if other == role {
+                        duplicate(errors, &meta.path);
+                    } else {
+                        errors.at(
+                            meta.path.span(),
+                            "a field binds either a model input or a model output, not both",
+                        );
+                    }
+                }
+                out.role = Some((role, meta.path.span()));
+            } else if ["model", "device", "crate"]
+                .iter()
+                .any(|k| meta.path.is_ident(k))
+            {
+                errors.at(
+                    meta.path.span(),
+                    "this `onnx` attribute belongs on the struct, not on a field",
+                );
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            } else {
+                unknown(errors, &meta.path, &["name", "input", "output"]);
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attrs(src: &str) -> Vec<syn::Attribute> {
+        let item: syn::ItemStruct = syn::parse_str(&format!("{src} struct S;")).unwrap();
+        item.attrs
+    }
+
+    #[test]
+    fn container_attributes() {
+        let mut errors = Errors::default();
+        let c = container(
+            &attrs(r#"#[onnx(model = "m.onnx", device = Cpu)] #[onnx(crate = "my::ort")]"#),
+            &mut errors,
+        );
+        assert!(errors.is_empty());
+        assert_eq!(c.model.unwrap().value(), "m.onnx");
+        assert!(c.device.is_some());
+        let krate = c.krate.unwrap();
+        assert_eq!(
+            quote::quote!(#krate).to_string().replace(' ', ""),
+            "my::ort"
+        );
+    }
+
+    #[test]
+    fn mistakes_are_all_reported() {
+        let mut errors = Errors::default();
+        let c = container(
+            &attrs(r#"#[onnx(modle = "m.onnx", name = "x")] #[onnx(model = "m.onnx")]"#),
+            &mut errors,
+        );
+        assert!(c.model.is_some());
+        let text = errors.to_compile_errors().to_string();
+        assert!(text.contains("did you mean `model`"), "{text}");
+        assert!(text.contains("belongs on a field"), "{text}");
+
+        let mut errors = Errors::default();
+        let f = field(&attrs(r#"#[onnx(input, output, nmae = "y")]"#), &mut errors);
+        assert_eq!(f.role.map(|r| r.0), Some(Role::Output));
+        let text = errors.to_compile_errors().to_string();
+        assert!(text.contains("not both"), "{text}");
+        assert!(text.contains("did you mean `name`"), "{text}");
+    }
+}

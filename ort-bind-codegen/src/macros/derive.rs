@@ -1,0 +1,744 @@
+//! `#[derive(OnnxBinding)]`: parse, resolve the model, check, expand.
+//!
+//! For `struct AddIo<D: Device = Cpu> { x: .., #[onnx(name = "y")] other: .., sum: .. }`
+//! the derive emits, next to the struct:
+//!
+//! - `unsafe impl BindingIo for AddIo<D>` (and `SplitIo`), so `Bound::new(&session, io)`
+//!   binds the struct's tensors once and reuses them on every run, exactly like the
+//!   generated module's `Io`; every field goes through the runtime's `Slot` trait, so
+//!   fields whose types are aliases bind the same way;
+//! - `AddIoInputs<'a, D>` / `AddIoOutputs<'a, D>`: the views `Bound::inputs()` and
+//!   `Bound::outputs()` hand out, one field per struct field;
+//! - `AddIoDims`: one `usize` per symbolic or unnamed dynamic dimension of the bound
+//!   values (what `Bound::set_dims` takes), and `AddIo::allocate(&device, &dims)`;
+//! - `AddIo::MODEL_PATH`;
+//! - a `const _` block of trait-bound checks (see `ort_bind::assert`) for whatever the
+//!   syntactic checks could not settle;
+//! - the dependency tracking of the model file (see [`track`](super::track)).
+//!
+//! Every problem becomes a `compile_error!` at the offending span, all at once. When the
+//! model cannot be read at all, the error sits on the `model = "..."` attribute and the
+//! impls are still emitted (without the model's values, every field in both views), so
+//! code that uses the struct does not fail a second time.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::attr::{self, Errors};
+use super::{MacroEnv, resolve_model};
+use crate::check::syntax::{FieldType, SlotKind, parse_field_type};
+use crate::check::{self, FieldBinding, FieldSpec, MAX_TUPLE_RANK, Role, StructSpec};
+use crate::dtype::ElementType;
+use crate::ident::{IdentAllocator, to_ident};
+use crate::signature::{Dim, ModelSignature};
+
+/// One field of the struct, with everything expansion needs.
+struct Field<'a> {
+    ident: &'a syn::Ident,
+    ty: &'a syn::Type,
+    spec: FieldSpec,
+    binding: Option<FieldBinding>,
+}
+
+/// Expands `#[derive(OnnxBinding)]` on `input`.
+pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
+    let input: syn::DeriveInput = match syn::parse2(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let named = match &input.data {
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Named(named),
+            ..
+        }) => named,
+        _ => {
+            return syn::Error::new(
+                input.ident.span(),
+                "`OnnxBinding` can only be derived for a struct with named fields, one per \
+                 model input or output",
+            )
+            .to_compile_error();
+        }
+    };
+
+    let mut errors = Errors::default();
+    let container = attr::container(&input.attrs, &mut errors);
+    let krate: syn::Path = container
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::ort_bind));
+
+    let mut fields: Vec<Field<'_>> = named
+        .named
+        .iter()
+        .map(|f| {
+            let ident = f.ident.as_ref().expect("named fields have names");
+            let attrs = attr::field(&f.attrs, &mut errors);
+            let spec = FieldSpec {
+                ident: ident.to_string().trim_start_matches("r#").to_owned(),
+                ident_span: ident.span(),
+                name: attrs.name.as_ref().map(|l| (l.value(), l.span())),
+                role: attrs.role,
+                ty: parse_field_type(&f.ty),
+                ty_span: f.ty.span(),
+            };
+            Field {
+                ident,
+                ty: &f.ty,
+                spec,
+                binding: None,
+            }
+        })
+        .collect();
+
+    // The model: on any problem, one error on the attribute (or the struct name).
+    let resolved = match &container.model {
+        None => {
+            errors.at(
+                input.ident.span(),
+                "`#[derive(OnnxBinding)]` needs the model file: add \
+                 `#[onnx(model = \"path/to/model.onnx\")]` (relative to the crate's Cargo.toml)",
+            );
+            None
+        }
+        Some(lit) => match resolve_model(env, lit) {
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+            Ok(r) => match check::check_model(&r.signature) {
+                Ok(()) => Some(r),
+                Err(problems) => {
+                    errors.at(
+                        lit.span(),
+                        format!("`{}` cannot be bound: {}", lit.value(), problems.join("; ")),
+                    );
+                    None
+                }
+            },
+        },
+    };
+    let sig = resolved.as_ref().map(|r| &r.signature);
+
+    if let Some(sig) = sig {
+        let specs: Vec<FieldSpec> = fields.iter().map(|f| f.spec.clone()).collect();
+        let outcome = check::check_struct(
+            sig,
+            &StructSpec {
+                name_span: input.ident.span(),
+                fields: &specs,
+                device: container.device.as_ref(),
+            },
+        );
+        for (f, b) in fields.iter_mut().zip(outcome.fields) {
+            f.binding = b;
+        }
+        for d in outcome.diagnostics {
+            errors.at(d.span, d.render());
+        }
+    }
+
+    let model_path = resolved
+        .as_ref()
+        .map(|r| r.model.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tracking = match &resolved {
+        Some(r) => super::track::tokens(
+            &krate,
+            r.model_present.then_some(r.model.as_path()),
+            r.cache.as_deref(),
+            &format!("{}:{}", env.site, input.ident),
+        ),
+        None => TokenStream::new(),
+    };
+    let body = expand(
+        &input,
+        &krate,
+        &fields,
+        sig,
+        container.device.as_ref(),
+        &model_path,
+    );
+    let errors = errors.to_compile_errors();
+    quote! {
+        #errors
+        #body
+        #tracking
+    }
+}
+
+fn elem_tokens(krate: &syn::Path, elem: ElementType) -> TokenStream {
+    match elem {
+        ElementType::F16 => quote!(#krate::f16),
+        ElementType::BF16 => quote!(#krate::bf16),
+        other => {
+            let id = format_ident!("{}", other.rust_name());
+            quote!(#id)
+        }
+    }
+}
+
+/// The model's shape as a shape type (`(Fix<1>, Dyn)`, `AnyRank`).
+fn model_shape_tokens(krate: &syn::Path, dims: Option<&[Dim]>) -> TokenStream {
+    match dims {
+        Some(ds) if ds.len() <= MAX_TUPLE_RANK => {
+            let axes = ds.iter().map(|d| match d {
+                Dim::Fixed(n) => {
+                    let n = proc_macro2::Literal::u64_unsuffixed(*n);
+                    quote!(#krate::Fix<#n>)
+                }
+                _ => quote!(#krate::Dyn),
+            });
+            quote!((#(#axes,)*))
+        }
+        _ => quote!(#krate::AnyRank),
+    }
+}
+
+/// Generic arguments of a `Tensor<..>`/`AllocatedOutput<..>` as written.
+fn slot_args(ty: &syn::Type) -> Option<&syn::AngleBracketedGenericArguments> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    match &p.path.segments.last()?.arguments {
+        syn::PathArguments::AngleBracketed(a) => Some(a),
+        _ => None,
+    }
+}
+
+/// How a field appears in the views.
+enum ViewKind {
+    /// Parsed `Tensor<..>` / `AllocatedOutput<..>`: direct view types.
+    Parsed(SlotKind),
+    /// Through the `Slot` trait's view types.
+    Projected,
+    /// Not a tensor at all (already an error): a plain reference, so nothing else fails.
+    Plain,
+}
+
+fn view_kind(f: &Field<'_>) -> ViewKind {
+    match &f.spec.ty {
+        FieldType::Tensor(t) if slot_args(f.ty).is_some() => ViewKind::Parsed(t.kind),
+        FieldType::NotATensor(_) => ViewKind::Plain,
+        _ => ViewKind::Projected,
+    }
+}
+
+/// `(type, init expression)` of a field in the inputs (`mutable`) or outputs view.
+fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, TokenStream) {
+    let ty = f.ty;
+    let id = f.ident;
+    match view_kind(f) {
+        ViewKind::Parsed(kind) => {
+            let args = &slot_args(ty).expect("checked by view_kind").args;
+            let view = match (kind, mutable) {
+                (SlotKind::Tensor, true) => quote!(#krate::TensorMut<'__a, #args>),
+                (SlotKind::Tensor, false) => quote!(#krate::TensorRef<'__a, #args>),
+                (SlotKind::Allocated, _) => {
+                    quote!(::core::option::Option<#krate::TensorRef<'__a, #args>>)
+                }
+            };
+            let init = if mutable {
+                quote!(#krate::Slot::slot_mut(&mut self.#id))
+            } else {
+                quote!(#krate::Slot::slot_ref(&self.#id))
+            };
+            (view, init)
+        }
+        ViewKind::Projected => {
+            if mutable {
+                (
+                    quote!(<#ty as #krate::Slot>::Mut<'__a>),
+                    quote!(#krate::Slot::slot_mut(&mut self.#id)),
+                )
+            } else {
+                (
+                    quote!(<#ty as #krate::Slot>::Ref<'__a>),
+                    quote!(#krate::Slot::slot_ref(&self.#id)),
+                )
+            }
+        }
+        ViewKind::Plain => {
+            if mutable {
+                (quote!(&'__a mut #ty), quote!(&mut self.#id))
+            } else {
+                (quote!(&'__a #ty), quote!(&self.#id))
+            }
+        }
+    }
+}
+
+/// Dims struct fields and, per struct field, the dims expression sizing it.
+struct DimsPlan {
+    fields: Vec<(syn::Ident, String, bool)>,
+    per_field: Vec<Option<TokenStream>>,
+}
+
+fn plan_dims(fields: &[Field<'_>], sig: Option<&ModelSignature>) -> DimsPlan {
+    let mut alloc = IdentAllocator::new();
+    let mut out = DimsPlan {
+        fields: Vec::new(),
+        per_field: Vec::new(),
+    };
+    let mut named: Vec<(String, syn::Ident)> = Vec::new();
+    for f in fields {
+        let (Some(sig), Some(b)) = (sig, f.binding) else {
+            out.per_field.push(None);
+            continue;
+        };
+        let allocated = matches!(&f.spec.ty, FieldType::Tensor(t) if t.kind == SlotKind::Allocated);
+        if allocated || matches!(f.spec.ty, FieldType::NotATensor(_)) {
+            out.per_field.push(None);
+            continue;
+        }
+        let value = match b.role {
+            Role::Input => &sig.inputs[b.index],
+            Role::Output => &sig.outputs[b.index],
+        };
+        let Some((_, dims)) = value.tensor() else {
+            out.per_field.push(None);
+            continue;
+        };
+        let expr = match dims {
+            None => {
+                let id = to_ident(&alloc.allocate(&format!("{}_shape", f.spec.ident)));
+                out.fields.push((
+                    id.clone(),
+                    format!(
+                        "Whole shape of `{}`, whose rank the model leaves open.",
+                        value.name
+                    ),
+                    false,
+                ));
+                quote!(&dims.#id)
+            }
+            Some(ds) => {
+                let parts = ds.iter().enumerate().map(|(axis, d)| match d {
+                    Dim::Fixed(n) => {
+                        let n = proc_macro2::Literal::u64_unsuffixed(*n);
+                        quote!(#n)
+                    }
+                    Dim::Named(name) => {
+                        let id = match named.iter().find(|(n, _)| n == name) {
+                            Some((_, id)) => id.clone(),
+                            None => {
+                                let id = to_ident(&alloc.allocate(name));
+                                named.push((name.clone(), id.clone()));
+                                out.fields.push((
+                                    id.clone(),
+                                    format!("Symbolic dimension `{name}`."),
+                                    true,
+                                ));
+                                id
+                            }
+                        };
+                        quote!(dims.#id)
+                    }
+                    Dim::Dynamic => {
+                        let id = to_ident(&alloc.allocate(&format!("{}_dim{axis}", f.spec.ident)));
+                        out.fields.push((
+                            id.clone(),
+                            format!("Unnamed dynamic axis {axis} of `{}`.", value.name),
+                            true,
+                        ));
+                        quote!(dims.#id)
+                    }
+                });
+                let parts: Vec<TokenStream> = parts.collect();
+                quote!(&[#(#parts),*])
+            }
+        };
+        out.per_field.push(Some(expr));
+    }
+    out
+}
+
+fn expand(
+    input: &syn::DeriveInput,
+    krate: &syn::Path,
+    fields: &[Field<'_>],
+    sig: Option<&ModelSignature>,
+    device: Option<&syn::Type>,
+    model_path: &str,
+) -> TokenStream {
+    let name = &input.ident;
+    let vis = &input.vis;
+    let inputs_name = format_ident!("{}Inputs", name);
+    let outputs_name = format_ident!("{}Outputs", name);
+    let dims_name = format_ident!("{}Dims", name);
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+
+    // View structs: the struct's generics (with defaults) after a view lifetime.
+    let mut view_generics = input.generics.clone();
+    view_generics.params.insert(0, syn::parse_quote!('__a));
+    {
+        let wc = view_generics.make_where_clause();
+        for f in fields {
+            if matches!(view_kind(f), ViewKind::Projected) {
+                let ty = f.ty;
+                wc.predicates.push(syn::parse_quote!(#ty: '__a));
+            }
+        }
+    }
+    let view_where = &view_generics.where_clause;
+    let view_params = &view_generics.params;
+    let view_args = {
+        let params = input.generics.params.iter().map(|p| match p {
+            syn::GenericParam::Lifetime(l) => {
+                let l = &l.lifetime;
+                quote!(#l)
+            }
+            syn::GenericParam::Type(t) => {
+                let i = &t.ident;
+                quote!(#i)
+            }
+            syn::GenericParam::Const(c) => {
+                let i = &c.ident;
+                quote!(#i)
+            }
+        });
+        quote!(<'__a, #(#params),*>)
+    };
+    let view_args_anon = {
+        let params = input.generics.params.iter().map(|p| match p {
+            syn::GenericParam::Lifetime(l) => {
+                let l = &l.lifetime;
+                quote!(#l)
+            }
+            syn::GenericParam::Type(t) => {
+                let i = &t.ident;
+                quote!(#i)
+            }
+            syn::GenericParam::Const(c) => {
+                let i = &c.ident;
+                quote!(#i)
+            }
+        });
+        quote!(<'_, #(#params),*>)
+    };
+
+    let in_view = |f: &Field<'_>| {
+        !matches!(
+            f.binding,
+            Some(FieldBinding {
+                role: Role::Output,
+                ..
+            })
+        )
+    };
+    let out_view = |f: &Field<'_>| {
+        !matches!(
+            f.binding,
+            Some(FieldBinding {
+                role: Role::Input,
+                ..
+            })
+        )
+    };
+    let view_decl = |keep: &dyn Fn(&Field<'_>) -> bool, mutable: bool| {
+        let decl = fields.iter().filter(|f| keep(f)).map(|f| {
+            let id = f.ident;
+            let (ty, _) = view_field(krate, f, mutable);
+            let doc = field_doc(f, sig);
+            quote!(#[doc = #doc] pub #id: #ty,)
+        });
+        quote!(#(#decl)*)
+    };
+    let view_init = |keep: &dyn Fn(&Field<'_>) -> bool, mutable: bool| {
+        let init = fields.iter().filter(|f| keep(f)).map(|f| {
+            let id = f.ident;
+            let (_, init) = view_field(krate, f, mutable);
+            quote!(#id: #init,)
+        });
+        quote!(#(#init)*)
+    };
+    let inputs_decl = view_decl(&in_view, true);
+    let outputs_decl = view_decl(&out_view, false);
+    let inputs_init = view_init(&in_view, true);
+    let outputs_init = view_init(&out_view, false);
+
+    // Specs: every model input and output (the session check compares them all).
+    let spec = |v: &crate::signature::ValueSig| {
+        let (elem, dims) = v.tensor().expect("check_model passed");
+        let elem = elem_tokens(krate, elem);
+        let rank = match dims {
+            Some(d) => {
+                let r = d.len();
+                quote!(::core::option::Option::Some(#r))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let n = &v.name;
+        quote!(#krate::ValueSpec::of::<#elem>(#n, #rank))
+    };
+    let (input_specs, output_specs) = match sig {
+        Some(sig) => (
+            sig.inputs.iter().map(spec).collect::<Vec<_>>(),
+            sig.outputs.iter().map(spec).collect::<Vec<_>>(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+
+    // Binding: inputs by model index; outputs by model index, in field order (the order
+    // ONNX Runtime hands bound outputs back in).
+    let bindable = |f: &Field<'_>| -> Option<FieldBinding> {
+        let b = f.binding?;
+        match &f.spec.ty {
+            FieldType::NotATensor(_) => None,
+            FieldType::Tensor(t) if b.role == Role::Input && t.kind == SlotKind::Allocated => None,
+            _ => Some(b),
+        }
+    };
+    let bind_inputs = fields.iter().filter_map(|f| {
+        let b = bindable(f)?;
+        (b.role == Role::Input).then(|| {
+            let (id, i) = (f.ident, b.index);
+            let ty = f.ty;
+            quote_spanned!(ty.span()=> #krate::InputSlot::bind_input(&self.#id, binder, #i)?;)
+        })
+    });
+    let bound_outputs: Vec<(&Field<'_>, usize)> = fields
+        .iter()
+        .filter_map(|f| {
+            let b = bindable(f)?;
+            (b.role == Role::Output).then_some((f, b.index))
+        })
+        .collect();
+    let bind_outputs = bound_outputs.iter().map(|(f, i)| {
+        let id = f.ident;
+        quote!(#krate::Slot::bind_output(&self.#id, binder, #i)?;)
+    });
+    let allocated_flags = bound_outputs.iter().map(|(f, _)| {
+        let ty = f.ty;
+        quote!(|| <#ty as #krate::Slot>::ALLOCATED)
+    });
+    let store_arms = bound_outputs.iter().enumerate().map(|(pos, (f, _))| {
+        let id = f.ident;
+        quote!(#pos => #krate::Slot::store(&mut self.#id, value),)
+    });
+
+    // Dims.
+    let dims = plan_dims(fields, sig);
+    let dims_copy = dims.fields.iter().all(|(_, _, copy)| *copy);
+    let dims_fields = dims.fields.iter().map(|(id, doc, copy)| {
+        let ty = if *copy {
+            quote!(usize)
+        } else {
+            quote!(::std::vec::Vec<usize>)
+        };
+        quote!(#[doc = #doc] pub #id: #ty,)
+    });
+    let copy = dims_copy.then(|| quote!(::core::marker::Copy,));
+    let resize = fields.iter().zip(&dims.per_field).filter_map(|(f, d)| {
+        let d = d.as_ref()?;
+        let id = f.ident;
+        Some(quote!(#krate::Slot::resize(&mut self.#id, #d)?;))
+    });
+    let allocate_fields = fields.iter().zip(&dims.per_field).map(|(f, d)| {
+        let id = f.ident;
+        let ty = f.ty;
+        let onnx = match (sig, f.binding) {
+            (Some(sig), Some(b)) => match b.role {
+                Role::Input => sig.inputs[b.index].name.clone(),
+                Role::Output => sig.outputs[b.index].name.clone(),
+            },
+            _ => f.spec.ident.clone(),
+        };
+        let d = d.clone().unwrap_or_else(|| quote!(&[]));
+        quote!(#id: <#ty as #krate::Slot>::allocate(#onnx, device, #d)?,)
+    });
+    let allocate_bounds = fields.iter().map(|f| {
+        let ty = f.ty;
+        quote!(#ty: #krate::Slot<Device = __Device>,)
+    });
+    let can_allocate = !fields
+        .iter()
+        .any(|f| matches!(f.spec.ty, FieldType::NotATensor(_)));
+    let allocate = can_allocate.then(|| {
+        quote! {
+            /// Allocates every field on `device`, sized by `dims`: the tensors a
+            /// [`Bound`](#krate::Bound) binds once and reuses.
+            #[allow(dead_code)]
+            pub fn allocate<__Device: #krate::Device>(
+                device: &__Device,
+                dims: &#dims_name,
+            ) -> #krate::Result<Self>
+            where
+                #(#allocate_bounds)*
+            {
+                ::core::result::Result::Ok(Self { #(#allocate_fields)* })
+            }
+        }
+    });
+
+    // Trait-bound checks for what the syntax could not settle.
+    let checks = fields.iter().filter_map(|f| {
+        let sig = sig?;
+        let b = bindable(f)?;
+        let value = match b.role {
+            Role::Input => &sig.inputs[b.index],
+            Role::Output => &sig.outputs[b.index],
+        };
+        let (elem, dims) = value.tensor()?;
+        let ty = f.ty;
+        let e = elem_tokens(krate, elem);
+        let m = model_shape_tokens(krate, dims);
+        let c = b.checks;
+        let main = match (c.element, c.shape, b.role) {
+            (true, true, Role::Input) => {
+                quote_spanned!(ty.span()=> #krate::assert::binds_input::<#ty, #e, #m>();)
+            }
+            (true, true, Role::Output) => {
+                quote_spanned!(ty.span()=> #krate::assert::binds_output::<#ty, #e, #m>();)
+            }
+            (true, false, _) => {
+                quote_spanned!(ty.span()=> #krate::assert::has_element::<#ty, #e>();)
+            }
+            (false, true, _) => quote_spanned!(ty.span()=> #krate::assert::has_shape::<#ty, #m>();),
+            (false, false, _) => quote!(),
+        };
+        let dev = match (c.device, device) {
+            (true, Some(d)) => quote_spanned!(ty.span()=> #krate::assert::on_device::<#ty, #d>();),
+            _ => quote!(),
+        };
+        Some(quote!(#main #dev))
+    });
+    let checks: Vec<TokenStream> = checks.collect();
+
+    let inputs_doc = format!(
+        "The model inputs [`{name}`] binds, to fill in place before a run \
+         (`Bound::inputs`)."
+    );
+    let outputs_doc = format!(
+        "The model outputs [`{name}`] binds, read in place after a run (`Bound::outputs`)."
+    );
+    let dims_doc = format!(
+        "Sizes of the dynamic dimensions of the values [`{name}`] binds: one field per \
+         symbolic dimension, one per unnamed dynamic axis. `{name}::allocate` sizes the \
+         tensors from it; `Bound::set_dims` resizes them (reusing capacity)."
+    );
+    let model_path_doc = format!("Path of the ONNX model [`{name}`] was checked against.");
+
+    quote! {
+        #[doc = #dims_doc]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, #copy ::core::cmp::PartialEq,
+                 ::core::cmp::Eq, ::core::hash::Hash, ::core::default::Default)]
+        #[allow(dead_code, unreachable_pub)]
+        #vis struct #dims_name {
+            #(#dims_fields)*
+        }
+
+        #[doc = #inputs_doc]
+        #[derive(::core::fmt::Debug)]
+        #[allow(dead_code, unreachable_pub)]
+        #vis struct #inputs_name<#view_params> #view_where {
+            #inputs_decl
+            #[doc(hidden)]
+            pub __marker: ::core::marker::PhantomData<&'__a #name #ty_generics>,
+        }
+
+        #[doc = #outputs_doc]
+        #[derive(::core::fmt::Debug)]
+        #[allow(dead_code, unreachable_pub)]
+        #vis struct #outputs_name<#view_params> #view_where {
+            #outputs_decl
+            #[doc(hidden)]
+            pub __marker: ::core::marker::PhantomData<&'__a #name #ty_generics>,
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        impl #impl_generics #name #ty_generics #where_clause {
+            #[doc = #model_path_doc]
+            pub const MODEL_PATH: &'static str = #model_path;
+
+            #allocate
+        }
+
+        // SAFETY: the methods below only bind, resize (`set_dims`, which `Bound` follows
+        // with a rebind) and hand out views that read and write elements in place; every
+        // field is reached through `Slot`, which only ort-bind's tensor types implement.
+        #[automatically_derived]
+        unsafe impl #impl_generics #krate::BindingIo for #name #ty_generics #where_clause {
+            const INPUTS: &'static [#krate::ValueSpec] = &[#(#input_specs),*];
+            const OUTPUTS: &'static [#krate::ValueSpec] = &[#(#output_specs),*];
+            const HAS_ALLOCATED_OUTPUTS: bool = false #(#allocated_flags)*;
+            type Dims = #dims_name;
+            type InputsMut<'__a> = #inputs_name #view_args where Self: '__a;
+            type OutputsRef<'__a> = #outputs_name #view_args where Self: '__a;
+
+            fn bind<'__io>(
+                &'__io self,
+                binder: &mut #krate::Binder<'_, '__io>,
+            ) -> #krate::Result<()> {
+                let _ = &binder;
+                #(#bind_inputs)*
+                #(#bind_outputs)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn set_dims(&mut self, dims: &#dims_name) -> #krate::Result<()> {
+                let _ = dims;
+                #(#resize)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn store_output(
+                &mut self,
+                index: usize,
+                value: #krate::OutputValue,
+            ) -> #krate::Result<()> {
+                match index {
+                    #(#store_arms)*
+                    _ => {
+                        ::core::mem::drop(value);
+                        ::core::result::Result::Ok(())
+                    }
+                }
+            }
+
+            fn inputs_mut(&mut self) -> #inputs_name #view_args_anon {
+                #inputs_name { #inputs_init __marker: ::core::marker::PhantomData }
+            }
+
+            fn outputs(&self) -> #outputs_name #view_args_anon {
+                #outputs_name { #outputs_init __marker: ::core::marker::PhantomData }
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #krate::SplitIo for #name #ty_generics #where_clause {
+            fn split(&mut self) -> (#inputs_name #view_args_anon, #outputs_name #view_args_anon) {
+                (
+                    #inputs_name { #inputs_init __marker: ::core::marker::PhantomData },
+                    #outputs_name { #outputs_init __marker: ::core::marker::PhantomData },
+                )
+            }
+        }
+
+        const _: () = {
+            #[allow(dead_code, clippy::extra_unused_type_parameters)]
+            fn __ort_bind_checks #impl_generics () #where_clause {
+                #(#checks)*
+            }
+        };
+    }
+}
+
+fn field_doc(f: &Field<'_>, sig: Option<&ModelSignature>) -> String {
+    match (sig, f.binding) {
+        (Some(sig), Some(b)) => {
+            let v = match b.role {
+                Role::Input => &sig.inputs[b.index],
+                Role::Output => &sig.outputs[b.index],
+            };
+            format!(
+                "Model {} `{}`: `{}`.",
+                b.role.word(),
+                v.name,
+                check::describe_value(v)
+            )
+        }
+        _ => format!("Field `{}`.", f.spec.ident),
+    }
+}

@@ -1,0 +1,108 @@
+//! What ort-bind's proc macros do, as plain functions over `proc_macro2` tokens, so it is
+//! unit-testable and the `ort-bind-macros` crate stays a thin shell.
+//!
+//! - [`derive_onnx_binding`]: `#[derive(OnnxBinding)]`, checked against the model;
+//! - [`bindings`]: `bindings!("model.onnx")`, the module build-time codegen writes;
+//! - [`track_model`]: the hidden helper that makes Cargo notice model edits cheaply
+//!   (see [`track`]).
+//!
+//! Model paths are resolved against the crate's manifest dir, falling back to the
+//! offline signature cache when the model is absent ([`crate::cache`]).
+
+pub mod attr;
+mod bindings;
+mod derive;
+pub mod track;
+
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+
+use crate::cache::{self, CacheError, Resolved};
+
+pub use bindings::bindings;
+pub use derive::derive as derive_onnx_binding;
+
+/// Where a macro runs: what it needs from the build environment.
+#[derive(Debug, Clone)]
+pub struct MacroEnv {
+    /// The crate's manifest dir (`CARGO_MANIFEST_DIR`): model paths are relative to it.
+    pub manifest_dir: PathBuf,
+    /// [`cache::OFFLINE_ENV`] is set: use the cache even when the model exists.
+    pub offline: bool,
+    /// Text identifying the crate and the macro call (file, line, column), for
+    /// [`track`]'s per-invocation link paths.
+    pub site: String,
+}
+
+impl MacroEnv {
+    /// Reads the environment Cargo gives rustc; `call_site` identifies the invocation.
+    pub fn from_env(call_site: &str) -> Result<MacroEnv, String> {
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").ok_or_else(|| {
+            "CARGO_MANIFEST_DIR is not set: ort-bind's macros resolve model paths against the \
+             crate's manifest dir, so build with cargo"
+                .to_owned()
+        })?;
+        let offline = std::env::var(cache::OFFLINE_ENV)
+            .is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"));
+        let krate = std::env::var("CARGO_CRATE_NAME")
+            .or_else(|_| std::env::var("CARGO_PKG_NAME"))
+            .unwrap_or_default();
+        let manifest_dir = PathBuf::from(manifest_dir);
+        Ok(MacroEnv {
+            site: format!("{}|{krate}|{call_site}", manifest_dir.display()),
+            manifest_dir,
+            offline,
+        })
+    }
+}
+
+/// Resolves a model path written as `lit`: the signature, from the model or its cache;
+/// errors sit on `lit`.
+pub fn resolve_model(env: &MacroEnv, lit: &syn::LitStr) -> Result<Resolved, syn::Error> {
+    let rel = PathBuf::from(lit.value());
+    if rel.as_os_str().is_empty() {
+        return Err(syn::Error::new(
+            lit.span(),
+            "the model path is empty; write it relative to the crate's Cargo.toml, e.g. \
+             \"models/model.onnx\"",
+        ));
+    }
+    cache::resolve(&env.manifest_dir, &rel, env.offline).map_err(|e| {
+        let mut message = e.to_string();
+        if let CacheError::Missing { .. } = e {
+            message.push_str(&format!(
+                "\n  note: relative model paths resolve against `{}`",
+                env.manifest_dir.display()
+            ));
+        }
+        syn::Error::new(lit.span(), message)
+    })
+}
+
+/// Body of the hidden `track_model!("<link>", "<model>")`: points the link path at the
+/// model (see [`track`]); expands to nothing. Failing to make the link only loses the
+/// rebuild-on-edit, so it is not an error.
+pub fn track_model(input: TokenStream) -> TokenStream {
+    let parsed = syn::parse::Parser::parse2(
+        syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated,
+        input,
+    );
+    match parsed {
+        Ok(args) if args.len() == 2 => {
+            let link = PathBuf::from(args[0].value());
+            let model = PathBuf::from(args[1].value());
+            let _ = track::retarget(&link, &model);
+            TokenStream::new()
+        }
+        Ok(args) => syn::Error::new(
+            proc_macro2::Span::call_site(),
+            format!("track_model! takes two paths, got {}", args.len()),
+        )
+        .to_compile_error(),
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
