@@ -1,13 +1,29 @@
 //! Devices are types: a tensor's device is part of its type, so binding host
 //! memory where the model binding wants device memory is a compile error, and
 //! moving data between devices is an explicit call.
+//!
+//! [`Cpu`] is always here. With the `cuda` feature: `Cuda<N>`, memory on CUDA device `N`
+//! (a `cudarc` device slice, used in the order of the device's stream), and
+//! `CudaPinned`, page-locked host memory that copies to and from a device
+//! asynchronously.
 
 use std::ffi::c_void;
 use std::fmt::Debug;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::session::Session;
 use crate::sys::MemoryInfo;
+
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
+#[cfg(feature = "cuda")]
+mod pinned;
+
+#[cfg(feature = "cuda")]
+pub use cuda::{Cuda, cuda_provider_available};
+#[cfg(feature = "cuda")]
+pub use pinned::CudaPinned;
 
 /// Where a tensor's memory lives.
 ///
@@ -24,6 +40,11 @@ pub trait Device: private::DeviceImpl + Clone + Debug + Send + Sync + 'static {
 }
 
 /// A device whose memory the host can read and write directly.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` memory cannot be read or written by the host in place",
+    label = "device memory, not host memory",
+    note = "copy explicitly (`copy_from_host`, `copy_to_host`, `to_vec`), or bind the model on a host device (`Cpu`, `CudaPinned`)"
+)]
 pub trait HostDevice: Device {}
 
 /// Host memory, allocated by Rust's global allocator.
@@ -42,6 +63,10 @@ pub(crate) mod private {
     /// What a device must do for the runtime; hidden from users (sealed).
     #[allow(unreachable_pub)]
     pub trait DeviceImpl {
+        /// Whether the host can touch this memory directly. A run that binds such memory
+        /// on a device session waits for the device before it returns.
+        const HOST_ACCESSIBLE: bool;
+
         /// Owned memory for `len` elements.
         type Buffer<T: Element>: Send + Debug;
 
@@ -65,11 +90,17 @@ pub(crate) mod private {
 
         /// Mutable host view of the first `len` elements, for host-accessible devices.
         fn host_slice_mut<T: Element>(buf: &mut Self::Buffer<T>, len: usize) -> Option<&mut [T]>;
+
+        /// Checks that memory of this device may be bound to `session` (named `tensor` in
+        /// errors): device memory only where the session runs on the same device and stream.
+        fn check_session(&self, session: &Session, tensor: &str) -> Result<()>;
     }
 }
 
 impl private::DeviceImpl for Cpu {
     type Buffer<T: Element> = Vec<T>;
+
+    const HOST_ACCESSIBLE: bool = true;
 
     fn alloc<T: Element>(&self, len: usize) -> Result<Vec<T>> {
         // Fallible: a huge but representable size is an error, not an abort.
@@ -105,5 +136,10 @@ impl private::DeviceImpl for Cpu {
 
     fn host_slice_mut<T: Element>(buf: &mut Vec<T>, len: usize) -> Option<&mut [T]> {
         buf.get_mut(..len)
+    }
+
+    fn check_session(&self, _session: &Session, _tensor: &str) -> Result<()> {
+        // Any session can read and write host memory (a device provider copies it).
+        Ok(())
     }
 }

@@ -5,6 +5,11 @@ use ort::sys::ONNXTensorElementDataType as Onnx;
 pub use half::{bf16, f16};
 
 mod sealed {
+    // With the `cuda` feature every element type can live in `cudarc` device memory, so
+    // generic device code can rely on it (all element types implement both traits).
+    #[cfg(feature = "cuda")]
+    pub trait Sealed: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits {}
+    #[cfg(not(feature = "cuda"))]
     pub trait Sealed {}
 }
 

@@ -102,6 +102,15 @@ pub enum Error {
         device: String,
     },
 
+    /// A CUDA problem (the `cuda` feature); `kind` says which, `message` what to do about it.
+    #[error("{kind}: {message}")]
+    Cuda {
+        /// What went wrong.
+        kind: CudaErrorKind,
+        /// Details, and how to fix it.
+        message: String,
+    },
+
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Io {
@@ -122,6 +131,40 @@ impl Error {
             *tensor = name.to_owned();
         }
         self
+    }
+}
+
+/// The kinds of [`Error::Cuda`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CudaErrorKind {
+    /// No usable NVIDIA driver: `libcuda` is missing, too old, or failed to initialise.
+    NoDriver,
+    /// The driver works but has no device with the requested ordinal.
+    NoDevice,
+    /// The loaded ONNX Runtime library has no CUDA execution provider, or the provider
+    /// could not load its CUDA libraries.
+    NoExecutionProvider,
+    /// Memory, a stream or a session belongs to another device, context or stream than
+    /// the one it is used with.
+    WrongDevice,
+    /// The device ran out of memory while ONNX Runtime ran the model (ort-bind's own
+    /// allocations report [`Error::OutOfMemory`]).
+    OutOfMemory,
+    /// Any other failure reported by the CUDA driver.
+    Driver,
+}
+
+impl std::fmt::Display for CudaErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CudaErrorKind::NoDriver => "no usable CUDA driver",
+            CudaErrorKind::NoDevice => "no such CUDA device",
+            CudaErrorKind::NoExecutionProvider => "no CUDA execution provider in ONNX Runtime",
+            CudaErrorKind::WrongDevice => "wrong CUDA device",
+            CudaErrorKind::OutOfMemory => "CUDA device out of memory",
+            CudaErrorKind::Driver => "CUDA driver error",
+        })
     }
 }
 

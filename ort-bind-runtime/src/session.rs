@@ -12,6 +12,7 @@ use ort::value::ValueType;
 use crate::element::onnx_type_name;
 use crate::error::{Error, Result};
 use crate::library;
+use crate::sys::RunOptions;
 
 /// How to build a session. The defaults are ONNX Runtime's, except that the number
 /// of intra-op threads can be pinned for reproducible benchmarks.
@@ -20,6 +21,8 @@ pub struct SessionOptions {
     intra_threads: Option<usize>,
     inter_threads: Option<usize>,
     optimization: Option<u8>,
+    #[cfg(feature = "cuda")]
+    cuda: Option<crate::device::cuda::CudaProvider>,
 }
 
 impl SessionOptions {
@@ -43,6 +46,39 @@ impl SessionOptions {
     /// Graph optimisation level: 0 (none), 1 (basic), 2 (extended), 3 (all; default).
     pub fn optimization_level(mut self, level: u8) -> Self {
         self.optimization = Some(level.min(3));
+        self
+    }
+
+    /// Runs the model with ONNX Runtime's CUDA execution provider on `device`, on the
+    /// device's stream (ONNX Runtime's "user compute stream"): kernels the caller enqueues
+    /// on that stream before and after a run are ordered with the run, with no device-wide
+    /// synchronization. Bindings on `device` (`bind_on(device.clone(), ..)`) then use
+    /// device memory in place; host tensors (`Cpu`, `CudaPinned`) still work and are copied
+    /// by ONNX Runtime. The session keeps the stream alive.
+    ///
+    /// Creating the session fails with [`Error::Cuda`] of kind
+    /// [`NoExecutionProvider`](crate::error::CudaErrorKind::NoExecutionProvider) when the
+    /// loaded ONNX Runtime has no CUDA execution provider (the `onnxruntime` wheel is
+    /// CPU-only; `onnxruntime-gpu` has it).
+    #[cfg(feature = "cuda")]
+    pub fn cuda<const N: usize>(mut self, device: &crate::device::Cuda<N>) -> Self {
+        self.cuda = Some(crate::device::cuda::CudaProvider {
+            ordinal: N,
+            stream: Some(device.stream().clone()),
+        });
+        self
+    }
+
+    /// Runs the model with ONNX Runtime's CUDA execution provider on device `ordinal`,
+    /// on a stream ONNX Runtime creates. Such a session takes host tensors only (`Cpu`,
+    /// `CudaPinned`, copied by ONNX Runtime on each run); to bind device memory, build
+    /// the session with [`SessionOptions::cuda`] so that it runs on the memory's stream.
+    #[cfg(feature = "cuda")]
+    pub fn cuda_provider(mut self, ordinal: usize) -> Self {
+        self.cuda = Some(crate::device::cuda::CudaProvider {
+            ordinal,
+            stream: None,
+        });
         self
     }
 
@@ -70,7 +106,22 @@ impl SessionOptions {
                 .with_optimization_level(level)
                 .map_err(|e| wrap(e.into()))?;
         }
+        #[cfg(feature = "cuda")]
+        if let Some(provider) = &self.cuda {
+            provider.register(&mut b)?;
+        }
         Ok(b)
+    }
+
+    /// What the session needs to keep for its device (the CUDA stream, run options).
+    fn device_state(&self) -> Result<DeviceState> {
+        #[cfg(feature = "cuda")]
+        if let Some(provider) = &self.cuda {
+            return Ok(DeviceState {
+                cuda: Some(Arc::new(provider.session_state()?)),
+            });
+        }
+        Ok(DeviceState::default())
     }
 }
 
@@ -79,7 +130,16 @@ impl SessionOptions {
 /// through its own binding.
 #[derive(Debug, Clone)]
 pub struct Session {
+    // Declared first: the ONNX Runtime session is released before the stream it runs on.
     inner: Arc<ort::session::Session>,
+    device: DeviceState,
+}
+
+/// What a session keeps for the device it runs on.
+#[derive(Debug, Clone, Default)]
+struct DeviceState {
+    #[cfg(feature = "cuda")]
+    cuda: Option<Arc<crate::device::cuda::CudaSession>>,
 }
 
 /// What generated code expects of one model value (for [`Session::check_signature`]).
@@ -117,35 +177,68 @@ impl Session {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             });
         }
-        let session = options
-            .builder()?
-            .commit_from_file(path)
-            .map_err(|e| Error::Ort {
+        let mut builder = options.builder()?;
+        let device = options.device_state()?;
+        let session = builder.commit_from_file(path).map_err(|e| {
+            device.classify(Error::Ort {
                 context: format!("loading the model `{}`", path.display()),
                 message: e.to_string(),
-            })?;
+            })
+        })?;
         Ok(Session {
             inner: Arc::new(session),
+            device,
         })
     }
 
     /// Loads a model from bytes in memory.
     pub fn from_memory(bytes: &[u8], options: &SessionOptions) -> Result<Session> {
-        let session = options
-            .builder()?
-            .commit_from_memory(bytes)
-            .map_err(|e| Error::Ort {
+        let mut builder = options.builder()?;
+        let device = options.device_state()?;
+        let session = builder.commit_from_memory(bytes).map_err(|e| {
+            device.classify(Error::Ort {
                 context: "loading a model from memory".into(),
                 message: e.to_string(),
-            })?;
+            })
+        })?;
         Ok(Session {
             inner: Arc::new(session),
+            device,
         })
     }
 
     /// The underlying `ort` session, for anything ort-bind does not wrap.
     pub fn ort(&self) -> &ort::session::Session {
         &self.inner
+    }
+
+    /// The ordinal of the CUDA device the session runs on, if it was built with
+    /// [`SessionOptions::cuda`] or [`SessionOptions::cuda_provider`].
+    #[cfg(feature = "cuda")]
+    pub fn cuda_device(&self) -> Option<usize> {
+        self.device.cuda.as_ref().map(|c| c.ordinal())
+    }
+
+    /// The CUDA set-up of the session, if any.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn cuda(&self) -> Option<&crate::device::cuda::CudaSession> {
+        self.device.cuda.as_deref()
+    }
+
+    /// Run options for runs that return before the device has finished, when the session
+    /// runs on a caller's stream (`None` otherwise: runs use the defaults and return
+    /// when the work is done).
+    pub(crate) fn async_run_options(&self) -> Option<&RunOptions> {
+        #[cfg(feature = "cuda")]
+        if let Some(cuda) = &self.device.cuda {
+            return cuda.async_run_options();
+        }
+        None
+    }
+
+    /// Refines an error of a run into the device problem it reports, where it reports one.
+    pub(crate) fn run_error(&self, e: Error) -> Error {
+        self.device.classify(e)
     }
 
     pub(crate) fn raw(&self) -> NonNull<OrtSession> {
@@ -159,6 +252,18 @@ impl Session {
     pub fn check_signature(&self, inputs: &[ValueSpec], outputs: &[ValueSpec]) -> Result<()> {
         check_side("input", self.inner.inputs(), inputs)?;
         check_side("output", self.inner.outputs(), outputs)
+    }
+}
+
+impl DeviceState {
+    /// Names the CUDA problem behind an ONNX Runtime error of a CUDA session (out of memory,
+    /// no device, driver too old); other errors pass through.
+    fn classify(&self, e: Error) -> Error {
+        #[cfg(feature = "cuda")]
+        if self.cuda.is_some() {
+            return crate::device::cuda::classify_ort_error(e);
+        }
+        e
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use ort::sys::{
     ONNXTensorElementDataType, OrtAllocator, OrtAllocatorType, OrtIoBinding, OrtMemType,
-    OrtMemoryInfo, OrtSession, OrtStatusPtr, OrtValue,
+    OrtMemoryInfo, OrtRunOptions, OrtSession, OrtStatusPtr, OrtValue,
 };
 
 use crate::error::{Error, Result};
@@ -257,19 +257,30 @@ impl IoBinding {
         check(status, || format!("binding output {name:?} to a device"))
     }
 
-    /// Runs the session on the bound values.
+    /// Runs the session on the bound values with default run options.
+    #[allow(dead_code)] // not every binding kind needs run options
     pub(crate) fn run(&mut self) -> Result<()> {
+        self.run_with(None)
+    }
+
+    /// Runs the session on the bound values with `options` (`None`: defaults).
+    pub(crate) fn run_with(&mut self, options: Option<&RunOptions>) -> Result<()> {
+        let options = options.map_or(ptr::null(), RunOptions::as_ptr);
         // SAFETY: session and binding are alive (the session outlives the binding by the
-        // contract of `new`); null run options means defaults; every bound value views
-        // memory its owner keeps alive and does not touch during the run (`&mut self`).
+        // contract of `new`); `options` is null (defaults) or a live run options object
+        // borrowed for the call; every bound value views memory its owner keeps alive and
+        // does not touch during the run (`&mut self`).
         let status = unsafe {
-            (ort::api().RunWithBinding)(self.session.as_ptr(), ptr::null(), self.ptr.as_ptr())
+            (ort::api().RunWithBinding)(self.session.as_ptr(), options, self.ptr.as_ptr())
         };
         check(status, || "running the model".into())
     }
 
     /// Waits until outputs bound to a device have been written (for asynchronous providers).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    ///
+    /// Not used by ort-bind's CUDA path: the CUDA execution provider implements this with a
+    /// device-wide `cudaDeviceSynchronize`; ort-bind synchronizes the session's stream instead.
+    #[allow(dead_code)]
     pub(crate) fn synchronize_outputs(&mut self) -> Result<()> {
         // SAFETY: the binding is alive.
         let status = unsafe { (ort::api().SynchronizeBoundOutputs)(self.ptr.as_ptr()) };
@@ -314,4 +325,150 @@ impl Drop for IoBinding {
         // SAFETY: we own the binding and release it exactly once; the session is still alive.
         unsafe { (ort::api().ReleaseIoBinding)(self.ptr.as_ptr()) }
     }
+}
+
+/// An `OrtRunOptions`, owned by us.
+#[derive(Debug)]
+pub(crate) struct RunOptions(NonNull<OrtRunOptions>);
+
+// SAFETY: run options are configured once, before they are shared, and ONNX Runtime only
+// reads them during `Run` (ort-bind never calls the one mutating entry point used during a
+// run, `RunOptionsSetTerminate`), so moving or sharing the handle across threads is sound.
+unsafe impl Send for RunOptions {}
+// SAFETY: see `Send`.
+unsafe impl Sync for RunOptions {}
+
+impl RunOptions {
+    /// Run options with the given `config` entries (`AddRunConfigEntry` keys and values).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn with_config(config: &[(&CStr, &CStr)]) -> Result<RunOptions> {
+        let mut out = ptr::null_mut();
+        // SAFETY: `out` is a valid out-pointer.
+        let status = unsafe { (ort::api().CreateRunOptions)(&mut out) };
+        check(status, || "creating run options".into())?;
+        let options = RunOptions(non_null(out, "CreateRunOptions")?);
+        for (key, value) in config {
+            // SAFETY: the options are alive and not shared yet; key and value are
+            // NUL-terminated strings that outlive the call (ONNX Runtime copies them).
+            let status = unsafe {
+                (ort::api().AddRunConfigEntry)(options.0.as_ptr(), key.as_ptr(), value.as_ptr())
+            };
+            check(status, || {
+                format!("setting run option {key:?} to {value:?}")
+            })?;
+        }
+        Ok(options)
+    }
+
+    fn as_ptr(&self) -> *const OrtRunOptions {
+        self.0.as_ptr()
+    }
+}
+
+impl Drop for RunOptions {
+    fn drop(&mut self) {
+        // SAFETY: we own the run options and release them exactly once.
+        unsafe { (ort::api().ReleaseRunOptions)(self.0.as_ptr()) }
+    }
+}
+
+/// Names of the execution providers the loaded ONNX Runtime library was built with
+/// (`GetAvailableProviders`), e.g. `["CPUExecutionProvider"]` for the CPU-only wheel.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn available_providers() -> Result<Vec<String>> {
+    let api = ort::api();
+    let mut names: *mut *mut std::ffi::c_char = ptr::null_mut();
+    let mut count: std::ffi::c_int = 0;
+    // SAFETY: both out-pointers are valid; on success ONNX Runtime hands us an array of
+    // `count` NUL-terminated strings that we release below with the matching call.
+    let status = unsafe { (api.GetAvailableProviders)(&mut names, &mut count) };
+    check(status, || "listing the execution providers".into())?;
+    if names.is_null() {
+        return Ok(Vec::new());
+    }
+    let count_usize = usize::try_from(count).unwrap_or(0);
+    let mut out = Vec::with_capacity(count_usize);
+    for i in 0..count_usize {
+        // SAFETY: `names` holds `count` pointers, each to a NUL-terminated string alive
+        // until `ReleaseAvailableProviders`; we copy each out first.
+        let name = unsafe { *names.add(i) };
+        if !name.is_null() {
+            // SAFETY: see above.
+            out.push(
+                unsafe { CStr::from_ptr(name) }
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+    }
+    // SAFETY: the array and count are exactly what `GetAvailableProviders` returned; it is
+    // released once, after the last read.
+    let status = unsafe { (api.ReleaseAvailableProviders)(names, count) };
+    check(status, || "releasing the execution provider list".into())?;
+    Ok(out)
+}
+
+/// Appends ONNX Runtime's CUDA execution provider on device `device_id` to `options`;
+/// with `stream`, the provider runs every kernel and copy on that CUDA stream (its
+/// "user compute stream") instead of a stream of its own.
+///
+/// # Safety
+/// `options` must be a live `OrtSessionOptions`. A non-null `stream` must be a CUDA stream
+/// (`CUstream`) of device `device_id` that stays alive for as long as any session created
+/// from `options` exists.
+#[cfg(feature = "cuda")]
+pub(crate) unsafe fn append_cuda_provider(
+    options: *mut ort::sys::OrtSessionOptions,
+    device_id: i32,
+    stream: Option<NonNull<c_void>>,
+) -> Result<()> {
+    let api = ort::api();
+    let mut cuda = ptr::null_mut();
+    // SAFETY: `cuda` is a valid out-pointer.
+    let status = unsafe { (api.CreateCUDAProviderOptions)(&mut cuda) };
+    check(status, || "creating CUDA provider options".into())?;
+    let cuda = non_null(cuda, "CreateCUDAProviderOptions")?;
+    struct Release(NonNull<ort::sys::OrtCUDAProviderOptionsV2>);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            // SAFETY: created above, released exactly once (ONNX Runtime copies the options
+            // into the session options when the provider is appended).
+            unsafe { (ort::api().ReleaseCUDAProviderOptions)(self.0.as_ptr()) }
+        }
+    }
+    let cuda = Release(cuda);
+    let device = std::ffi::CString::new(device_id.to_string()).unwrap_or_default();
+    let keys = [c"device_id".as_ptr()];
+    let values = [device.as_ptr()];
+    // SAFETY: the options are alive; `keys`/`values` hold one NUL-terminated string each,
+    // alive for the call.
+    let status = unsafe {
+        (api.UpdateCUDAProviderOptions)(cuda.0.as_ptr(), keys.as_ptr(), values.as_ptr(), 1)
+    };
+    check(status, || {
+        format!("setting the CUDA device id to {device_id}")
+    })?;
+    if let Some(stream) = stream {
+        // SAFETY: the options are alive; `user_compute_stream` takes a `cudaStream_t`
+        // (the same handle as the driver's `CUstream`), which the caller keeps alive for the
+        // life of every session built from these options. Setting it also sets
+        // `has_user_compute_stream`.
+        let status = unsafe {
+            (api.UpdateCUDAProviderOptionsWithValue)(
+                cuda.0.as_ptr(),
+                c"user_compute_stream".as_ptr(),
+                stream.as_ptr(),
+            )
+        };
+        check(status, || {
+            "setting the CUDA provider's compute stream".into()
+        })?;
+    }
+    // SAFETY: `options` is live (caller's contract) and `cuda` is a valid provider options
+    // object; ONNX Runtime copies what it needs.
+    let status =
+        unsafe { (api.SessionOptionsAppendExecutionProvider_CUDA_V2)(options, cuda.0.as_ptr()) };
+    check(status, || {
+        format!("adding the CUDA execution provider on device {device_id}")
+    })
 }
