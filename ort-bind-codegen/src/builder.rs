@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::expand::{ExpandOptions, expand};
 use crate::ident::snake_case;
 use crate::model::{ModelError, read_signature};
-use crate::plan::{PlanError, plan};
+use crate::plan::{ModelOptions, PlanError, plan_with};
 use crate::signature::ModelSignature;
 
 /// Why code generation failed.
@@ -70,7 +70,7 @@ pub struct GeneratedModule {
 /// Configures and runs build-time code generation.
 #[derive(Debug, Clone)]
 pub struct Builder {
-    models: Vec<(PathBuf, Option<String>)>,
+    models: Vec<(PathBuf, Option<String>, ModelOptions)>,
     out_dir: Option<PathBuf>,
     runtime: String,
 }
@@ -94,14 +94,28 @@ impl Builder {
     /// Adds a model; its module is named after the file stem (`models/yolo-v8.onnx` -> `yolo_v8`).
     /// Relative paths resolve against the current directory (the package root in `build.rs`).
     pub fn model(mut self, path: impl AsRef<Path>) -> Self {
-        self.models.push((path.as_ref().to_path_buf(), None));
+        self.models
+            .push((path.as_ref().to_path_buf(), None, ModelOptions::new()));
         self
     }
 
     /// Adds a model under an explicit module name.
     pub fn model_as(mut self, path: impl AsRef<Path>, name: &str) -> Self {
+        self.models.push((
+            path.as_ref().to_path_buf(),
+            Some(snake_case(name)),
+            ModelOptions::new(),
+        ));
+        self
+    }
+
+    /// Adds a model with [`ModelOptions`]: dims that are really the same (so outputs can
+    /// be pre-allocated), recurrent pairs, and the module name
+    /// ([`ModelOptions::module_name`]; default: the file stem).
+    pub fn model_with(mut self, path: impl AsRef<Path>, options: ModelOptions) -> Self {
+        let name = options.name().map(snake_case);
         self.models
-            .push((path.as_ref().to_path_buf(), Some(snake_case(name))));
+            .push((path.as_ref().to_path_buf(), name, options));
         self
     }
 
@@ -126,13 +140,13 @@ impl Builder {
     pub fn generate(&self) -> Result<Vec<GeneratedModule>, CodegenError> {
         let runtime = self.runtime()?;
         let mut out: Vec<GeneratedModule> = Vec::with_capacity(self.models.len());
-        for (path, name) in &self.models {
+        for (path, name, options) in &self.models {
             let name = name.clone().unwrap_or_else(|| module_name(path));
             if out.iter().any(|m| m.name == name) {
                 return Err(CodegenError::DuplicateName(name));
             }
             let sig = read_signature(path)?;
-            let source = generate_source(&sig, path, &runtime)?;
+            let source = generate_source_with(&sig, path, &runtime, options)?;
             out.push(GeneratedModule {
                 name,
                 model_path: path.clone(),
@@ -150,7 +164,7 @@ impl Builder {
             None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(CodegenError::NoOutDir)?)
                 .join("ort-bind"),
         };
-        for (path, _) in &self.models {
+        for (path, _, _) in &self.models {
             println!("cargo:rerun-if-changed={}", path.display());
         }
         let modules = self.generate()?;
@@ -181,7 +195,17 @@ pub fn generate_source(
     path: &Path,
     runtime: &syn::Path,
 ) -> Result<String, CodegenError> {
-    let plan = plan(sig).map_err(|source| CodegenError::Plan {
+    generate_source_with(sig, path, runtime, &ModelOptions::new())
+}
+
+/// Generates formatted module source for a decoded model, with [`ModelOptions`].
+pub fn generate_source_with(
+    sig: &ModelSignature,
+    path: &Path,
+    runtime: &syn::Path,
+    options: &ModelOptions,
+) -> Result<String, CodegenError> {
+    let plan = plan_with(sig, options).map_err(|source| CodegenError::Plan {
         path: path.display().to_string(),
         source,
     })?;

@@ -86,13 +86,29 @@ fn type_doc(v: &PlannedValue) -> String {
     format!("`{}{}`", v.elem, format_dims(v.dims.as_deref()))
 }
 
-fn value_doc(role: &str, v: &PlannedValue) -> String {
+fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
     let mut doc = format!(" {role} `{}`: {}.", v.name, type_doc(v));
     if matches!(v.storage, Storage::Allocated) {
         doc.push_str(
-            " Its shape is decided by ONNX Runtime during the run, which allocates it; \
+            " Its shape is decided by ONNX Runtime during the run, which allocates it \
+             (see `AllocatedOutput` for when that memory is reused); \
              `None` until the first successful run.",
         );
+    }
+    if role == "Output"
+        && let Some(fb) = plan
+            .feed_back
+            .iter()
+            .find(|fb| std::ptr::eq(&plan.outputs[fb.output], v))
+    {
+        let input = &plan.inputs[fb.input];
+        doc.push_str(&format!(
+            " Recurrent: it has the shape of input `{}` and can become that input \
+             without a copy (`Binding::feed_{}_into_{}`).",
+            input.name,
+            v.field.trim_start_matches("r#"),
+            input.field.trim_start_matches("r#"),
+        ));
     }
     if !v.doc.trim().is_empty() {
         doc.push_str("\n\n");
@@ -160,7 +176,9 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     let dims_doc = format!(
         " Sizes of the dynamic dimensions of `{label}`: one field per named symbolic dimension, \
          and one per unnamed dynamic input axis. A binding is sized from these; \
-         [`Binding::set_dims`] changes them, reusing buffer capacity."
+         [`Binding::set_dims`] changes them, reusing buffer capacity. \
+         [`Dims::from_input_shapes`] derives them from the shapes of the inputs, \
+         checking those against the model and each other."
     );
 
     // ---- Value specs ----
@@ -241,6 +259,11 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             _ => quote!(binder.output(#i, &self.#f)?;),
         }
     });
+    let rebind_allocated = plan.outputs.iter().enumerate().filter_map(|(i, v)| {
+        let f = out_field(v);
+        matches!(v.storage, Storage::Allocated)
+            .then(|| quote!(binder.allocated_output(#i, &self.#f)?;))
+    });
     let allocated: Vec<(usize, &PlannedValue)> = plan
         .outputs
         .iter()
@@ -271,14 +294,14 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         let f = to_ident(&v.field);
         let elem = elem_tokens(rt, v.elem);
         let shape = shape_tokens(rt, v);
-        let doc = value_doc("Input", v);
+        let doc = value_doc(plan, "Input", v);
         quote!(#[doc = #doc] pub #f: #rt::TensorMut<'a, #elem, #shape, D>,)
     });
     let outputs_view_fields = plan.outputs.iter().map(|v| {
         let f = to_ident(&v.field);
         let elem = elem_tokens(rt, v.elem);
         let shape = shape_tokens(rt, v);
-        let doc = value_doc("Output", v);
+        let doc = value_doc(plan, "Output", v);
         match v.storage {
             Storage::Allocated => quote!(
                 #[doc = #doc] pub #f: ::core::option::Option<#rt::TensorRef<'a, #elem, #shape, D>>,
@@ -333,6 +356,43 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         }
     });
 
+    let distinct = plan.feed_back.iter().enumerate().all(|(k, a)| {
+        plan.feed_back[..k]
+            .iter()
+            .all(|b| a.output != b.output && a.input != b.input)
+    });
+    let feed_back_all = (!plan.feed_back.is_empty() && distinct).then(|| {
+        let swaps = plan.feed_back.iter().map(|fb| {
+            let of = out_field(&plan.outputs[fb.output]);
+            let inf = in_field(&plan.inputs[fb.input]);
+            quote!(io.#of.swap_storage(&mut io.#inf)?;)
+        });
+        let pairs: Vec<String> = plan
+            .feed_back
+            .iter()
+            .map(|fb| {
+                format!(
+                    "`{}` -> `{}`",
+                    plan.outputs[fb.output].name, plan.inputs[fb.input].name
+                )
+            })
+            .collect();
+        let doc = format!(
+            " Feeds every recurrent output of the last run back into its input ({}) \
+             without copying: buffers are exchanged, then rebound once. Allocates nothing.",
+            pairs.join(", ")
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn feed_back(&mut self) -> #rt::Result<()> {
+                self.inner.modify(|io| {
+                    #(#swaps)*
+                    ::core::result::Result::Ok(())
+                })
+            }
+        }
+    });
+
     // ---- Docs ----
     let mut model_doc = format!(" The ONNX model `{label}`, loaded into ONNX Runtime.\n\n");
     model_doc.push_str(&format!(
@@ -366,11 +426,92 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     }
     let path_doc =
         format!(" Path of the ONNX model these bindings were generated from (`{label}`).");
-    let dims_assign = if plan.dims_are_copy() {
-        quote!(self.dims = *dims;)
-    } else {
-        quote!(self.dims = ::core::clone::Clone::clone(dims);)
+    // Field by field, so `Vec` fields reuse their capacity (no allocation when the rank
+    // stays the same).
+    let dims_assign = plan.dims.iter().map(|d| {
+        let f = to_ident(&d.field);
+        match d.source {
+            DimSource::Shape { .. } => quote!(self.dims.#f.clone_from(&dims.#f);),
+            _ => quote!(self.dims.#f = dims.#f;),
+        }
+    });
+
+    // ---- Dims::from_input_shapes ----
+    let solver_index: Vec<Option<usize>> = {
+        let mut next = 0;
+        plan.dims
+            .iter()
+            .map(|d| match d.source {
+                DimSource::Shape { .. } => None,
+                _ => {
+                    next += 1;
+                    Some(next - 1)
+                }
+            })
+            .collect()
     };
+    let solver_names = plan.dims.iter().filter_map(|d| match &d.source {
+        DimSource::Named(n) => Some(n.clone()),
+        DimSource::Axis { .. } => Some(d.field.trim_start_matches("r#").to_owned()),
+        DimSource::Shape { .. } => None,
+    });
+    let shape_params: Vec<_> = plan
+        .inputs
+        .iter()
+        .map(|v| {
+            let p = to_ident(&v.field);
+            quote!(#p: &[usize])
+        })
+        .collect();
+    let solver_calls = plan.inputs.iter().filter_map(|v| {
+        let Storage::Owned(axes) = &v.storage else {
+            return None;
+        };
+        let p = to_ident(&v.field);
+        let name = &v.name;
+        let rules = axes.iter().map(|a| match a {
+            AxisSize::Fixed(n) => {
+                let n = Literal::u64_unsuffixed(*n);
+                quote!(#rt::AxisRule::Fixed(#n))
+            }
+            AxisSize::Field(i) => {
+                let i = solver_index[*i].expect("axis fields are not shape fields");
+                quote!(#rt::AxisRule::Dim(#i))
+            }
+        });
+        Some(quote!(__solver.input(#name, #p, &[#(#rules),*])?;))
+    });
+    let solved_idents: Vec<_> = plan
+        .dims
+        .iter()
+        .filter(|d| !matches!(d.source, DimSource::Shape { .. }))
+        .map(|d| to_ident(&d.field))
+        .collect();
+    let dims_from_shapes_init = plan.dims.iter().map(|d| {
+        let f = to_ident(&d.field);
+        match &d.source {
+            DimSource::Shape { input } => {
+                let v = plan
+                    .inputs
+                    .iter()
+                    .find(|v| &v.name == input)
+                    .expect("shape fields belong to inputs");
+                let p = to_ident(&v.field);
+                quote!(#f: #p.to_vec(),)
+            }
+            _ => quote!(#f,),
+        }
+    });
+    let from_shapes_doc = format!(
+        " The dims under which the inputs have exactly these shapes (one per input, in \
+         model order: {}).\n\n Errors name what disagrees: a rank or a fixed axis that \
+         differs from the model, or two axes of one dim with different sizes.",
+        plan.inputs
+            .iter()
+            .map(|v| format!("`{}` {}", v.name, type_doc(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 
     quote! {
         #[allow(dead_code, unreachable_pub)]
@@ -382,6 +523,17 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         #[derive(Debug, Clone, #copy PartialEq, Eq, Hash, Default)]
         pub struct Dims {
             #(#dims_fields)*
+        }
+
+        #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
+        impl Dims {
+            #[doc = #from_shapes_doc]
+            pub fn from_input_shapes(#(#shape_params),*) -> #rt::Result<Self> {
+                let mut __solver = #rt::DimsSolver::new([#(#solver_names),*]);
+                #(#solver_calls)*
+                let [#(#solved_idents),*] = __solver.finish()?;
+                ::core::result::Result::Ok(Dims { #(#dims_from_shapes_init)* })
+            }
         }
 
         #[allow(dead_code, unreachable_pub)]
@@ -480,8 +632,14 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
                 self.inner.run()
             }
 
-            /// Resizes the bound tensors for new dims, reusing their capacity.
+            /// Resizes the bound tensors for new dims: the same dims do nothing; dims whose
+            /// tensors fit the capacity they have change only the shapes ONNX Runtime sees
+            /// (no allocation); a tensor that must grow allocates once, and keeps that
+            /// capacity when it shrinks again. Either way every buffer is rebound.
             pub fn set_dims(&mut self, dims: Dims) -> #rt::Result<()> {
+                if dims == *self.dims() {
+                    return ::core::result::Result::Ok(());
+                }
                 self.inner.set_dims(&dims)
             }
 
@@ -491,6 +649,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             }
 
             #(#feed_back)*
+            #feed_back_all
         }
 
         #[allow(dead_code, unreachable_pub)]
@@ -504,6 +663,13 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
 
         #[allow(dead_code, unreachable_pub)]
         impl<D: #rt::Device> Io<D> {
+            fn resize(&mut self, dims: &Dims) -> #rt::Result<()> {
+                let _ = dims; // unused when every dim is fixed
+                #(#set_in)*
+                #(#set_out)*
+                ::core::result::Result::Ok(())
+            }
+
             fn new(device: D, dims: Dims) -> #rt::Result<Self> {
                 ::core::result::Result::Ok(Io {
                     #(#io_init_in)*
@@ -530,10 +696,21 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
                 ::core::result::Result::Ok(())
             }
 
+            fn rebind_allocated<'io>(&'io self, binder: &mut #rt::Binder<'_, 'io>) -> #rt::Result<()> {
+                let _ = &binder; // unused when no output is allocated by ONNX Runtime
+                #(#rebind_allocated)*
+                ::core::result::Result::Ok(())
+            }
+
             fn set_dims(&mut self, dims: &Dims) -> #rt::Result<()> {
-                #(#set_in)*
-                #(#set_out)*
-                #dims_assign
+                if let ::core::result::Result::Err(e) = self.resize(dims) {
+                    // Back to the old sizes, which fit the capacity every tensor kept:
+                    // the tensors agree with `self.dims` again.
+                    let old = ::core::clone::Clone::clone(&self.dims);
+                    let _ = self.resize(&old);
+                    return ::core::result::Result::Err(e);
+                }
+                #(#dims_assign)*
                 ::core::result::Result::Ok(())
             }
 

@@ -12,14 +12,11 @@
 //! The proc macros, users' build scripts and the `ort-bind` CLI share it.
 
 pub mod builder;
-pub mod cache;
-pub mod check;
 pub mod dtype;
 pub mod expand;
 #[cfg(feature = "fetch")]
 pub mod fetch;
 pub mod ident;
-pub mod macros;
 pub mod model;
 pub mod plan;
 pub mod report;
@@ -28,4 +25,5 @@ pub mod signature;
 pub use builder::{Builder, CodegenError, GeneratedModule};
 pub use dtype::ElementType;
 pub use model::{ModelError, read_signature};
+pub use plan::ModelOptions;
 pub use signature::{Dim, ModelSignature, ValueKind, ValueSig};

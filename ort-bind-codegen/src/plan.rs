@@ -1,6 +1,32 @@
 //! From a model signature to a binding plan: every decision codegen makes
-//! (identifiers, which dims the user sets, which outputs are pre-allocated),
-//! validated in one place so expansion can assume valid input.
+//! (identifiers, which dims the user sets, which outputs are pre-allocated,
+//! which outputs feed back into inputs), validated in one place so expansion can
+//! assume valid input.
+//!
+//! # Dims that are really the same
+//!
+//! Exporters often name (or leave unnamed) dims that are equal in fact: an output
+//! `[N, 3]` whose `N` is the input's `batch`, a state output `[?, ?, ?]` that has
+//! exactly the shape of the state input `[2, ?, 128]`. Guessing such equalities from
+//! positions would be wrong for many models, so the plan only unifies what it can
+//! justify, and lets the user state the rest ([`ModelOptions`]):
+//!
+//! - [`ModelOptions::rename_dim`]: every occurrence of one named dim is another one
+//!   (`N` is `batch`);
+//! - [`ModelOptions::dim`]: axis `k` of a value is a given named dim (names an
+//!   unnamed `?`/`-1`/unset axis, or renames one occurrence);
+//! - recurrent pairs ([`FeedBack`]): an output that feeds the next run's input must
+//!   have that input's shape, so pairing them unifies the output's dims with the
+//!   input's. Pairs are found by name (one name is a prefix of the other, e.g.
+//!   `state` / `stateN`), equal element type and rank, and dims that do not
+//!   contradict each other axis by axis (equal, or left open on the output: `?`, or a
+//!   named dim no input carries); a pair whose dims differ is only made when it is the
+//!   only candidate on both sides. [`ModelOptions::feed_back`] declares a pair
+//!   explicitly and [`ModelOptions::no_auto_feed_back`] turns the search off.
+//!
+//! If a unification is wrong for a model, nothing unsafe follows: ONNX Runtime checks
+//! the shape of every pre-allocated output at each run and fails the run with an
+//! error that names the output.
 
 use std::collections::HashMap;
 
@@ -27,6 +53,214 @@ pub enum PlanError {
     /// The model has no outputs.
     #[error("the model declares no outputs")]
     NoOutputs,
+    /// A [`ModelOptions`] entry names a value the model does not have.
+    #[error("{what}: the model has no input or output `{name}` (it has {known})")]
+    UnknownValue {
+        /// Which option.
+        what: String,
+        /// The name given.
+        name: String,
+        /// The model's value names, for the message.
+        known: String,
+    },
+    /// A [`ModelOptions::rename_dim`] entry names a dim no value carries.
+    #[error(
+        "rename_dim(`{name}`, ..): no value of the model has a dim named `{name}` (named dims: {known})"
+    )]
+    UnknownDim {
+        /// The name given.
+        name: String,
+        /// The model's named dims, for the message.
+        known: String,
+    },
+    /// A [`ModelOptions::dim`] entry contradicts the model.
+    #[error("dim(`{value}`, {axis}, `{dim}`): {reason}")]
+    DimContradicts {
+        /// ONNX name of the value.
+        value: String,
+        /// Axis index.
+        axis: usize,
+        /// The dim name given.
+        dim: String,
+        /// What the model says instead.
+        reason: String,
+    },
+    /// An output declared (with [`ModelOptions::feed_back`]) to feed an input cannot.
+    #[error("feed_back(`{output}`, `{input}`): {reason}")]
+    FeedBack {
+        /// ONNX name of the output.
+        output: String,
+        /// ONNX name of the input.
+        input: String,
+        /// Why not.
+        reason: String,
+    },
+}
+
+/// Settings of one model that the signature alone cannot give: dims that are really
+/// the same, and recurrent (output -> input) pairs. See the [module docs](self).
+///
+/// ```
+/// use ort_bind_codegen::plan::ModelOptions;
+/// // Silero VAD (silero_vad.onnx) leaves every dynamic dim unnamed.
+/// let options = ModelOptions::new()
+///     .dim("input", 0, "batch")
+///     .dim("input", 1, "samples")
+///     .dim("state", 1, "batch")
+///     .dim("output", 0, "batch");
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelOptions {
+    module_name: Option<String>,
+    renames: Vec<(String, String)>,
+    dims: Vec<(String, usize, String)>,
+    feed_back: Vec<(String, String)>,
+    no_auto_feed_back: bool,
+}
+
+impl ModelOptions {
+    /// No settings: the plan follows the signature alone.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Names the generated module (default: the model file's stem, sanitised).
+    pub fn module_name(mut self, name: &str) -> Self {
+        self.module_name = Some(name.to_owned());
+        self
+    }
+
+    /// The module name set with [`ModelOptions::module_name`].
+    pub fn name(&self) -> Option<&str> {
+        self.module_name.as_deref()
+    }
+
+    /// Every dim named `from` is the dim named `to` (e.g. an output's `N` is the
+    /// input's `batch`), so outputs sized by it can be pre-allocated.
+    pub fn rename_dim(mut self, from: &str, to: &str) -> Self {
+        self.renames.push((from.to_owned(), to.to_owned()));
+        self
+    }
+
+    /// Axis `axis` of the input or output `value` (ONNX name) is the named dim `dim`.
+    /// The axis must be dynamic in the model (`?`, `-1`, unset or named); naming a fixed
+    /// axis is an error. Applied after [`ModelOptions::rename_dim`].
+    pub fn dim(mut self, value: &str, axis: usize, dim: &str) -> Self {
+        self.dims.push((value.to_owned(), axis, dim.to_owned()));
+        self
+    }
+
+    /// Declares that output `output` feeds input `input` in the next run (recurrent
+    /// state): the output gets the input's shape and a generated
+    /// `feed_<output>_into_<input>` method swaps their buffers.
+    pub fn feed_back(mut self, output: &str, input: &str) -> Self {
+        self.feed_back.push((output.to_owned(), input.to_owned()));
+        self
+    }
+
+    /// Turns off the search for recurrent pairs by name; only pairs declared with
+    /// [`ModelOptions::feed_back`] are made.
+    pub fn no_auto_feed_back(mut self) -> Self {
+        self.no_auto_feed_back = true;
+        self
+    }
+}
+
+fn value_names(sig: &ModelSignature) -> String {
+    let names: Vec<String> = sig
+        .inputs
+        .iter()
+        .chain(&sig.outputs)
+        .map(|v| format!("`{}`", v.name))
+        .collect();
+    names.join(", ")
+}
+
+fn dims_of_mut(v: &mut ValueSig) -> Option<&mut Vec<Dim>> {
+    match &mut v.kind {
+        ValueKind::Tensor { dims, .. } => dims.as_mut(),
+        ValueKind::Unsupported(_) => None,
+    }
+}
+
+/// The signature with the dim renames and namings of `options` applied.
+pub fn apply_dim_options(
+    sig: &ModelSignature,
+    options: &ModelOptions,
+) -> Result<ModelSignature, PlanError> {
+    let mut sig = sig.clone();
+    for (from, to) in &options.renames {
+        let mut found = false;
+        for v in sig.inputs.iter_mut().chain(sig.outputs.iter_mut()) {
+            for d in dims_of_mut(v).into_iter().flatten() {
+                if matches!(d, Dim::Named(n) if n == from) {
+                    *d = Dim::Named(to.clone());
+                    found = true;
+                }
+            }
+        }
+        if !found {
+            let mut known: Vec<String> = Vec::new();
+            for v in sig.inputs.iter().chain(&sig.outputs) {
+                if let Some((_, Some(ds))) = v.tensor() {
+                    for d in ds {
+                        if let Dim::Named(n) = d
+                            && !known.iter().any(|k| k == &format!("`{n}`"))
+                        {
+                            known.push(format!("`{n}`"));
+                        }
+                    }
+                }
+            }
+            return Err(PlanError::UnknownDim {
+                name: from.clone(),
+                known: if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                },
+            });
+        }
+    }
+    for (value, axis, dim) in &options.dims {
+        let known = value_names(&sig);
+        let contradiction = |reason: String| PlanError::DimContradicts {
+            value: value.clone(),
+            axis: *axis,
+            dim: dim.clone(),
+            reason,
+        };
+        let mut found = false;
+        // An input passed straight through is also an output of the same name: same value.
+        for v in sig.inputs.iter_mut().chain(sig.outputs.iter_mut()) {
+            if &v.name != value {
+                continue;
+            }
+            found = true;
+            let Some(ds) = dims_of_mut(v) else {
+                return Err(contradiction(
+                    "the model declares no shape (unknown rank) for it".into(),
+                ));
+            };
+            let rank = ds.len();
+            let Some(d) = ds.get_mut(*axis) else {
+                return Err(contradiction(format!("it has rank {rank}")));
+            };
+            if let Dim::Fixed(n) = d {
+                return Err(contradiction(format!("the model fixes that axis to {n}")));
+            }
+            *d = Dim::Named(dim.clone());
+        }
+        if !found {
+            return Err(PlanError::UnknownValue {
+                what: format!("dim(`{value}`, {axis}, `{dim}`)"),
+                name: value.clone(),
+                known,
+            });
+        }
+    }
+    Ok(sig)
 }
 
 /// How one axis of a tensor is sized.
@@ -148,11 +382,17 @@ fn tensor_of<'a>(
     }
 }
 
-/// Plans bindings for `sig`.
+/// Plans bindings for `sig`, from its signature alone.
 pub fn plan(sig: &ModelSignature) -> Result<Plan, PlanError> {
+    plan_with(sig, &ModelOptions::new())
+}
+
+/// Plans bindings for `sig` with the settings in `options`.
+pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, PlanError> {
     if sig.outputs.is_empty() {
         return Err(PlanError::NoOutputs);
     }
+    let sig = apply_dim_options(sig, options)?;
     let mut dim_idents = IdentAllocator::new();
     let mut dims: Vec<DimField> = Vec::new();
     let mut named: HashMap<String, usize> = HashMap::new();
@@ -236,13 +476,6 @@ pub fn plan(sig: &ModelSignature) -> Result<Plan, PlanError> {
                     .collect::<Option<Vec<_>>>()
             })
             .map_or(Storage::Allocated, Storage::Owned);
-        if let (Storage::Owned(axes), Some(ds)) = (&storage, vdims) {
-            for (axis, (a, _)) in axes.iter().zip(ds).enumerate() {
-                if let AxisSize::Field(i) = a {
-                    dims[*i].used_by.push((v.name.clone(), axis));
-                }
-            }
-        }
         outputs.push(PlannedValue {
             name: v.name.clone(),
             field,
@@ -253,7 +486,21 @@ pub fn plan(sig: &ModelSignature) -> Result<Plan, PlanError> {
         });
     }
 
-    let feed_back = feed_back_pairs(&inputs, &outputs);
+    let feed_back = feed_back_pairs(&inputs, &mut outputs, &named, &dims, options)?;
+
+    for o in &outputs {
+        match &o.storage {
+            Storage::Owned(axes) => {
+                for (axis, a) in axes.iter().enumerate() {
+                    if let AxisSize::Field(i) = a {
+                        dims[*i].used_by.push((o.name.clone(), axis));
+                    }
+                }
+            }
+            Storage::OwnedAnyRank(i) => dims[*i].used_by.push((o.name.clone(), 0)),
+            Storage::Allocated => {}
+        }
+    }
     Ok(Plan {
         inputs,
         outputs,
@@ -262,27 +509,318 @@ pub fn plan(sig: &ModelSignature) -> Result<Plan, PlanError> {
     })
 }
 
-/// Output/input pairs of equal type and shape whose names say they belong together
-/// (one is a prefix of the other, e.g. `state` / `stateN`, `h` / `h_out`).
-fn feed_back_pairs(inputs: &[PlannedValue], outputs: &[PlannedValue]) -> Vec<FeedBack> {
-    let mut pairs = Vec::new();
-    for (oi, o) in outputs.iter().enumerate() {
-        let Storage::Owned(oaxes) = &o.storage else {
-            continue;
+/// Whether the output's declared dims leave room for the input's shape, axis by axis:
+/// equal, or open on the output (`?`, or a named dim that no input carries).
+fn compatible(
+    out: &PlannedValue,
+    input: &PlannedValue,
+    named: &HashMap<String, usize>,
+    dims: &[DimField],
+) -> Result<(), String> {
+    let (Some(od), Storage::Owned(iaxes)) = (&out.dims, &input.storage) else {
+        // Unknown rank on either side: the input's shape (whatever sizes it) is taken.
+        return Ok(());
+    };
+    if od.len() != iaxes.len() {
+        return Err(format!(
+            "the output has rank {} and the input rank {}",
+            od.len(),
+            iaxes.len()
+        ));
+    }
+    for (axis, (d, a)) in od.iter().zip(iaxes).enumerate() {
+        let ok = match (d, a) {
+            (Dim::Dynamic, _) => true,
+            (Dim::Fixed(n), AxisSize::Fixed(m)) => n == m,
+            (Dim::Named(name), AxisSize::Field(f)) => named.get(name).is_none_or(|g| g == f),
+            (Dim::Named(name), AxisSize::Fixed(_)) => !named.contains_key(name),
+            (Dim::Fixed(_), AxisSize::Field(_)) => false,
         };
-        for (ii, i) in inputs.iter().enumerate() {
-            let Storage::Owned(iaxes) = &i.storage else {
-                continue;
+        if !ok {
+            let theirs = match a {
+                AxisSize::Fixed(m) => m.to_string(),
+                AxisSize::Field(f) => match &dims[*f].source {
+                    DimSource::Named(n) => n.clone(),
+                    _ => "?".into(),
+                },
             };
-            let related =
-                o.name != i.name && (o.name.starts_with(&i.name) || i.name.starts_with(&o.name));
-            if related && o.elem == i.elem && oaxes == iaxes {
-                pairs.push(FeedBack {
-                    output: oi,
-                    input: ii,
-                });
+            return Err(format!(
+                "axis {axis} is `{d}` on the output but `{theirs}` on the input"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the names say the values belong together: one is a proper prefix of the
+/// other (`state` / `stateN`, `h` / `h_out`).
+fn related(a: &str, b: &str) -> bool {
+    a != b && (a.starts_with(b) || b.starts_with(a))
+}
+
+/// Recurrent pairs: declared ones first, then (unless turned off) name-related pairs of
+/// equal element type whose dims are equal, or compatible and unambiguous. A pair makes
+/// the output take the input's storage (its shape).
+fn feed_back_pairs(
+    inputs: &[PlannedValue],
+    outputs: &mut [PlannedValue],
+    named: &HashMap<String, usize>,
+    dims: &[DimField],
+    options: &ModelOptions,
+) -> Result<Vec<FeedBack>, PlanError> {
+    let mut pairs: Vec<FeedBack> = Vec::new();
+    for (oname, iname) in &options.feed_back {
+        let err = |reason: String| PlanError::FeedBack {
+            output: oname.clone(),
+            input: iname.clone(),
+            reason,
+        };
+        let oi = outputs
+            .iter()
+            .position(|o| &o.name == oname)
+            .ok_or_else(|| err(format!("the model has no output `{oname}`")))?;
+        let ii = inputs
+            .iter()
+            .position(|i| &i.name == iname)
+            .ok_or_else(|| err(format!("the model has no input `{iname}`")))?;
+        if pairs.iter().any(|p| p.output == oi || p.input == ii) {
+            return Err(err("one of them is already in another pair".into()));
+        }
+        let (o, i) = (&outputs[oi], &inputs[ii]);
+        if o.elem != i.elem {
+            return Err(err(format!(
+                "the output is {} and the input {}",
+                o.elem, i.elem
+            )));
+        }
+        compatible(o, i, named, dims).map_err(err)?;
+        outputs[oi].storage = inputs[ii].storage.clone();
+        pairs.push(FeedBack {
+            output: oi,
+            input: ii,
+        });
+    }
+    if options.no_auto_feed_back {
+        return Ok(pairs);
+    }
+    let declared = pairs.len();
+    let free_out =
+        |oi: usize, pairs: &[FeedBack]| !pairs[..declared].iter().any(|p| p.output == oi);
+    let free_in = |ii: usize, pairs: &[FeedBack]| !pairs[..declared].iter().any(|p| p.input == ii);
+    // Candidates: related names, same element type, dims that do not contradict.
+    let mut candidates: Vec<(usize, usize, bool)> = Vec::new();
+    for (oi, o) in outputs.iter().enumerate() {
+        for (ii, i) in inputs.iter().enumerate() {
+            if !free_out(oi, &pairs) || !free_in(ii, &pairs) {
+                continue;
+            }
+            if related(&o.name, &i.name) && o.elem == i.elem {
+                let equal = o.storage == i.storage;
+                let auto_rank = o.dims.as_ref().map(Vec::len) == i.dims.as_ref().map(Vec::len);
+                if equal || (auto_rank && compatible(o, i, named, dims).is_ok()) {
+                    candidates.push((oi, ii, equal));
+                }
             }
         }
     }
-    pairs
+    for &(oi, ii, equal) in &candidates {
+        let unique = candidates.iter().filter(|c| c.0 == oi).count() == 1
+            && candidates.iter().filter(|c| c.1 == ii).count() == 1;
+        if equal {
+            // Same storage already: pairing changes nothing about the output.
+            pairs.push(FeedBack {
+                output: oi,
+                input: ii,
+            });
+        } else if unique {
+            outputs[oi].storage = inputs[ii].storage.clone();
+            pairs.push(FeedBack {
+                output: oi,
+                input: ii,
+            });
+        }
+    }
+    pairs.sort_by_key(|p| (p.output, p.input));
+    Ok(pairs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::ElementType;
+
+    fn t(name: &str, elem: ElementType, dims: Option<Vec<Dim>>) -> ValueSig {
+        ValueSig {
+            name: name.into(),
+            kind: ValueKind::Tensor { elem, dims },
+            doc_string: String::new(),
+        }
+    }
+    fn named(n: &str) -> Dim {
+        Dim::Named(n.into())
+    }
+    const F: ElementType = ElementType::F32;
+
+    /// silero_vad.onnx as exported: every dynamic dim unnamed.
+    fn silero() -> ModelSignature {
+        ModelSignature {
+            inputs: vec![
+                t("input", F, Some(vec![Dim::Dynamic, Dim::Dynamic])),
+                t(
+                    "state",
+                    F,
+                    Some(vec![Dim::Fixed(2), Dim::Dynamic, Dim::Fixed(128)]),
+                ),
+                t("sr", ElementType::I64, Some(vec![])),
+            ],
+            outputs: vec![
+                t("output", F, Some(vec![Dim::Dynamic, Dim::Fixed(1)])),
+                t(
+                    "stateN",
+                    F,
+                    Some(vec![Dim::Dynamic, Dim::Dynamic, Dim::Dynamic]),
+                ),
+            ],
+            ..Default::default()
+        }
+    }
+
+    fn fields(p: &Plan) -> Vec<&str> {
+        p.dims.iter().map(|d| d.field.as_str()).collect()
+    }
+
+    #[test]
+    fn open_state_output_takes_the_state_input_shape() {
+        let p = plan(&silero()).unwrap();
+        assert_eq!(fields(&p), ["input_dim0", "input_dim1", "state_dim1"]);
+        // `output` [?, 1]: nothing says what `?` is, so ONNX Runtime allocates it.
+        assert_eq!(p.outputs[0].storage, Storage::Allocated);
+        // `stateN` [?, ?, ?] pairs with `state` [2, ?, 128] and takes its shape.
+        assert_eq!(p.feed_back.len(), 1);
+        assert_eq!((p.feed_back[0].output, p.feed_back[0].input), (1, 1));
+        assert_eq!(p.outputs[1].storage, p.inputs[1].storage);
+    }
+
+    #[test]
+    fn naming_dims_makes_outputs_preallocated() {
+        let opts = ModelOptions::new()
+            .dim("input", 0, "batch")
+            .dim("input", 1, "samples")
+            .dim("state", 1, "batch")
+            .dim("output", 0, "batch");
+        let p = plan_with(&silero(), &opts).unwrap();
+        assert_eq!(fields(&p), ["batch", "samples"]);
+        assert_eq!(
+            p.outputs[0].storage,
+            Storage::Owned(vec![AxisSize::Field(0), AxisSize::Fixed(1)])
+        );
+        assert_eq!(
+            p.outputs[1].storage,
+            Storage::Owned(vec![
+                AxisSize::Fixed(2),
+                AxisSize::Field(0),
+                AxisSize::Fixed(128)
+            ])
+        );
+        assert_eq!(
+            p.dims[0].used_by,
+            [
+                ("input".to_string(), 0),
+                ("state".to_string(), 1),
+                ("output".to_string(), 0),
+                ("stateN".to_string(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn rename_unifies_differently_named_dims() {
+        let sig = ModelSignature {
+            inputs: vec![t("x", F, Some(vec![named("batch"), Dim::Fixed(4)]))],
+            outputs: vec![t("z", F, Some(vec![named("N"), Dim::Fixed(3)]))],
+            ..Default::default()
+        };
+        assert_eq!(plan(&sig).unwrap().outputs[0].storage, Storage::Allocated);
+        let p = plan_with(&sig, &ModelOptions::new().rename_dim("N", "batch")).unwrap();
+        assert_eq!(
+            p.outputs[0].storage,
+            Storage::Owned(vec![AxisSize::Field(0), AxisSize::Fixed(3)])
+        );
+        let err = plan_with(&sig, &ModelOptions::new().rename_dim("M", "batch")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rename_dim(`M`, ..): no value of the model has a dim named `M` (named dims: `batch`, `N`)"
+        );
+    }
+
+    #[test]
+    fn dim_options_that_contradict_the_model_are_errors() {
+        let err = plan_with(&silero(), &ModelOptions::new().dim("state", 0, "batch")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "dim(`state`, 0, `batch`): the model fixes that axis to 2"
+        );
+        let err = plan_with(&silero(), &ModelOptions::new().dim("state", 3, "b")).unwrap_err();
+        assert!(err.to_string().contains("it has rank 3"), "{err}");
+        let err = plan_with(&silero(), &ModelOptions::new().dim("stat", 1, "b")).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "no input or output `stat` (it has `input`, `state`, `sr`, `output`, `stateN`)"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn declared_feed_back_is_checked() {
+        let opts = ModelOptions::new().no_auto_feed_back();
+        assert!(plan_with(&silero(), &opts).unwrap().feed_back.is_empty());
+        let opts = ModelOptions::new()
+            .no_auto_feed_back()
+            .feed_back("stateN", "state");
+        let p = plan_with(&silero(), &opts).unwrap();
+        assert_eq!((p.feed_back[0].output, p.feed_back[0].input), (1, 1));
+        assert_eq!(p.outputs[1].storage, p.inputs[1].storage);
+        // `output` [?, 1] cannot take the shape of `input` [?, ?]: its axis 1 is fixed.
+        let err =
+            plan_with(&silero(), &ModelOptions::new().feed_back("output", "input")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "feed_back(`output`, `input`): axis 1 is `1` on the output but `?` on the input"
+        );
+        let err =
+            plan_with(&silero(), &ModelOptions::new().feed_back("output", "state")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "feed_back(`output`, `state`): the output has rank 2 and the input rank 3"
+        );
+        let err = plan_with(&silero(), &ModelOptions::new().feed_back("stateN", "sr")).unwrap_err();
+        assert!(
+            err.to_string().contains("is float32 and the input int64"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ambiguous_or_contradicting_candidates_are_not_unified() {
+        // Two open outputs related to `h`: neither is unified.
+        let sig = ModelSignature {
+            inputs: vec![t("h", F, Some(vec![Dim::Fixed(1), Dim::Fixed(8)]))],
+            outputs: vec![
+                t("h_out", F, Some(vec![Dim::Dynamic, Dim::Dynamic])),
+                t("hidden", F, Some(vec![Dim::Dynamic, Dim::Dynamic])),
+            ],
+            ..Default::default()
+        };
+        let p = plan(&sig).unwrap();
+        assert!(p.feed_back.is_empty());
+        assert_eq!(p.outputs[0].storage, Storage::Allocated);
+        // A fixed axis that differs rules a pair out.
+        let sig = ModelSignature {
+            inputs: vec![t("h", F, Some(vec![Dim::Fixed(1), Dim::Fixed(8)]))],
+            outputs: vec![t("h_out", F, Some(vec![Dim::Dynamic, Dim::Fixed(9)]))],
+            ..Default::default()
+        };
+        assert!(plan(&sig).unwrap().feed_back.is_empty());
+    }
 }

@@ -184,64 +184,8 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
             dims: &self.dims,
             data: self.data_ptr_const(),
             len: self.len,
-            device: &self.device,
-            buffer: Some(&self.buf),
             _marker: PhantomData,
         }
-    }
-
-    /// Wraps a buffer that already exists (device code hands over user memory this way).
-    /// The buffer must hold at least the element count of `dims`.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn from_buffer(
-        name: &str,
-        device: D,
-        mut buf: D::Buffer<T>,
-        dims: &[usize],
-    ) -> Result<Self> {
-        let len = checked_len::<T, S>(name, dims)?;
-        let capacity = D::capacity(&buf);
-        if capacity < len {
-            return Err(Error::Length {
-                tensor: name.to_owned(),
-                expected: len,
-                found: capacity,
-                dims: dims.to_vec(),
-            });
-        }
-        let dims_i64: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-        let value = Self::make_value(&device, &mut buf, len, &dims_i64)?;
-        Ok(Tensor {
-            name: name.into(),
-            device,
-            buf,
-            dims: dims.to_vec(),
-            dims_i64,
-            len,
-            value,
-            _shape: PhantomData,
-        })
-    }
-
-    /// Gives the buffer back, releasing the ONNX Runtime value that viewed it first.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn into_buffer(self) -> D::Buffer<T> {
-        let Tensor { buf, value, .. } = self;
-        drop(value);
-        buf
-    }
-
-    /// The buffer, for device code in this crate (never handed out mutably: replacing it
-    /// would leave ONNX Runtime pointing at freed memory).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn buffer(&self) -> &D::Buffer<T> {
-        &self.buf
-    }
-
-    /// The buffer, mutable, for device code in this crate that writes elements in place.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn buffer_mut(&mut self) -> &mut D::Buffer<T> {
-        &mut self.buf
     }
 
     fn data_ptr_const(&self) -> *const T {
@@ -301,19 +245,6 @@ impl<T: Element, S: Shape, D: Device> fmt::Debug for TensorMut<'_, T, S, D> {
 }
 
 impl<T: Element, S: Shape, D: Device> TensorMut<'_, T, S, D> {
-    /// The tensor behind the view, for device code in this crate.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn tensor(&self) -> &Tensor<T, S, D> {
-        self.tensor
-    }
-
-    /// The tensor behind the view, mutable, for device code in this crate (which must not
-    /// replace its buffer: ONNX Runtime points at it).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn tensor_mut(&mut self) -> &mut Tensor<T, S, D> {
-        self.tensor
-    }
-
     /// The ONNX name.
     pub fn name(&self) -> &str {
         self.tensor.name()
@@ -374,9 +305,6 @@ pub struct TensorRef<'a, T: Element, S: Shape, D: Device = Cpu> {
     dims: &'a [usize],
     data: *const T,
     len: usize,
-    device: &'a D,
-    /// The tensor's buffer; `None` for values ONNX Runtime allocated.
-    buffer: Option<&'a D::Buffer<T>>,
     _marker: ViewMarker<'a, T, S, D>,
 }
 
@@ -402,23 +330,6 @@ impl<T: Element, S: Shape, D: Device> fmt::Debug for TensorRef<'_, T, S, D> {
 }
 
 impl<'a, T: Element, S: Shape, D: Device> TensorRef<'a, T, S, D> {
-    /// The device the value lives on.
-    pub fn device(&self) -> &'a D {
-        self.device
-    }
-
-    /// Address of the first element (host or device address), for device code in this crate.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn data_ptr(&self) -> *const T {
-        self.data
-    }
-
-    /// The buffer behind the view, when ort-bind owns it (not for values ONNX Runtime allocated).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-    pub(crate) fn buffer(&self) -> Option<&'a D::Buffer<T>> {
-        self.buffer
-    }
-
     /// The ONNX name.
     pub fn name(&self) -> &'a str {
         self.name
@@ -460,11 +371,30 @@ impl<'a, T: Element, S: Shape, D: HostDevice> TensorRef<'a, T, S, D> {
 
 /// An output whose shape ONNX Runtime decides during the run (data-dependent, or
 /// named by dims no input carries). ONNX Runtime allocates it on the device on each
-/// run; ort-bind keeps the latest value and exposes it typed, in place.
+/// run; ort-bind keeps the latest value and exposes it typed, in place, with its
+/// actual shape.
 ///
-/// Memory: on the CPU, ONNX Runtime takes these buffers from its arena allocator, so
-/// steady-state runs reuse arena memory, but each run hands out a new value; ort-bind's
-/// own code allocates nothing per run for them (dims are read into reused storage).
+/// # Memory
+///
+/// - ort-bind's own code allocates nothing per run for these outputs: the value is a
+///   reference-counted handle, and its dims are read into storage reserved up front
+///   (for the declared rank; an output of unknown rank reserves 8 axes and grows once
+///   when a value has more).
+/// - Before each run the output is bound to its device afresh
+///   ([`BindingIo::rebind_allocated`](crate::BindingIo::rebind_allocated)): ONNX Runtime's
+///   binding would otherwise write the next result into the previous value and fail the
+///   run when the shape changes. So ONNX Runtime allocates a new value every run, with the
+///   session's allocator for that device. On the CPU that is, by default, its arena
+///   (`enable_cpu_mem_arena`), which keeps blocks that are released and hands them out
+///   again: with sizes that recur, runs reuse arena memory and make no system allocation.
+///   The previous run's value is released when the new one arrives, so two blocks
+///   alternate.
+/// - Memory is not reused: when the session's arena is disabled (each run is then a
+///   `malloc`/`free` pair inside ONNX Runtime); when a value is larger than every free
+///   block (the arena grows, once per new peak size); while a [`TensorRef`] to it is held
+///   — which the borrow checker makes impossible across a run anyway.
+/// - To reuse a buffer of ours instead, give the output a size the bindings can compute
+///   (codegen's `ModelOptions::dim` / `rename_dim`): it is then a [`Tensor`] bound once.
 pub struct AllocatedOutput<T: Element, S: Shape, D: Device = Cpu> {
     name: Box<str>,
     device: D,
@@ -566,8 +496,6 @@ impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
             dims: &self.dims,
             data: self.data,
             len: self.len,
-            device: &self.device,
-            buffer: None,
             _marker: PhantomData,
         })
     }

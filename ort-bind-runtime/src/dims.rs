@@ -1,0 +1,162 @@
+//! Deriving a binding's dims from the shapes of its inputs.
+//!
+//! Generated `Dims::from_input_shapes` feeds each input's shape to a [`DimsSolver`]
+//! together with how the model sizes each axis ([`AxisRule`]). The solver checks the
+//! shapes against the model (rank, fixed axes) and against each other (every axis that
+//! carries one symbolic dim must agree), and errors name the dim that disagrees.
+//! It allocates nothing unless it reports an error.
+
+use crate::error::{Error, Result};
+
+/// How the model sizes one axis of an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AxisRule {
+    /// Fixed by the model to this size.
+    Fixed(usize),
+    /// Sized by the solver's dim number `i`.
+    Dim(usize),
+}
+
+/// Where a dim got its value: `(value, input, axis)`.
+type Source<'n> = (usize, &'n str, usize);
+
+/// Collects the values of `N` dims from input shapes, checking them as it goes.
+#[derive(Debug, Clone)]
+pub struct DimsSolver<'n, const N: usize> {
+    names: [&'n str; N],
+    values: [Option<Source<'n>>; N],
+}
+
+impl<'n, const N: usize> DimsSolver<'n, N> {
+    /// A solver for dims with these names (used in errors), none known yet.
+    pub fn new(names: [&'n str; N]) -> Self {
+        DimsSolver {
+            names,
+            values: [None; N],
+        }
+    }
+
+    /// Takes the shape of input `input`, whose axes the model sizes by `axes`.
+    pub fn input(&mut self, input: &'n str, shape: &[usize], axes: &[AxisRule]) -> Result<()> {
+        if shape.len() != axes.len() {
+            return Err(Error::Shape {
+                tensor: input.to_owned(),
+                found: shape.to_vec(),
+                reason: format!(
+                    "rank {} where the model declares rank {}",
+                    shape.len(),
+                    axes.len()
+                ),
+            });
+        }
+        for (axis, (&size, rule)) in shape.iter().zip(axes).enumerate() {
+            match *rule {
+                AxisRule::Fixed(fixed) => {
+                    if size != fixed {
+                        return Err(Error::Dim {
+                            dim: format!("{input}[{axis}]"),
+                            reason: format!(
+                                "the model fixes axis {axis} of `{input}` to {fixed}, the shape says {size}"
+                            ),
+                        });
+                    }
+                }
+                AxisRule::Dim(i) => {
+                    let Some(name) = self.names.get(i).copied() else {
+                        return Err(Error::Dim {
+                            dim: format!("{input}[{axis}]"),
+                            reason: format!("refers to dim number {i}, of {N}"),
+                        });
+                    };
+                    if i64::try_from(size).is_err() {
+                        return Err(Error::Dim {
+                            dim: name.to_owned(),
+                            reason: format!(
+                                "{size} (axis {axis} of `{input}`) exceeds the largest ONNX dim, {}",
+                                i64::MAX
+                            ),
+                        });
+                    }
+                    match self.values[i] {
+                        None => self.values[i] = Some((size, input, axis)),
+                        Some((known, _, _)) if known == size => {}
+                        Some((known, other, other_axis)) => {
+                            return Err(Error::Dim {
+                                dim: name.to_owned(),
+                                reason: format!(
+                                    "axis {other_axis} of `{other}` says {known}, \
+                                     axis {axis} of `{input}` says {size}"
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of every dim, in the order of the names; an error names a dim that no
+    /// input shape gave a value.
+    pub fn finish(&self) -> Result<[usize; N]> {
+        let mut out = [0; N];
+        for (i, v) in self.values.iter().enumerate() {
+            match v {
+                Some((value, _, _)) => out[i] = *value,
+                None => {
+                    return Err(Error::Dim {
+                        dim: self.names[i].to_owned(),
+                        reason: "no input shape gives it a value".into(),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use AxisRule::{Dim, Fixed};
+
+    #[test]
+    fn consistent_shapes_solve() {
+        let mut s = DimsSolver::new(["batch", "samples"]);
+        s.input("input", &[1, 576], &[Dim(0), Dim(1)]).unwrap();
+        s.input("state", &[2, 1, 128], &[Fixed(2), Dim(0), Fixed(128)])
+            .unwrap();
+        s.input("sr", &[], &[]).unwrap();
+        assert_eq!(s.finish().unwrap(), [1, 576]);
+    }
+
+    #[test]
+    fn disagreements_name_the_dim() {
+        let mut s = DimsSolver::new(["batch"]);
+        s.input("input", &[1, 576], &[Dim(0), Fixed(576)]).unwrap();
+        let e = s
+            .input("state", &[2, 3, 128], &[Fixed(2), Dim(0), Fixed(128)])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dimension `batch`: axis 0 of `input` says 1, axis 1 of `state` says 3"
+        );
+        let e = s
+            .input("state", &[3, 1, 128], &[Fixed(2), Dim(0), Fixed(128)])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dimension `state[0]`: the model fixes axis 0 of `state` to 2, the shape says 3"
+        );
+        let e = s
+            .input("state", &[2, 1], &[Fixed(2), Dim(0), Fixed(128)])
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("rank 2 where the model declares rank 3"),
+            "{e}"
+        );
+        let e = DimsSolver::new(["n"]).finish().unwrap_err();
+        assert!(e.to_string().contains("`n`"), "{e}");
+    }
+}
