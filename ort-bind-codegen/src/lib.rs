@@ -12,11 +12,14 @@
 //! The proc macros, users' build scripts and the `ort-bind` CLI share it.
 
 pub mod builder;
+pub mod cache;
+pub mod check;
 pub mod dtype;
 pub mod expand;
 #[cfg(feature = "fetch")]
 pub mod fetch;
 pub mod ident;
+pub mod macros;
 pub mod model;
 pub mod plan;
 pub mod report;

@@ -76,6 +76,10 @@ pub struct Binder<'b, 'io> {
     io: &'b mut IoBinding,
     input_names: &'b [CString],
     output_names: &'b [CString],
+    session: &'b Session,
+    // Whether any bound memory is host-accessible (then a run must not return before
+    // ONNX Runtime's copies to and from it are done; see `Bound::run`).
+    host_memory: bool,
     _io: PhantomData<fn(&'io ()) -> &'io ()>,
 }
 
@@ -96,6 +100,8 @@ impl<'io> Binder<'_, 'io> {
         tensor: &'io Tensor<T, S, D>,
     ) -> Result<()> {
         let name = lookup(self.input_names, index, "input")?;
+        tensor.device().check_session(self.session, tensor.name())?;
+        self.host_memory |= D::HOST_ACCESSIBLE;
         self.io.bind_input(name, tensor.value())
     }
 
@@ -106,6 +112,8 @@ impl<'io> Binder<'_, 'io> {
         tensor: &'io Tensor<T, S, D>,
     ) -> Result<()> {
         let name = lookup(self.output_names, index, "output")?;
+        tensor.device().check_session(self.session, tensor.name())?;
+        self.host_memory |= D::HOST_ACCESSIBLE;
         self.io.bind_output(name, tensor.value())
     }
 
@@ -115,6 +123,8 @@ impl<'io> Binder<'_, 'io> {
         index: usize,
         slot: &'io AllocatedOutput<T, S, D>,
     ) -> Result<()> {
+        slot.device().check_session(self.session, slot.name())?;
+        self.host_memory |= D::HOST_ACCESSIBLE;
         let info = slot.device().memory_info()?;
         let name = lookup(self.output_names, index, "output")?;
         self.io.bind_output_to_device(name, info)
@@ -161,6 +171,9 @@ pub struct Bound<Io: BindingIo> {
     // Whether outputs bound with `Binder::allocated_output` are bound afresh (no run since
     // the last bind); see `BindingIo::rebind_allocated`.
     allocated_fresh: bool,
+    // Whether runs may return before the device finished (only when every bound tensor is
+    // device memory and the session runs on the caller's CUDA stream).
+    async_run: bool,
     io: Io,
 }
 
@@ -188,6 +201,7 @@ impl<Io: BindingIo> Bound<Io> {
             session: session.clone(),
             ready: false,
             allocated_fresh: false,
+            async_run: false,
             io,
         };
         bound.rebind()?;
@@ -200,9 +214,14 @@ impl<Io: BindingIo> Bound<Io> {
             io: &mut self.io_binding,
             input_names: &self.input_names,
             output_names: &self.output_names,
+            session: &self.session,
+            host_memory: false,
             _io: PhantomData,
         };
         self.io.bind(&mut binder)?;
+        // Host memory bound to a device session is copied by ONNX Runtime during the run; the
+        // run must finish those copies before the host may touch the memory again.
+        self.async_run = !binder.host_memory && self.session.async_run_options().is_some();
         self.ready = true;
         self.allocated_fresh = true;
         Ok(())
@@ -213,6 +232,8 @@ impl<Io: BindingIo> Bound<Io> {
             io: &mut self.io_binding,
             input_names: &self.input_names,
             output_names: &self.output_names,
+            session: &self.session,
+            host_memory: false,
             _io: PhantomData,
         };
         if let Err(e) = self.io.rebind_allocated(&mut binder) {
@@ -224,6 +245,13 @@ impl<Io: BindingIo> Bound<Io> {
     }
 
     /// Runs the model on the bound buffers. ort-bind's own code allocates nothing here.
+    ///
+    /// With the `cuda` feature, on a session built with `SessionOptions::cuda(&device)`
+    /// and a binding whose tensors are all device memory, the run is only enqueued on the
+    /// device's stream: it returns once ONNX Runtime has launched its work, and anything the
+    /// caller enqueues on that stream afterwards sees the results (call the device's
+    /// `synchronize` to wait on the host). When any bound tensor is host memory, the run
+    /// returns only after the device has finished with it.
     pub fn run(&mut self) -> Result<()> {
         if !self.ready {
             self.rebind()?;
@@ -231,7 +259,14 @@ impl<Io: BindingIo> Bound<Io> {
             self.rebind_allocated()?;
         }
         self.allocated_fresh = false;
-        self.io_binding.run()?;
+        let options = if self.async_run {
+            self.session.async_run_options()
+        } else {
+            None
+        };
+        self.io_binding
+            .run_with(options)
+            .map_err(|e| self.session.run_error(e))?;
         if Io::HAS_ALLOCATED_OUTPUTS {
             let io = &mut self.io;
             let mut result = Ok(());

@@ -9,8 +9,11 @@
 //! - [`element`], [`shape`], [`device`]: what a tensor's type says about it;
 //! - [`tensor`]: owned buffers plus the ONNX Runtime values viewing them;
 //! - [`binding`]: [`Bound`], which owns a binding and its tensors together;
+//! - [`slot`] and [`assert`]: what `#[derive(OnnxBinding)]` builds on (fields as slots,
+//!   compile-time checks against the model);
 //! - [`session`] and [`library`]: loading models and ONNX Runtime itself.
 
+pub mod assert;
 pub mod binding;
 pub mod device;
 pub mod dims;
@@ -19,17 +22,26 @@ pub mod error;
 pub mod library;
 pub mod session;
 pub mod shape;
+pub mod slot;
 mod sys;
 pub mod tensor;
 
 pub use binding::{Binder, BindingIo, Bound, OutputValue, SplitIo};
 pub use device::{Cpu, Device, HostDevice};
 pub use dims::{AxisRule, DimsSolver};
+#[cfg(feature = "cuda")]
+pub use device::{Cuda, CudaPinned, cuda_provider_available};
 pub use element::{Element, bf16, f16};
-pub use error::{Error, Result};
+pub use error::{CudaErrorKind, Error, Result};
 pub use session::{Session, SessionOptions, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
+pub use slot::{InputSlot, Slot};
 pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
+
+/// The `cudarc` crate ort-bind's CUDA devices are built on (the `cuda` feature), so
+/// callers name the same version: `ort_bind_runtime::cudarc::driver::CudaStream`.
+#[cfg(feature = "cuda")]
+pub use cudarc;
 
 /// Re-exported so generated code can name ONNX element codes.
 pub use ort::sys::ONNXTensorElementDataType;

@@ -184,8 +184,64 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
             dims: &self.dims,
             data: self.data_ptr_const(),
             len: self.len,
+            device: &self.device,
+            buffer: Some(&self.buf),
             _marker: PhantomData,
         }
+    }
+
+    /// Wraps a buffer that already exists (device code hands over user memory this way).
+    /// The buffer must hold at least the element count of `dims`.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn from_buffer(
+        name: &str,
+        device: D,
+        mut buf: D::Buffer<T>,
+        dims: &[usize],
+    ) -> Result<Self> {
+        let len = checked_len::<T, S>(name, dims)?;
+        let capacity = D::capacity(&buf);
+        if capacity < len {
+            return Err(Error::Length {
+                tensor: name.to_owned(),
+                expected: len,
+                found: capacity,
+                dims: dims.to_vec(),
+            });
+        }
+        let dims_i64: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        let value = Self::make_value(&device, &mut buf, len, &dims_i64)?;
+        Ok(Tensor {
+            name: name.into(),
+            device,
+            buf,
+            dims: dims.to_vec(),
+            dims_i64,
+            len,
+            value,
+            _shape: PhantomData,
+        })
+    }
+
+    /// Gives the buffer back, releasing the ONNX Runtime value that viewed it first.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn into_buffer(self) -> D::Buffer<T> {
+        let Tensor { buf, value, .. } = self;
+        drop(value);
+        buf
+    }
+
+    /// The buffer, for device code in this crate (never handed out mutably: replacing it
+    /// would leave ONNX Runtime pointing at freed memory).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn buffer(&self) -> &D::Buffer<T> {
+        &self.buf
+    }
+
+    /// The buffer, mutable, for device code in this crate that writes elements in place.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn buffer_mut(&mut self) -> &mut D::Buffer<T> {
+        &mut self.buf
     }
 
     fn data_ptr_const(&self) -> *const T {
@@ -245,6 +301,19 @@ impl<T: Element, S: Shape, D: Device> fmt::Debug for TensorMut<'_, T, S, D> {
 }
 
 impl<T: Element, S: Shape, D: Device> TensorMut<'_, T, S, D> {
+    /// The tensor behind the view, for device code in this crate.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn tensor(&self) -> &Tensor<T, S, D> {
+        self.tensor
+    }
+
+    /// The tensor behind the view, mutable, for device code in this crate (which must not
+    /// replace its buffer: ONNX Runtime points at it).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn tensor_mut(&mut self) -> &mut Tensor<T, S, D> {
+        self.tensor
+    }
+
     /// The ONNX name.
     pub fn name(&self) -> &str {
         self.tensor.name()
@@ -305,6 +374,9 @@ pub struct TensorRef<'a, T: Element, S: Shape, D: Device = Cpu> {
     dims: &'a [usize],
     data: *const T,
     len: usize,
+    device: &'a D,
+    /// The tensor's buffer; `None` for values ONNX Runtime allocated.
+    buffer: Option<&'a D::Buffer<T>>,
     _marker: ViewMarker<'a, T, S, D>,
 }
 
@@ -330,6 +402,23 @@ impl<T: Element, S: Shape, D: Device> fmt::Debug for TensorRef<'_, T, S, D> {
 }
 
 impl<'a, T: Element, S: Shape, D: Device> TensorRef<'a, T, S, D> {
+    /// The device the value lives on.
+    pub fn device(&self) -> &'a D {
+        self.device
+    }
+
+    /// Address of the first element (host or device address), for device code in this crate.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn data_ptr(&self) -> *const T {
+        self.data
+    }
+
+    /// The buffer behind the view, when ort-bind owns it (not for values ONNX Runtime allocated).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn buffer(&self) -> Option<&'a D::Buffer<T>> {
+        self.buffer
+    }
+
     /// The ONNX name.
     pub fn name(&self) -> &'a str {
         self.name
@@ -496,6 +585,8 @@ impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
             dims: &self.dims,
             data: self.data,
             len: self.len,
+            device: &self.device,
+            buffer: None,
             _marker: PhantomData,
         })
     }
