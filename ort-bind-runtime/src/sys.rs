@@ -61,6 +61,9 @@ impl MemoryInfo {
         if let Some(info) = CPU.get() {
             return Ok(info);
         }
+        // Host tensors can be made before any session: load ONNX Runtime first
+        // (`ort::api()` panics when it is not loaded).
+        crate::library::init()?;
         let mut out = ptr::null_mut();
         // SAFETY: `out` is a valid out-pointer; the enum values are ones the C API documents.
         let status = unsafe {
