@@ -1,6 +1,9 @@
 //! Dogfoods build-time codegen: bindings for the fixture models that the
 //! examples and tests of this repository use.
 
+#[path = "build/conformance.rs"]
+mod conformance;
+
 fn main() {
     let fixtures = std::path::Path::new("tests/fixtures");
     if !fixtures.exists() {
@@ -27,6 +30,8 @@ fn main() {
     if let Err(e) = builder.compile() {
         panic!("ort-bind codegen failed: {e}");
     }
+    // ONNX's backend test models, for `tests/conformance.rs` (see build/conformance.rs).
+    conformance::generate();
 }
 
 /// Models whose exporters named (or left unnamed) dims that are really the same, planned

@@ -130,6 +130,8 @@ pub mod __private {
     pub use ort_bind_macros::track_model;
 }
 
+pub mod data;
+
 /// Includes the bindings `build.rs` generated for the model named `$name`
 /// (the file stem, or the name given to `Builder::model_as`).
 ///

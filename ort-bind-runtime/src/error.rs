@@ -111,6 +111,37 @@ pub enum Error {
         message: String,
     },
 
+    /// Data of one element type was given for an input of another.
+    #[error("input `{input}` is {expected} in the model, the data is {found}")]
+    InputType {
+        /// ONNX name of the input.
+        input: String,
+        /// The model's element type.
+        expected: String,
+        /// The data's element type.
+        found: String,
+    },
+
+    /// A run was asked for before every input had data.
+    #[error("input `{input}` has no data: set every input before running")]
+    MissingInput {
+        /// ONNX name of the input.
+        input: String,
+    },
+
+    /// A model value ort-bind cannot bind (for example a sequence, a map or a string tensor).
+    #[error(
+        "{role} `{name}` is {kind}: ort-bind binds dense tensors of numeric or bool elements only"
+    )]
+    Unsupported {
+        /// `input` or `output`.
+        role: &'static str,
+        /// ONNX name.
+        name: String,
+        /// What the value is.
+        kind: String,
+    },
+
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Io {

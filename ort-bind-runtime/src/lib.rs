@@ -11,12 +11,15 @@
 //! - [`binding`]: [`Bound`], which owns a binding and its tensors together;
 //! - [`slot`] and [`assert`]: what `#[derive(OnnxBinding)]` builds on (fields as slots,
 //!   compile-time checks against the model);
-//! - [`session`] and [`library`]: loading models and ONNX Runtime itself.
+//! - [`session`] and [`library`]: loading models and ONNX Runtime itself;
+//! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
+//!   and shapes read at run time.
 
 pub mod assert;
 pub mod binding;
 pub mod device;
 pub mod dims;
+pub mod dynamic;
 pub mod element;
 pub mod error;
 pub mod library;
@@ -29,6 +32,9 @@ pub mod tensor;
 pub use binding::{Binder, BindingIo, Bound, OutputValue, SplitIo};
 pub use device::{Cpu, Device, HostDevice};
 pub use dims::{AxisRule, DimsSolver};
+pub use dynamic::{
+    DType, DynElement, DynamicBinding, HostArray, HostArrayRef, HostData, HostDataRef,
+};
 #[cfg(feature = "cuda")]
 pub use device::{Cuda, CudaPinned, cuda_provider_available};
 pub use element::{Element, bf16, f16};

@@ -6,6 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[path = "ort-bind/run.rs"]
+mod run_command;
+
 /// Typed, zero-copy ONNX Runtime bindings from ONNX model files.
 #[derive(Debug, Parser)]
 #[command(name = "ort-bind", version)]
@@ -32,6 +35,9 @@ enum Command {
         /// The ONNX model file.
         model: PathBuf,
     },
+    /// Run a model on inputs from `.npy` / TensorProto `.pb` files; write outputs as `.npy`;
+    /// compare with expected outputs (non-zero exit on a mismatch).
+    Run(run_command::RunArgs),
 }
 
 fn run(cli: Cli) -> Result<(), String> {
@@ -54,6 +60,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 print!("{}", m.source);
             }
         }
+        Command::Run(args) => run_command::run(args)?,
     }
     Ok(())
 }

@@ -1,0 +1,698 @@
+//! Bindings decided at run time, for tools that take any model (such as `ort-bind run`):
+//! element types and ranks come from the loaded session instead of generated code.
+//!
+//! - [`DType`]: an element type chosen at run time; [`DynElement`] links it to the Rust type.
+//! - [`HostArray`] / [`HostArrayRef`]: a host array of any element type, owned or borrowed.
+//! - [`DynamicBinding`]: binds an input tensor per model input (owned, sized by the data set
+//!   into it) and lets ONNX Runtime allocate every output; outputs are read in place.
+//!
+//! Generated bindings are the typed, allocation-free route; this one checks element types
+//! and shapes when data is set, copies input data once into buffers it owns, and is meant
+//! for command-line tools and tests.
+
+use std::ffi::CString;
+use std::fmt;
+
+use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort::value::ValueType;
+
+use crate::device::Cpu;
+use crate::element::{Element, bf16, f16};
+use crate::error::{Error, Result};
+use crate::session::Session;
+use crate::shape::{AnyRank, element_count};
+use crate::sys::{IoBinding, MemoryInfo, Value};
+use crate::tensor::{AllocatedOutput, Tensor};
+
+/// A Rust element type that can sit in a [`HostArray`]: every [`Element`].
+///
+/// Sealed through [`Element`]: implemented for `f32, f64, f16, bf16, i8, i16, i32, i64, u8,
+/// u16, u32, u64, bool`.
+pub trait DynElement: Element {
+    /// Its run-time element type.
+    const DTYPE: DType;
+    /// Wraps values of this type.
+    fn wrap(values: Vec<Self>) -> HostData;
+    /// Borrows values of this type.
+    fn wrap_ref(values: &[Self]) -> HostDataRef<'_>;
+    /// The values, when `data` holds this type.
+    fn slice_of(data: &HostData) -> Option<&[Self]>;
+    /// The values, when `data` holds this type.
+    fn slice_of_ref(data: HostDataRef<'_>) -> Option<&[Self]>;
+    /// The value as `f64` (`bool` as 0 or 1; 64-bit integers may round), for comparisons.
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! dtypes {
+    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $to_f64:expr);)*) => {
+        /// An ONNX tensor element type that ort-bind binds, chosen at run time.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum DType {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl DType {
+            /// Every element type.
+            pub const ALL: &'static [DType] = &[$(DType::$variant),*];
+
+            /// The numpy name (`float32`, `int64`, `bool`, ...).
+            pub fn name(self) -> &'static str {
+                match self { $(DType::$variant => $name,)* }
+            }
+
+            /// The ONNX element type code.
+            pub fn onnx(self) -> Onnx {
+                match self { $(DType::$variant => Onnx::$onnx,)* }
+            }
+
+            /// The element type of an ONNX code, when ort-bind binds it.
+            pub fn from_onnx(code: Onnx) -> Option<DType> {
+                match code {
+                    $(Onnx::$onnx => Some(DType::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// Bytes per element.
+            pub fn size(self) -> usize {
+                match self { $(DType::$variant => size_of::<$rust>(),)* }
+            }
+        }
+
+        /// Owned values of any element type.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum HostData {
+            $(#[doc = $doc] $variant(Vec<$rust>),)*
+        }
+
+        /// Borrowed values of any element type.
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub enum HostDataRef<'a> {
+            $(#[doc = $doc] $variant(&'a [$rust]),)*
+        }
+
+        impl HostData {
+            /// The element type.
+            pub fn dtype(&self) -> DType {
+                match self { $(HostData::$variant(_) => DType::$variant,)* }
+            }
+
+            /// Number of values.
+            pub fn len(&self) -> usize {
+                match self { $(HostData::$variant(v) => v.len(),)* }
+            }
+
+            /// Whether there are no values.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Borrows the values.
+            pub fn as_data_ref(&self) -> HostDataRef<'_> {
+                match self { $(HostData::$variant(v) => HostDataRef::$variant(v),)* }
+            }
+        }
+
+        impl HostDataRef<'_> {
+            /// The element type.
+            pub fn dtype(&self) -> DType {
+                match self { $(HostDataRef::$variant(_) => DType::$variant,)* }
+            }
+
+            /// Number of values.
+            pub fn len(&self) -> usize {
+                match self { $(HostDataRef::$variant(v) => v.len(),)* }
+            }
+
+            /// Whether there are no values.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Copies the values.
+            pub fn to_data(&self) -> HostData {
+                match self { $(HostDataRef::$variant(v) => HostData::$variant(v.to_vec()),)* }
+            }
+
+            /// Value `index` as `f64` (see [`DynElement::to_f64`]).
+            pub fn get_f64(&self, index: usize) -> Option<f64> {
+                match self { $(HostDataRef::$variant(v) => v.get(index).map(|&x| x.to_f64()),)* }
+            }
+        }
+
+        $(
+            impl DynElement for $rust {
+                const DTYPE: DType = DType::$variant;
+                fn wrap(values: Vec<Self>) -> HostData {
+                    HostData::$variant(values)
+                }
+                fn wrap_ref(values: &[Self]) -> HostDataRef<'_> {
+                    HostDataRef::$variant(values)
+                }
+                fn slice_of(data: &HostData) -> Option<&[Self]> {
+                    match data {
+                        HostData::$variant(v) => Some(v),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+                fn slice_of_ref(data: HostDataRef<'_>) -> Option<&[Self]> {
+                    match data {
+                        HostDataRef::$variant(v) => Some(v),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+                fn to_f64(self) -> f64 {
+                    let f: fn($rust) -> f64 = $to_f64;
+                    f(self)
+                }
+            }
+        )*
+
+        /// An owned input tensor of the element type chosen at run time.
+        enum AnyTensor {
+            $($variant(Tensor<$rust, AnyRank, Cpu>),)*
+        }
+
+        impl AnyTensor {
+            fn new(dtype: DType, name: &str, dims: &[usize]) -> Result<Self> {
+                Ok(match dtype { $(DType::$variant => AnyTensor::$variant(Tensor::new(name, dims)?),)* })
+            }
+
+            fn dtype(&self) -> DType {
+                match self { $(AnyTensor::$variant(_) => DType::$variant,)* }
+            }
+
+            fn set_dims(&mut self, dims: &[usize]) -> Result<()> {
+                match self { $(AnyTensor::$variant(t) => t.set_dims(dims).map(drop),)* }
+            }
+
+            /// Copies `data` in; the element type must match (checked by the caller).
+            fn copy_from(&mut self, data: HostDataRef<'_>) -> Result<()> {
+                match (self, data) {
+                    $((AnyTensor::$variant(t), HostDataRef::$variant(v)) => t.view_mut().copy_from_slice(v),)*
+                    (t, data) => Err(Error::InputType {
+                        input: t.name().to_owned(),
+                        expected: t.dtype().name().to_owned(),
+                        found: data.dtype().name().to_owned(),
+                    }),
+                }
+            }
+
+            fn name(&self) -> &str {
+                match self { $(AnyTensor::$variant(t) => t.name(),)* }
+            }
+
+            fn value(&self) -> &Value {
+                match self { $(AnyTensor::$variant(t) => t.value(),)* }
+            }
+        }
+
+        /// An output slot ONNX Runtime allocates into, of the element type chosen at run time.
+        enum AnyOutput {
+            $($variant(AllocatedOutput<$rust, AnyRank, Cpu>),)*
+        }
+
+        impl AnyOutput {
+            fn new(dtype: DType, name: &str) -> Self {
+                match dtype { $(DType::$variant => AnyOutput::$variant(AllocatedOutput::new_in(name, Cpu)),)* }
+            }
+
+            fn accept(&mut self, value: Value) -> Result<()> {
+                match self { $(AnyOutput::$variant(o) => o.accept(value),)* }
+            }
+
+            fn get(&self) -> Result<HostArrayRef<'_>> {
+                match self {
+                    $(AnyOutput::$variant(o) => {
+                        let view = o.get()?;
+                        Ok(HostArrayRef { dims: view.dims(), data: HostDataRef::$variant(view.as_slice()) })
+                    })*
+                }
+            }
+        }
+    };
+}
+
+dtypes! {
+    (F32, f32, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32", "`f32`.", |x| x as f64);
+    (F64, f64, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64", "`f64`.", |x| x);
+    (F16, f16, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16", "`f16`.", |x| x.to_f64());
+    (BF16, bf16, ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, "bfloat16", "`bf16`.", |x| x.to_f64());
+    (I8, i8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8", "`i8`.", |x| x as f64);
+    (I16, i16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16", "`i16`.", |x| x as f64);
+    (I32, i32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32", "`i32`.", |x| x as f64);
+    (I64, i64, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64", "`i64`.", |x| x as f64);
+    (U8, u8, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8", "`u8`.", |x| x as f64);
+    (U16, u16, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, "uint16", "`u16`.", |x| x as f64);
+    (U32, u32, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, "uint32", "`u32`.", |x| x as f64);
+    (U64, u64, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, "uint64", "`u64`.", |x| x as f64);
+    (Bool, bool, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, "bool", "`bool`.", |x| if x { 1.0 } else { 0.0 });
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Debug for AnyTensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnyTensor")
+            .field("name", &self.name())
+            .field("dtype", &self.dtype())
+            .finish_non_exhaustive()
+    }
+}
+
+fn dims_error(dims: &[usize], len: usize, what: &str) -> Error {
+    Error::Length {
+        tensor: what.to_owned(),
+        expected: element_count(dims).unwrap_or(usize::MAX),
+        found: len,
+        dims: dims.to_vec(),
+    }
+}
+
+/// A host array of any element type: dims plus row-major values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostArray {
+    dims: Vec<usize>,
+    data: HostData,
+}
+
+impl HostArray {
+    /// An array of `dims` holding `data`; the number of values must be the product of `dims`.
+    pub fn new(dims: Vec<usize>, data: HostData) -> Result<Self> {
+        if element_count(&dims) != Some(data.len()) {
+            return Err(dims_error(&dims, data.len(), "array"));
+        }
+        Ok(HostArray { dims, data })
+    }
+
+    /// An array of `dims` holding `values`.
+    pub fn from_vec<T: DynElement>(dims: Vec<usize>, values: Vec<T>) -> Result<Self> {
+        Self::new(dims, T::wrap(values))
+    }
+
+    /// The dims.
+    pub fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+
+    /// The values.
+    pub fn data(&self) -> &HostData {
+        &self.data
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    /// The values as `T`, when the array holds `T`.
+    pub fn as_slice<T: DynElement>(&self) -> Option<&[T]> {
+        T::slice_of(&self.data)
+    }
+
+    /// Borrows the array.
+    pub fn view(&self) -> HostArrayRef<'_> {
+        HostArrayRef {
+            dims: &self.dims,
+            data: self.data.as_data_ref(),
+        }
+    }
+
+    /// The dims and the values.
+    pub fn into_parts(self) -> (Vec<usize>, HostData) {
+        (self.dims, self.data)
+    }
+}
+
+/// A borrowed host array of any element type: dims plus row-major values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostArrayRef<'a> {
+    dims: &'a [usize],
+    data: HostDataRef<'a>,
+}
+
+impl<'a> HostArrayRef<'a> {
+    /// A view of `data` as an array of `dims`; the number of values must be the product of
+    /// `dims`.
+    pub fn new(dims: &'a [usize], data: HostDataRef<'a>) -> Result<Self> {
+        if element_count(dims) != Some(data.len()) {
+            return Err(dims_error(dims, data.len(), "array"));
+        }
+        Ok(HostArrayRef { dims, data })
+    }
+
+    /// A view of typed values.
+    pub fn of<T: DynElement>(dims: &'a [usize], values: &'a [T]) -> Result<Self> {
+        Self::new(dims, T::wrap_ref(values))
+    }
+
+    /// The dims.
+    pub fn dims(&self) -> &'a [usize] {
+        self.dims
+    }
+
+    /// The values.
+    pub fn data(&self) -> HostDataRef<'a> {
+        self.data
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    /// The values as `T`, when the array holds `T`.
+    pub fn as_slice<T: DynElement>(&self) -> Option<&'a [T]> {
+        T::slice_of_ref(self.data)
+    }
+
+    /// Copies the array.
+    pub fn to_owned_array(&self) -> HostArray {
+        HostArray {
+            dims: self.dims.to_vec(),
+            data: self.data.to_data(),
+        }
+    }
+}
+
+/// A model input or output as the loaded session declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueInfo {
+    /// ONNX name.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Declared dims, `None` for a dynamic one. ONNX Runtime reports a value of unknown rank
+    /// like a scalar (no dims), so an empty list does not prove rank 0.
+    pub dims: Vec<Option<usize>>,
+}
+
+impl ValueInfo {
+    fn from_outlet(role: &'static str, outlet: &ort::value::Outlet) -> Result<ValueInfo> {
+        let name = outlet.name().to_owned();
+        match outlet.dtype() {
+            ValueType::Tensor { ty, shape, .. } => {
+                let code: Onnx = (*ty).into();
+                let dtype = DType::from_onnx(code).ok_or_else(|| Error::Unsupported {
+                    role,
+                    name: name.clone(),
+                    kind: format!("a {ty} tensor"),
+                })?;
+                let dims = shape.iter().map(|&d| usize::try_from(d).ok()).collect();
+                Ok(ValueInfo { name, dtype, dims })
+            }
+            other => Err(Error::Unsupported {
+                role,
+                name,
+                kind: format!("{other}"),
+            }),
+        }
+    }
+
+    /// Checks that `dims` fits the declared dims (rank and fixed sizes).
+    fn check_dims(&self, dims: &[usize]) -> Result<()> {
+        if self.dims.is_empty() {
+            // Rank 0 or unknown rank: ONNX Runtime checks it.
+            return Ok(());
+        }
+        let reason = if dims.len() != self.dims.len() {
+            Some(format!(
+                "rank {} where the model declares rank {}",
+                dims.len(),
+                self.dims.len()
+            ))
+        } else {
+            self.dims
+                .iter()
+                .zip(dims)
+                .enumerate()
+                .find_map(|(axis, (want, &got))| match want {
+                    Some(want) if *want != got => Some(format!(
+                        "axis {axis} is {got} where the model fixes it to {want}"
+                    )),
+                    _ => None,
+                })
+        };
+        match reason {
+            Some(reason) => Err(Error::Shape {
+                tensor: self.name.clone(),
+                found: dims.to_vec(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+struct DynInput {
+    info: ValueInfo,
+    c_name: CString,
+    tensor: Option<AnyTensor>,
+}
+
+struct DynOutput {
+    info: ValueInfo,
+    c_name: CString,
+    slot: AnyOutput,
+}
+
+/// A binding whose element types and shapes are read from the session at run time.
+///
+/// Each input gets a tensor it owns, sized by the array set into it with
+/// [`DynamicBinding::set_input`] (capacity is reused when the next array is no larger);
+/// every output is allocated by ONNX Runtime during the run and read in place with
+/// [`DynamicBinding::output`].
+pub struct DynamicBinding {
+    // Declared first: dropped before the tensors it points at.
+    io_binding: IoBinding,
+    inputs: Vec<DynInput>,
+    outputs: Vec<DynOutput>,
+    // False while the ONNX Runtime binding may point at stale memory; `run` rebinds then.
+    ready: bool,
+    session: Session,
+}
+
+impl fmt::Debug for DynamicBinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DynamicBinding")
+            .field(
+                "inputs",
+                &self.inputs.iter().map(|i| &i.info).collect::<Vec<_>>(),
+            )
+            .field(
+                "outputs",
+                &self.outputs.iter().map(|o| &o.info).collect::<Vec<_>>(),
+            )
+            .field("ready", &self.ready)
+            .finish_non_exhaustive()
+    }
+}
+
+fn c_name(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::SignatureMismatch {
+        problem: format!("value name {name:?} contains a NUL byte"),
+    })
+}
+
+impl DynamicBinding {
+    /// A binding for `session`; fails with [`Error::Unsupported`] when an input or output is
+    /// not a tensor of an element type ort-bind binds.
+    pub fn new(session: &Session) -> Result<Self> {
+        let mut inputs = Vec::new();
+        for outlet in session.ort().inputs() {
+            let info = ValueInfo::from_outlet("input", outlet)?;
+            inputs.push(DynInput {
+                c_name: c_name(&info.name)?,
+                info,
+                tensor: None,
+            });
+        }
+        let mut outputs = Vec::new();
+        for outlet in session.ort().outputs() {
+            let info = ValueInfo::from_outlet("output", outlet)?;
+            outputs.push(DynOutput {
+                c_name: c_name(&info.name)?,
+                slot: AnyOutput::new(info.dtype, &info.name),
+                info,
+            });
+        }
+        // SAFETY: the session pointer is live and `DynamicBinding` holds a counted reference
+        // to the session (`session` field) for as long as the binding exists.
+        let io_binding = unsafe { IoBinding::new(session.raw())? };
+        Ok(DynamicBinding {
+            io_binding,
+            inputs,
+            outputs,
+            ready: false,
+            session: session.clone(),
+        })
+    }
+
+    /// The model's inputs, in model order.
+    pub fn input_info(&self) -> impl ExactSizeIterator<Item = &ValueInfo> {
+        self.inputs.iter().map(|i| &i.info)
+    }
+
+    /// The model's outputs, in model order.
+    pub fn output_info(&self) -> impl ExactSizeIterator<Item = &ValueInfo> {
+        self.outputs.iter().map(|o| &o.info)
+    }
+
+    /// The position of the input named `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|i| i.info.name == name)
+    }
+
+    /// The position of the output named `name`.
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.outputs.iter().position(|o| o.info.name == name)
+    }
+
+    /// Copies `array` into input `index`, after checking its element type and that its dims
+    /// fit the model's declared rank and fixed dims.
+    pub fn set_input(&mut self, index: usize, array: HostArrayRef<'_>) -> Result<()> {
+        let count = self.inputs.len();
+        let input = self
+            .inputs
+            .get_mut(index)
+            .ok_or_else(|| Error::SignatureMismatch {
+                problem: format!("input index {index} is out of range (the model has {count})"),
+            })?;
+        if array.dtype() != input.info.dtype {
+            return Err(Error::InputType {
+                input: input.info.name.clone(),
+                expected: input.info.dtype.name().to_owned(),
+                found: array.dtype().name().to_owned(),
+            });
+        }
+        input.info.check_dims(array.dims())?;
+        // The binding may point at this tensor's old buffer until it is rebound.
+        self.ready = false;
+        match &mut input.tensor {
+            Some(tensor) => tensor.set_dims(array.dims())?,
+            None => {
+                input.tensor = Some(AnyTensor::new(
+                    input.info.dtype,
+                    &input.info.name,
+                    array.dims(),
+                )?);
+            }
+        }
+        input
+            .tensor
+            .as_mut()
+            .expect("set just above")
+            .copy_from(array.data())
+    }
+
+    fn rebind(&mut self) -> Result<()> {
+        self.ready = false;
+        for input in &self.inputs {
+            let tensor = input.tensor.as_ref().ok_or_else(|| Error::MissingInput {
+                input: input.info.name.clone(),
+            })?;
+            self.io_binding.bind_input(&input.c_name, tensor.value())?;
+        }
+        let cpu = MemoryInfo::cpu()?;
+        for output in &self.outputs {
+            self.io_binding.bind_output_to_device(&output.c_name, cpu)?;
+        }
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Runs the model on the inputs set so far (every input must have been set once).
+    pub fn run(&mut self) -> Result<()> {
+        if !self.ready {
+            self.rebind()?;
+        }
+        self.io_binding.run()?;
+        let outputs = &mut self.outputs;
+        let mut result = Ok(());
+        self.io_binding.bound_outputs(|index, value| {
+            if result.is_ok()
+                && let Some(output) = outputs.get_mut(index)
+            {
+                result = output.slot.accept(value);
+            }
+        })?;
+        result
+    }
+
+    /// Output `index` of the last run, read in place.
+    pub fn output(&self, index: usize) -> Result<HostArrayRef<'_>> {
+        let output = self
+            .outputs
+            .get(index)
+            .ok_or_else(|| Error::SignatureMismatch {
+                problem: format!(
+                    "output index {index} is out of range (the model has {})",
+                    self.outputs.len()
+                ),
+            })?;
+        output.slot.get()
+    }
+
+    /// The session this binding runs.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dtypes_round_trip() {
+        for &d in DType::ALL {
+            assert_eq!(DType::from_onnx(d.onnx()), Some(d));
+        }
+        assert_eq!(DType::F16.size(), 2);
+        assert_eq!(DType::Bool.name(), "bool");
+        assert_eq!(
+            DType::from_onnx(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING),
+            None
+        );
+    }
+
+    #[test]
+    fn arrays_check_their_length() {
+        let a = HostArray::from_vec(vec![2, 2], vec![1i64, 2, 3, 4]).unwrap();
+        assert_eq!(a.dtype(), DType::I64);
+        assert_eq!(a.as_slice::<i64>(), Some(&[1i64, 2, 3, 4][..]));
+        assert_eq!(a.as_slice::<f32>(), None);
+        assert_eq!(a.view().to_owned_array(), a);
+        let err = HostArray::from_vec(vec![3], vec![1.0f32]).unwrap_err();
+        assert!(err.to_string().contains("expected 3 elements"), "{err}");
+        let err = HostArrayRef::of(&[usize::MAX, 2], &[0u8][..]).unwrap_err();
+        assert!(matches!(err, Error::Length { .. }), "{err}");
+        assert_eq!(bool::wrap_ref(&[true, false]).get_f64(0), Some(1.0));
+    }
+
+    #[test]
+    fn declared_dims_are_checked() {
+        let info = ValueInfo {
+            name: "x".into(),
+            dtype: DType::F32,
+            dims: vec![Some(1), None],
+        };
+        info.check_dims(&[1, 7]).unwrap();
+        let err = info.check_dims(&[2, 7]).unwrap_err().to_string();
+        assert!(
+            err.contains("axis 0 is 2 where the model fixes it to 1"),
+            "{err}"
+        );
+        let err = info.check_dims(&[1]).unwrap_err().to_string();
+        assert!(
+            err.contains("rank 1 where the model declares rank 2"),
+            "{err}"
+        );
+    }
+}
