@@ -15,13 +15,16 @@
 use crate::device::Device;
 use crate::element::Element;
 use crate::shape::{AnyRank, Axis, Dyn, Fix, Shape};
-use crate::slot::{InputSlot, Slot};
 use crate::tensor::{AllocatedOutput, Tensor};
 
 /// Implemented by a shape that fits the model's shape `M` (see the [module docs](self)).
+///
+/// The impls are `#[diagnostic::do_not_recommend]`: a mismatch is reported as "the shape
+/// `(Fix<1>, Fix<4>)` does not fit the model's `(Fix<1>, Fix<3>)`", both shapes side by
+/// side, instead of a list of every tuple impl.
 #[diagnostic::on_unimplemented(
-    message = "the shape `{Self}` does not fit the model, which declares `{M}`",
-    label = "wrong number of axes for this model value",
+    message = "the shape `{Self}` does not fit the model's `{M}`",
+    label = "this shape does not fit the model's `{M}`",
     note = "write one axis per model dimension: `Fix<N>` where the model fixes the size to N, \
             `Fix<N>` or `Dyn` where it is symbolic (or `AnyRank` to decide the rank at run time)"
 )]
@@ -39,11 +42,14 @@ impl<const N: usize> AxisFits<Fix<N>> for Fix<N> {}
 impl<const N: usize> AxisFits<Fix<N>> for Dyn {}
 impl<A: Axis> AxisFits<Dyn> for A {}
 
+#[diagnostic::do_not_recommend]
 impl<M: Shape> ShapeFits<M> for AnyRank {}
 
 macro_rules! shape_fits {
     ($(($a:ident, $m:ident)),*) => {
+        #[diagnostic::do_not_recommend]
         impl<$($a: AxisFits<$m>, $m,)*> ShapeFits<($($m,)*)> for ($($a,)*) {}
+        #[diagnostic::do_not_recommend]
         impl<$($a: Axis,)*> ShapeFits<AnyRank> for ($($a,)*) {}
     };
 }
@@ -134,6 +140,7 @@ shape_fits!(
 )]
 pub trait BindsInput<E, M> {}
 
+#[diagnostic::do_not_recommend]
 impl<T: Element, S: Shape + ShapeFits<M>, D: Device, M> BindsInput<T, M> for Tensor<T, S, D> {}
 
 /// Implemented by a slot that can bind a model output of element type `E` and shape `M`.
@@ -147,7 +154,9 @@ impl<T: Element, S: Shape + ShapeFits<M>, D: Device, M> BindsInput<T, M> for Ten
 )]
 pub trait BindsOutput<E, M> {}
 
+#[diagnostic::do_not_recommend]
 impl<T: Element, S: Shape + ShapeFits<M>, D: Device, M> BindsOutput<T, M> for Tensor<T, S, D> {}
+#[diagnostic::do_not_recommend]
 impl<T: Element, S: Shape + ShapeFits<M>, D: Device, M> BindsOutput<T, M>
     for AllocatedOutput<T, S, D>
 {
@@ -170,7 +179,9 @@ impl<T: Element, S: Shape, D: Device> HasElement<T> for AllocatedOutput<T, S, D>
 )]
 pub trait HasShape<M> {}
 
+#[diagnostic::do_not_recommend]
 impl<T: Element, S: Shape + ShapeFits<M>, D: Device, M> HasShape<M> for Tensor<T, S, D> {}
+#[diagnostic::do_not_recommend]
 impl<T: Element, S: Shape + ShapeFits<M>, D: Device, M> HasShape<M> for AllocatedOutput<T, S, D> {}
 
 /// Implemented by a slot whose memory lives on device `D`.
@@ -181,13 +192,14 @@ impl<T: Element, S: Shape + ShapeFits<M>, D: Device, M> HasShape<M> for Allocate
 )]
 pub trait OnDevice<D> {}
 
-impl<F: Slot> OnDevice<F::Device> for F {}
+impl<T: Element, S: Shape, D: Device> OnDevice<D> for Tensor<T, S, D> {}
+impl<T: Element, S: Shape, D: Device> OnDevice<D> for AllocatedOutput<T, S, D> {}
 
 /// Fails to compile unless `F` can bind a model input of `E` elements and shape `M`.
-pub const fn binds_input<F: BindsInput<E, M> + InputSlot, E, M>() {}
+pub const fn binds_input<F: BindsInput<E, M>, E, M>() {}
 
 /// Fails to compile unless `F` can bind a model output of `E` elements and shape `M`.
-pub const fn binds_output<F: BindsOutput<E, M> + Slot, E, M>() {}
+pub const fn binds_output<F: BindsOutput<E, M>, E, M>() {}
 
 /// Fails to compile unless `F` holds `E` elements.
 pub const fn has_element<F: HasElement<E>, E>() {}

@@ -34,7 +34,7 @@ use crate::dtype::ElementType;
 use crate::ident::IdentAllocator;
 use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
 pub use suggest::closest;
-use syntax::{AxisSyntax, ElemSyntax, FieldType, ShapeSyntax, SlotKind};
+use syntax::{AxisSyntax, ElemSyntax, FieldType, Range, ShapeSyntax, SlotKind};
 
 /// Largest rank a tuple shape can have; higher ranks need `AnyRank`.
 pub const MAX_TUPLE_RANK: usize = 12;
@@ -70,9 +70,11 @@ pub struct FieldSpec {
     /// `#[onnx(input)]` / `#[onnx(output)]` and where it is written.
     pub role: Option<(Role, Span)>,
     /// The field's type as written.
+    pub written: syn::Type,
+    /// What the syntax tells about the type.
     pub ty: FieldType,
     /// Where the type is written.
-    pub ty_span: Span,
+    pub ty_range: Range,
 }
 
 /// The struct being checked.
@@ -91,7 +93,7 @@ pub struct StructSpec<'a> {
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
     /// Where it is.
-    pub span: Span,
+    pub range: Range,
     /// What is wrong, in the model's terms.
     pub message: String,
     /// How to fix it (each rendered as a `help:` line).
@@ -99,9 +101,9 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    fn new(span: Span, message: impl Into<String>) -> Self {
+    fn new(at: impl Into<Range>, message: impl Into<String>) -> Self {
         Diagnostic {
-            span,
+            range: at.into(),
             message: message.into(),
             help: Vec::new(),
         }
@@ -203,6 +205,30 @@ pub fn suggested_type(kind: SlotKind, elem: ElementType, dims: Option<&[Dim]>) -
     format!("{slot}<{}, {}>", elem.rust_name(), shape_type_text(dims))
 }
 
+/// Renders a type the way rustfmt would (`Tensor<f32, (Dyn,)>`), for messages.
+pub fn render_type(ty: &syn::Type) -> String {
+    let file: syn::File = syn::parse_quote!(type __T = #ty;);
+    let text = prettyplease::unparse(&file);
+    text.trim()
+        .trim_start_matches("type __T =")
+        .trim_end_matches(';')
+        .trim()
+        .to_owned()
+}
+
+/// The generic arguments of a `Tensor<..>`/`AllocatedOutput<..>` type, to edit.
+fn slot_args_mut(
+    ty: &mut syn::Type,
+) -> Option<&mut syn::punctuated::Punctuated<syn::GenericArgument, syn::Token![,]>> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    match &mut p.path.segments.last_mut()?.arguments {
+        syn::PathArguments::AngleBracketed(args) => Some(&mut args.args),
+        _ => None,
+    }
+}
+
 /// Model-level problems that stop a struct from binding the model at all: a value that
 /// is not a bindable tensor, or no outputs. `Err` holds one message per problem.
 pub fn check_model(sig: &ModelSignature) -> Result<(), Vec<String>> {
@@ -290,6 +316,10 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
     };
     let mut out = CheckOutcome::default();
     let mut bound: HashMap<(Role, usize), &str> = HashMap::new();
+    // Values that fields with unresolved names were probably meant for: no second error
+    // for the same mistake ("input `y` is not bound" after "no value `yy`, did you mean
+    // `y`?").
+    let mut meant: Vec<(Role, usize)> = Vec::new();
 
     for f in s.fields {
         let (wanted, explicit) = match &f.name {
@@ -300,12 +330,13 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
         let resolved = resolve(sig, &side, f, wanted, explicit.is_some(), name_span);
         let binding = match resolved {
             Ok(b) => b,
-            Err(d) => {
-                out.diagnostics.push(d);
+            Err(Unresolved { diag, meant: m }) => {
+                out.diagnostics.push(diag);
+                meant.extend(m);
                 // The type can still be wrong in ways that do not depend on the name.
                 if let FieldType::NotATensor(what) = &f.ty {
                     out.diagnostics.push(Diagnostic::new(
-                        f.ty_span,
+                        f.ty_range,
                         format!("field `{}` is {what}, which cannot hold an ONNX value", f.ident),
                     ).help("bind model values as `Tensor<T, Shape>` (or `AllocatedOutput<T, Shape>` for an output ONNX Runtime allocates)"));
                 }
@@ -347,15 +378,21 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
         .inputs
         .iter()
         .enumerate()
-        .filter(|(i, _)| !bound.contains_key(&(Role::Input, *i)))
+        .filter(|(i, _)| {
+            !bound.contains_key(&(Role::Input, *i)) && !meant.contains(&(Role::Input, *i))
+        })
         .collect();
+    // The field to add: named like the value when that name is free (and then found by
+    // name), else under another name with `#[onnx(name = ...)]`.
     let field_for = |i: usize, v: &ValueSig| {
         let (elem, dims) = v.tensor().unwrap_or((ElementType::F32, None));
-        format!(
-            "{}: {}",
-            lookups[0].idents[i],
-            suggested_type(SlotKind::Tensor, elem, dims)
-        )
+        let ty = suggested_type(SlotKind::Tensor, elem, dims);
+        let ident = &lookups[0].idents[i];
+        if s.fields.iter().any(|f| &f.ident == ident) {
+            format!("#[onnx(name = \"{}\")] {ident}_input: {ty}", v.name)
+        } else {
+            format!("{ident}: {ty}")
+        }
     };
     match missing.as_slice() {
         [] => {}
@@ -399,7 +436,8 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
     }
 
     // At least one output.
-    if !sig.outputs.is_empty() && !bound.keys().any(|(r, _)| *r == Role::Output) {
+    let output_meant = meant.iter().any(|(r, _)| *r == Role::Output);
+    if !sig.outputs.is_empty() && !bound.keys().any(|(r, _)| *r == Role::Output) && !output_meant {
         let v = &sig.outputs[0];
         let (elem, dims) = v.tensor().unwrap_or((ElementType::F32, None));
         out.diagnostics.push(
@@ -426,7 +464,7 @@ fn resolve<'a>(
     wanted: &str,
     explicit: bool,
     name_span: Span,
-) -> Result<(Role, usize), Diagnostic> {
+) -> Result<(Role, usize), Unresolved> {
     // Exact ONNX names first; then, for a field without `name = ...`, the identifier
     // codegen gives each value.
     let exact = |r: Role| side(r).by_name.get(wanted).copied();
@@ -452,7 +490,7 @@ fn resolve<'a>(
                 (_, Some(o)) => (Role::Output, o),
                 _ => unreachable!("guarded by the match arm"),
             };
-            Err(Diagnostic::new(
+            let diag = Diagnostic::new(
                 span,
                 format!(
                     "`{}` is an {} of the model, not an {}",
@@ -465,21 +503,36 @@ fn resolve<'a>(
                 "remove `#[onnx({})]`, or write `#[onnx({})]`",
                 asked.word(),
                 actual.word()
-            )))
+            ));
+            Err(Unresolved {
+                diag,
+                meant: vec![(actual, idx)],
+            })
         }
-        (None, Some(i), Some(o)) => Err(Diagnostic::new(
-            name_span,
-            format!(
-                "the model has both an input `{}` and an output `{}`: say which this field binds",
-                name_of(Role::Input, i),
-                name_of(Role::Output, o)
-            ),
-        )
-        .help("add `#[onnx(input)]` or `#[onnx(output)]` to the field")),
+        (None, Some(i), Some(o)) => Err(Unresolved {
+            diag: Diagnostic::new(
+                name_span,
+                format!(
+                    "the model has both an input `{}` and an output `{}`: say which this field \
+                     binds",
+                    name_of(Role::Input, i),
+                    name_of(Role::Output, o)
+                ),
+            )
+            .help("add `#[onnx(input)]` or `#[onnx(output)]` to the field"),
+            meant: vec![(Role::Input, i), (Role::Output, o)],
+        }),
         (None, Some(i), None) => Ok((Role::Input, i)),
         (None, None, Some(o)) => Ok((Role::Output, o)),
         _ => Err(unknown_name(sig, side, f, wanted, explicit, name_span)),
     }
+}
+
+/// A field whose name did not resolve: the error, and the model values it was probably
+/// meant for (so struct-wide errors do not repeat the same mistake; empty when unknown).
+struct Unresolved {
+    diag: Diagnostic,
+    meant: Vec<(Role, usize)>,
 }
 
 fn unknown_name<'a>(
@@ -489,7 +542,7 @@ fn unknown_name<'a>(
     wanted: &str,
     explicit: bool,
     name_span: Span,
-) -> Diagnostic {
+) -> Unresolved {
     let roles: Vec<Role> = match f.role {
         Some((r, _)) => vec![r],
         None => vec![Role::Input, Role::Output],
@@ -500,22 +553,23 @@ fn unknown_name<'a>(
     };
     let mut d = Diagnostic::new(name_span, format!("the model has no {what} `{wanted}`"));
     // Candidates: every ONNX name, and the identifier codegen gives it.
-    let mut candidates: Vec<(String, String)> = Vec::new();
+    let mut candidates: Vec<(String, String, (Role, usize))> = Vec::new();
     for &r in &roles {
-        for (v, ident) in values(sig, r).iter().zip(&side(r).idents) {
-            candidates.push((v.name.clone(), v.name.clone()));
+        for (i, (v, ident)) in values(sig, r).iter().zip(&side(r).idents).enumerate() {
+            candidates.push((v.name.clone(), v.name.clone(), (r, i)));
             if !explicit && ident != &v.name {
-                candidates.push((ident.clone(), v.name.clone()));
+                candidates.push((ident.clone(), v.name.clone(), (r, i)));
             }
         }
     }
-    let best = closest(wanted, candidates.iter().map(|(c, _)| c.as_str()));
+    let best = closest(wanted, candidates.iter().map(|(c, _, _)| c.as_str()));
+    let mut meant = Vec::new();
     if let Some(best) = best {
-        let onnx = &candidates
+        let (_, onnx, target) = candidates
             .iter()
-            .find(|(c, _)| c == best)
-            .expect("from candidates")
-            .1;
+            .find(|(c, _, _)| c == best)
+            .expect("from candidates");
+        meant.push(*target);
         d = if explicit {
             d.help(format!("did you mean `#[onnx(name = \"{onnx}\")]`?"))
         } else if best == onnx {
@@ -533,7 +587,10 @@ fn unknown_name<'a>(
     for &r in &roles {
         listing.push(format!("{}s: {}", r.word(), list_values(values(sig, r), 8)));
     }
-    d.help(format!("the model's {}", listing.join("; ")))
+    Unresolved {
+        diag: d.help(format!("the model's {}", listing.join("; "))),
+        meant,
+    }
 }
 
 /// Syntactic checks of a bound field's type; returns the trait checks still to emit.
@@ -565,21 +622,28 @@ fn check_type(
             };
         }
         FieldType::NotATensor(what) => {
-            diags.push(
-                Diagnostic::new(
-                    f.ty_span,
-                    format!(
-                        "field `{}` is {what}, which cannot hold model {role_word} `{name}` ({model})",
-                        f.ident
-                    ),
-                )
-                .help(format!(
-                    "write `{}`",
-                    suggested_type(SlotKind::Tensor, elem, dims)
-                )),
-            );
+            let mut d = Diagnostic::new(
+                f.ty_range,
+                format!(
+                    "field `{}` is {what}, which cannot hold model {role_word} `{name}` ({model})",
+                    f.ident
+                ),
+            )
+            .help(format!(
+                "write `{}`",
+                suggested_type(SlotKind::Tensor, elem, dims)
+            ));
+            if what.starts_with("a view") {
+                d = d.help(
+                    "the struct owns the tensors; `Bound::inputs()` and `Bound::outputs()` hand \
+                     out views of them",
+                );
+            }
+            diags.push(d);
             return none;
         }
+        // rustc reports the device on the struct's own field type.
+        FieldType::Tensor(t) if t.device_is_not_a_device => return none,
         FieldType::Tensor(t) => t,
     };
     if role == Role::Input && t.kind == SlotKind::Allocated {
@@ -604,86 +668,141 @@ fn check_type(
         device: device.is_some(),
     };
 
-    if let ElemSyntax::Known(found, written, span) = &t.elem
-        && *found != elem
-    {
+    // What is wrong, then one corrected type to suggest for all of it.
+    let wrong_elem = match &t.elem {
+        ElemSyntax::Known(found, written, range) if *found != elem => {
+            Some((*found, written.clone(), *range))
+        }
+        _ => None,
+    };
+    enum ShapeProblem {
+        TooManyAxes(usize, Range),
+        Rank(usize, Range),
+        Axes(Vec<(usize, u64, u64, Range)>),
+    }
+    let shape_problem = match (dims, &t.shape) {
+        (Some(ds), ShapeSyntax::Tuple(axes, range)) if ds.len() > MAX_TUPLE_RANK => {
+            Some(ShapeProblem::TooManyAxes(axes.len(), *range))
+        }
+        (Some(ds), ShapeSyntax::Tuple(axes, range)) if axes.len() != ds.len() => {
+            Some(ShapeProblem::Rank(axes.len(), *range))
+        }
+        (Some(ds), ShapeSyntax::Tuple(axes, _)) => {
+            let bad: Vec<(usize, u64, u64, Range)> = axes
+                .iter()
+                .zip(ds)
+                .enumerate()
+                .filter_map(|(axis, (a, d))| match (a, d) {
+                    (AxisSyntax::Fixed(found, range), Dim::Fixed(want)) if found != want => {
+                        Some((axis, *found, *want, *range))
+                    }
+                    _ => None,
+                })
+                .collect();
+            (!bad.is_empty()).then_some(ShapeProblem::Axes(bad))
+        }
+        _ => None,
+    };
+    let corrected = {
+        let mut ty = f.written.clone();
+        if let Some(args) = slot_args_mut(&mut ty) {
+            if wrong_elem.is_some()
+                && let Some(arg) = args.iter_mut().next()
+                && let Ok(e) = syn::parse_str(elem.rust_name())
+            {
+                *arg = syn::GenericArgument::Type(e);
+            }
+            match &shape_problem {
+                Some(ShapeProblem::Rank(..) | ShapeProblem::TooManyAxes(..)) => {
+                    if let Some(arg) = args.iter_mut().nth(1)
+                        && let Ok(shape) = syn::parse_str(&shape_type_text(dims))
+                    {
+                        *arg = syn::GenericArgument::Type(shape);
+                    }
+                }
+                Some(ShapeProblem::Axes(bad)) => {
+                    if let Some(syn::GenericArgument::Type(syn::Type::Tuple(tuple))) =
+                        args.iter_mut().nth(1)
+                    {
+                        for (axis, _, want, _) in bad {
+                            if let Some(slot) = tuple.elems.iter_mut().nth(*axis)
+                                && let Ok(fix) = syn::parse_str(&format!("Fix<{want}>"))
+                            {
+                                *slot = fix;
+                            }
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
+        render_type(&ty)
+    };
+
+    if let Some((found, written, range)) = wrong_elem {
         diags.push(
             Diagnostic::new(
-                *span,
+                range,
                 format!(
-                    "model {role_word} `{name}` holds {elem} elements ({model}); this field holds \
-                     `{written}` ({found})"
+                    "model {role_word} `{name}` is {model}; this field holds `{written}` ({found}) \
+                     elements"
                 ),
             )
-            .help(format!(
-                "write `{}<{}, ...>`",
-                match t.kind {
-                    SlotKind::Tensor => "Tensor",
-                    SlotKind::Allocated => "AllocatedOutput",
-                },
-                elem.rust_name()
-            )),
+            .help(format!("write `{corrected}`")),
         );
         checks.element = false;
     }
-
-    if let Some(ds) = dims {
-        let suggestion = shape_type_text(Some(ds));
-        match &t.shape {
-            ShapeSyntax::Tuple(axes, span) if ds.len() > MAX_TUPLE_RANK => {
-                diags.push(
-                    Diagnostic::new(
-                        *span,
-                        format!(
-                            "model {role_word} `{name}` has rank {}, more than a tuple shape can \
-                             hold ({MAX_TUPLE_RANK}); this shape has rank {}",
-                            ds.len(),
-                            axes.len()
-                        ),
-                    )
-                    .help("write `AnyRank` and size the tensor at run time"),
-                );
-                checks.shape = false;
-            }
-            ShapeSyntax::Tuple(axes, span) if axes.len() != ds.len() => {
-                diags.push(
-                    Diagnostic::new(
-                        *span,
-                        format!(
-                            "model {role_word} `{name}` has rank {} ({model}); this shape has rank {}",
-                            ds.len(),
-                            axes.len()
-                        ),
-                    )
-                    .help(format!(
-                        "write `{suggestion}`: one axis per model dimension, `Fix<N>` where the \
-                         model fixes the size to N, `Dyn` (or a `Fix<N>` of your choice) where it \
-                         is symbolic"
-                    )),
-                );
-                checks.shape = false;
-            }
-            ShapeSyntax::Tuple(axes, _) => {
-                for (axis, (a, d)) in axes.iter().zip(ds).enumerate() {
-                    if let (AxisSyntax::Fixed(found, span), Dim::Fixed(want)) = (a, d)
-                        && found != want
-                    {
-                        diags.push(
-                            Diagnostic::new(
-                                *span,
-                                format!(
-                                    "axis {axis} of model {role_word} `{name}` is fixed to {want} \
-                                     by the model ({model}); `Fix<{found}>` contradicts it"
-                                ),
-                            )
-                            .help(format!("write `Fix<{want}>` or `Dyn` for this axis")),
-                        );
-                        checks.shape = false;
-                    }
-                }
-            }
-            ShapeSyntax::AnyRank(_) | ShapeSyntax::Opaque(_) => {}
+    match shape_problem {
+        Some(ShapeProblem::TooManyAxes(rank, range)) => {
+            diags.push(
+                Diagnostic::new(
+                    range,
+                    format!(
+                        "model {role_word} `{name}` has rank {}, more than a tuple shape can hold \
+                         ({MAX_TUPLE_RANK}); this shape has rank {rank}",
+                        dims.map_or(0, <[Dim]>::len)
+                    ),
+                )
+                .help(format!(
+                    "write `{corrected}` and size the tensor at run time"
+                )),
+            );
+            checks.shape = false;
         }
+        Some(ShapeProblem::Rank(rank, range)) => {
+            diags.push(
+                Diagnostic::new(
+                    range,
+                    format!(
+                        "model {role_word} `{name}` is {model}, of rank {}; this shape has rank \
+                         {rank}",
+                        dims.map_or(0, <[Dim]>::len)
+                    ),
+                )
+                .help(format!(
+                    "write `{corrected}`: one axis per model dimension, `Fix<N>` where the model \
+                     fixes the size to N, `Dyn` (or a `Fix<N>` of your choice) where it is \
+                     symbolic"
+                )),
+            );
+            checks.shape = false;
+        }
+        Some(ShapeProblem::Axes(bad)) => {
+            for (axis, found, want, range) in bad {
+                diags.push(
+                    Diagnostic::new(
+                        range,
+                        format!(
+                            "axis {axis} of model {role_word} `{name}` is fixed to {want} by the \
+                             model ({model}); `Fix<{found}>` contradicts it"
+                        ),
+                    )
+                    .help(format!("write `Fix<{want}>` or `Dyn` for this axis")),
+                );
+            }
+            checks.shape = false;
+        }
+        None => {}
     }
 
     if let Some(required) = device
@@ -691,10 +810,7 @@ fn check_type(
             (device_key(t.device.as_ref()), device_key(Some(required)))
         && field_key != required_key
     {
-        let span = t
-            .device
-            .as_ref()
-            .map_or(f.ty_span, syn::spanned::Spanned::span);
+        let span = t.device.as_ref().map_or(f.ty_range, Range::of);
         diags.push(
             Diagnostic::new(
                 span,

@@ -4,9 +4,43 @@
 //! the derive emits next to the syntactic ones.
 
 use proc_macro2::Span;
-use syn::spanned::Spanned;
+use quote::ToTokens;
 
 use crate::dtype::ElementType;
+
+/// Where something is written: the spans of its first and last tokens (on stable Rust a
+/// span cannot cover several tokens; a `compile_error!` spread over the two can).
+#[derive(Debug, Clone, Copy)]
+pub struct Range {
+    /// First token.
+    pub start: Span,
+    /// Last token.
+    pub end: Span,
+}
+
+impl Range {
+    /// The range of `tokens` (call site when there are none).
+    pub fn of(tokens: &impl ToTokens) -> Range {
+        let mut iter = tokens.to_token_stream().into_iter();
+        let start = iter.next().map_or_else(Span::call_site, |t| t.span());
+        let end = iter.last().map_or(start, |t| t.span());
+        Range { start, end }
+    }
+
+    /// A single span.
+    pub fn at(span: Span) -> Range {
+        Range {
+            start: span,
+            end: span,
+        }
+    }
+}
+
+impl From<Span> for Range {
+    fn from(span: Span) -> Range {
+        Range::at(span)
+    }
+}
 
 /// Which slot type a field uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,25 +55,25 @@ pub enum SlotKind {
 #[derive(Debug, Clone)]
 pub enum ElemSyntax {
     /// A Rust element type ort-bind knows (`f32`, `half::f16`, ...), as written.
-    Known(ElementType, String, Span),
+    Known(ElementType, String, Range),
     /// Anything else (an alias, a generic parameter).
-    Opaque(Span),
+    Opaque(Range),
 }
 
 /// One axis of a tuple shape.
 #[derive(Debug, Clone)]
 pub enum AxisSyntax {
     /// `Fix<N>` with a literal `N`.
-    Fixed(u64, Span),
+    Fixed(u64, Range),
     /// `Dyn`.
-    Dyn(Span),
+    Dyn(Range),
     /// Anything else (`Fix<N>` with a const parameter, an alias).
-    Opaque(Span),
+    Opaque(Range),
 }
 
 impl AxisSyntax {
     /// Where the axis is written.
-    pub fn span(&self) -> Span {
+    pub fn range(&self) -> Range {
         match self {
             AxisSyntax::Fixed(_, s) | AxisSyntax::Dyn(s) | AxisSyntax::Opaque(s) => *s,
         }
@@ -50,16 +84,16 @@ impl AxisSyntax {
 #[derive(Debug, Clone)]
 pub enum ShapeSyntax {
     /// A tuple of axes (`()` is a scalar).
-    Tuple(Vec<AxisSyntax>, Span),
+    Tuple(Vec<AxisSyntax>, Range),
     /// `AnyRank`.
-    AnyRank(Span),
+    AnyRank(Range),
     /// Anything else (a shape alias, a generic parameter).
-    Opaque(Span),
+    Opaque(Range),
 }
 
 impl ShapeSyntax {
     /// Where the shape is written.
-    pub fn span(&self) -> Span {
+    pub fn range(&self) -> Range {
         match self {
             ShapeSyntax::Tuple(_, s) | ShapeSyntax::AnyRank(s) | ShapeSyntax::Opaque(s) => *s,
         }
@@ -79,6 +113,10 @@ pub struct TensorSyntax {
     pub shape: ShapeSyntax,
     /// Device argument; `None` when left to its default (`Cpu`).
     pub device: Option<syn::Type>,
+    /// The device argument is certainly not a device (`String`, `f32`, a reference, ...):
+    /// rustc reports that on the struct itself, and the derive keeps the field out of its
+    /// own code so the report is not repeated.
+    pub device_is_not_a_device: bool,
 }
 
 /// What a field's type is, as far as its syntax tells.
@@ -115,14 +153,8 @@ const NOT_TENSORS: &[(&str, &str)] = &[
     ("str", "a string"),
     ("HashMap", "a map"),
     ("BTreeMap", "a map"),
-    (
-        "TensorMut",
-        "a view (`TensorMut`); the struct owns `Tensor`s and the binding hands out views",
-    ),
-    (
-        "TensorRef",
-        "a view (`TensorRef`); the struct owns `Tensor`s and the binding hands out views",
-    ),
+    ("TensorMut", "a view (`TensorMut`)"),
+    ("TensorRef", "a view (`TensorRef`)"),
     ("char", "a `char`"),
     ("usize", "a single number"),
     ("isize", "a single number"),
@@ -157,6 +189,18 @@ fn not_a_tensor(ty: &syn::Type) -> Option<String> {
     Some(what.to_owned())
 }
 
+impl FieldType {
+    /// Whether the derive must keep the field out of its generated code: it is not a tensor
+    /// at all, or its device argument is not a device (both already errors).
+    pub fn is_broken(&self) -> bool {
+        match self {
+            FieldType::NotATensor(_) => true,
+            FieldType::Tensor(t) => t.device_is_not_a_device,
+            FieldType::Opaque => false,
+        }
+    }
+}
+
 /// Reads an element type argument.
 pub fn parse_elem(ty: &syn::Type) -> ElemSyntax {
     if let Some(seg) = last_segment(ty)
@@ -164,10 +208,10 @@ pub fn parse_elem(ty: &syn::Type) -> ElemSyntax {
     {
         let name = seg.ident.to_string();
         if let Some(t) = ElementType::from_rust_name(&name).filter(|t| t.is_bindable()) {
-            return ElemSyntax::Known(t, name, ty.span());
+            return ElemSyntax::Known(t, name, Range::of(ty));
         }
     }
-    ElemSyntax::Opaque(ty.span())
+    ElemSyntax::Opaque(Range::of(ty))
 }
 
 /// Reads an integer from a const generic argument: `3`, `{ 3 }`, `(3)`.
@@ -188,7 +232,7 @@ fn const_int(expr: &syn::Expr) -> Option<u64> {
 }
 
 fn parse_axis(ty: &syn::Type) -> AxisSyntax {
-    let span = ty.span();
+    let span = Range::of(ty);
     let Some(seg) = last_segment(ty) else {
         return AxisSyntax::Opaque(span);
     };
@@ -214,15 +258,15 @@ fn parse_axis(ty: &syn::Type) -> AxisSyntax {
 pub fn parse_shape(ty: &syn::Type) -> ShapeSyntax {
     match ty {
         syn::Type::Tuple(t) => {
-            ShapeSyntax::Tuple(t.elems.iter().map(parse_axis).collect(), ty.span())
+            ShapeSyntax::Tuple(t.elems.iter().map(parse_axis).collect(), Range::of(ty))
         }
         syn::Type::Paren(p) => parse_shape(&p.elem),
         syn::Type::Group(g) => parse_shape(&g.elem),
         _ => match last_segment(ty) {
             Some(seg) if seg.ident == "AnyRank" && seg.arguments.is_none() => {
-                ShapeSyntax::AnyRank(ty.span())
+                ShapeSyntax::AnyRank(Range::of(ty))
             }
-            _ => ShapeSyntax::Opaque(ty.span()),
+            _ => ShapeSyntax::Opaque(Range::of(ty)),
         },
     }
 }
@@ -251,6 +295,7 @@ pub fn parse_field_type(ty: &syn::Type) -> FieldType {
                     elem: parse_elem(types[0]),
                     shape: parse_shape(types[1]),
                     device: types.get(2).map(|t| (*t).clone()),
+                    device_is_not_a_device: types.get(2).is_some_and(|t| not_a_tensor(t).is_some()),
                 }));
             }
         }

@@ -50,6 +50,8 @@ pub struct ContainerAttrs {
     pub device: Option<syn::Type>,
     /// `crate = "path"`.
     pub krate: Option<syn::Path>,
+    /// Whether the container attributes had errors (reported already).
+    pub had_errors: bool,
 }
 
 /// A field attribute.
@@ -86,6 +88,9 @@ fn duplicate(errors: &mut Errors, path: &syn::Path) {
 /// Parses every `#[onnx(...)]` on the struct.
 pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
     let mut out = ContainerAttrs::default();
+    let mut local = Errors::default();
+    let errors_out = errors;
+    let errors = &mut local;
     for attr in attrs.iter().filter(|a| a.path().is_ident("onnx")) {
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("model") {
@@ -128,8 +133,19 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
             Ok(())
         });
         if let Err(e) = result {
-            errors.push(e);
+            errors.push(match e.to_string().as_str() {
+                "expected string literal" => syn::Error::new(
+                    e.span(),
+                    "expected a string literal: `model = \"path/to/model.onnx\"` (relative to \
+                     the crate's Cargo.toml), `crate = \"path\"`",
+                ),
+                _ => e,
+            });
         }
+    }
+    out.had_errors = !local.is_empty();
+    if let Some(e) = local.0 {
+        errors_out.push(e);
     }
     out
 }

@@ -80,8 +80,9 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
                 ident_span: ident.span(),
                 name: attrs.name.as_ref().map(|l| (l.value(), l.span())),
                 role: attrs.role,
+                written: f.ty.clone(),
                 ty: parse_field_type(&f.ty),
-                ty_span: f.ty.span(),
+                ty_range: crate::check::syntax::Range::of(&f.ty),
             };
             Field {
                 ident,
@@ -94,6 +95,8 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
 
     // The model: on any problem, one error on the attribute (or the struct name).
     let resolved = match &container.model {
+        // A misspelled or malformed container attribute was reported already.
+        None if container.had_errors => None,
         None => {
             errors.at(
                 input.ident.span(),
@@ -135,7 +138,7 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
             f.binding = b;
         }
         for d in outcome.diagnostics {
-            errors.at(d.span, d.render());
+            errors.push(super::spanned_error(d.range, d.render()));
         }
     }
 
@@ -215,10 +218,14 @@ enum ViewKind {
     Projected,
     /// Not a tensor at all (already an error): a plain reference, so nothing else fails.
     Plain,
+    /// A tensor whose device argument is not a device (rustc reports it on the struct):
+    /// left out of the views, since naming its type again would repeat that error.
+    Absent,
 }
 
 fn view_kind(f: &Field<'_>) -> ViewKind {
     match &f.spec.ty {
+        FieldType::Tensor(t) if t.device_is_not_a_device => ViewKind::Absent,
         FieldType::Tensor(t) if slot_args(f.ty).is_some() => ViewKind::Parsed(t.kind),
         FieldType::NotATensor(_) => ViewKind::Plain,
         _ => ViewKind::Projected,
@@ -266,6 +273,10 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
                 (quote!(&'__a #ty), quote!(&self.#id))
             }
         }
+        ViewKind::Absent => (
+            quote!(::core::marker::PhantomData<&'__a ()>),
+            quote!(::core::marker::PhantomData),
+        ),
     }
 }
 
@@ -288,7 +299,7 @@ fn plan_dims(fields: &[Field<'_>], sig: Option<&ModelSignature>) -> DimsPlan {
             continue;
         };
         let allocated = matches!(&f.spec.ty, FieldType::Tensor(t) if t.kind == SlotKind::Allocated);
-        if allocated || matches!(f.spec.ty, FieldType::NotATensor(_)) {
+        if allocated || f.spec.ty.is_broken() {
             out.per_field.push(None);
             continue;
         }
@@ -485,7 +496,7 @@ fn expand(
     let bindable = |f: &Field<'_>| -> Option<FieldBinding> {
         let b = f.binding?;
         match &f.spec.ty {
-            FieldType::NotATensor(_) => None,
+            ty if ty.is_broken() => None,
             FieldType::Tensor(t) if b.role == Role::Input && t.kind == SlotKind::Allocated => None,
             _ => Some(b),
         }
@@ -552,9 +563,7 @@ fn expand(
         let ty = f.ty;
         quote!(#ty: #krate::Slot<Device = __Device>,)
     });
-    let can_allocate = !fields
-        .iter()
-        .any(|f| matches!(f.spec.ty, FieldType::NotATensor(_)));
+    let can_allocate = !fields.iter().any(|f| f.spec.ty.is_broken());
     let allocate = can_allocate.then(|| {
         quote! {
             /// Allocates every field on `device`, sized by `dims`: the tensors a
@@ -605,6 +614,24 @@ fn expand(
         Some(quote!(#main #dev))
     });
     let checks: Vec<TokenStream> = checks.collect();
+
+    // Both views at once borrow disjoint fields, which holds only when every field is in
+    // one view: not so for fields whose name did not resolve (already an error).
+    let split = fields.iter().all(|f| f.binding.is_some()).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #krate::SplitIo for #name #ty_generics #where_clause {
+                fn split(
+                    &mut self,
+                ) -> (#inputs_name #view_args_anon, #outputs_name #view_args_anon) {
+                    (
+                        #inputs_name { #inputs_init __marker: ::core::marker::PhantomData },
+                        #outputs_name { #outputs_init __marker: ::core::marker::PhantomData },
+                    )
+                }
+            }
+        }
+    });
 
     let inputs_doc = format!(
         "The model inputs [`{name}`] binds, to fill in place before a run \
@@ -706,15 +733,7 @@ fn expand(
             }
         }
 
-        #[automatically_derived]
-        impl #impl_generics #krate::SplitIo for #name #ty_generics #where_clause {
-            fn split(&mut self) -> (#inputs_name #view_args_anon, #outputs_name #view_args_anon) {
-                (
-                    #inputs_name { #inputs_init __marker: ::core::marker::PhantomData },
-                    #outputs_name { #outputs_init __marker: ::core::marker::PhantomData },
-                )
-            }
-        }
+        #split
 
         const _: () = {
             #[allow(dead_code, clippy::extra_unused_type_parameters)]

@@ -57,6 +57,19 @@ impl MacroEnv {
     }
 }
 
+/// An error spread over `range` (from its first to its last token).
+pub fn spanned_error(
+    range: crate::check::syntax::Range,
+    message: impl std::fmt::Display,
+) -> syn::Error {
+    let mut tokens = TokenStream::new();
+    tokens.extend([
+        proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("start", range.start)),
+        proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("end", range.end)),
+    ]);
+    syn::Error::new_spanned(tokens, message)
+}
+
 /// Resolves a model path written as `lit`: the signature, from the model or its cache;
 /// errors sit on `lit`.
 pub fn resolve_model(env: &MacroEnv, lit: &syn::LitStr) -> Result<Resolved, syn::Error> {
@@ -69,12 +82,22 @@ pub fn resolve_model(env: &MacroEnv, lit: &syn::LitStr) -> Result<Resolved, syn:
         ));
     }
     cache::resolve(&env.manifest_dir, &rel, env.offline).map_err(|e| {
+        // Paths as the user sees them: relative to the crate's Cargo.toml.
         let mut message = e.to_string();
+        let mut roots = vec![env.manifest_dir.clone()];
+        if let Ok(canonical) = std::fs::canonicalize(&env.manifest_dir) {
+            roots.push(canonical);
+        }
+        for root in roots {
+            message = message.replace(
+                &format!("{}{}", root.display(), std::path::MAIN_SEPARATOR),
+                "",
+            );
+        }
         if let CacheError::Missing { .. } = e {
-            message.push_str(&format!(
-                "\n  note: relative model paths resolve against `{}`",
-                env.manifest_dir.display()
-            ));
+            message.push_str(
+                "\n  note: model paths are relative to the crate's Cargo.toml (CARGO_MANIFEST_DIR)",
+            );
         }
         syn::Error::new(lit.span(), message)
     })

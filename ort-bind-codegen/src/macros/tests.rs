@@ -1,1 +1,280 @@
-//! Unit tests of the macro front ends.
+//! Unit tests of the macro front ends, without a compiler: what they expand to.
+
+use std::path::{Path, PathBuf};
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::*;
+use crate::builder::{format_source, generate_source};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn env() -> MacroEnv {
+    MacroEnv {
+        manifest_dir: repo(),
+        offline: false,
+        site: "macros-unit-test".into(),
+    }
+}
+
+fn compile_errors(tokens: &TokenStream) -> Vec<String> {
+    let file: syn::File = syn::parse2(tokens.clone()).expect("expansion parses as items");
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Macro(m)
+                if m.mac.path.is_ident("compile_error")
+                    || m.mac
+                        .path
+                        .segments
+                        .last()
+                        .is_some_and(|s| s.ident == "compile_error") =>
+            {
+                let lit: syn::LitStr = m.mac.parse_body().expect("a string");
+                Some(lit.value())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn item_names(tokens: &TokenStream) -> Vec<String> {
+    let file: syn::File = syn::parse2(tokens.clone()).unwrap();
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some(format!("struct {}", s.ident)),
+            syn::Item::Impl(i) => {
+                let ty = &i.self_ty;
+                let tr = i.trait_.as_ref().map(|(_, p, _)| {
+                    p.segments
+                        .last()
+                        .map(|s| s.ident.to_string())
+                        .unwrap_or_default()
+                });
+                Some(format!(
+                    "impl {}{}",
+                    tr.map(|t| format!("{t} for ")).unwrap_or_default(),
+                    quote!(#ty).to_string().replace(' ', "")
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn derive_expands_to_a_binding() {
+    let out = derive_onnx_binding(
+        quote! {
+            #[onnx(model = "tests/fixtures/add.onnx")]
+            struct AddIo<D: Device = Cpu> {
+                x: Tensor<f32, (Dyn,), D>,
+                #[onnx(name = "y")]
+                other: Tensor<f32, (Dyn,), D>,
+                sum: Tensor<f32, (Dyn,), D>,
+            }
+        },
+        &env(),
+    );
+    assert!(
+        compile_errors(&out).is_empty(),
+        "{:?}",
+        compile_errors(&out)
+    );
+    let names = item_names(&out);
+    for expected in [
+        "struct AddIoDims",
+        "struct AddIoInputs",
+        "struct AddIoOutputs",
+        "impl AddIo<D>",
+        "impl BindingIo for AddIo<D>",
+        "impl SplitIo for AddIo<D>",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let text = out.to_string();
+    // Every model value is in the specs; `y` is bound through the field `other`.
+    assert!(
+        text.contains(r#"ValueSpec :: of :: < f32 > ("y""#),
+        "{text}"
+    );
+    assert!(
+        text.contains("bind_input (& self . other , binder , 1usize)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("binds_input :: < Tensor < f32 , (Dyn ,) , D > , f32"),
+        "{text}"
+    );
+    // The model is tracked.
+    assert!(text.contains("track_model"), "{text}");
+}
+
+#[test]
+fn derive_reports_every_mistake_and_still_emits_the_impls() {
+    let out = derive_onnx_binding(
+        quote! {
+            #[onnx(model = "tests/fixtures/add.onnx")]
+            struct AddIo {
+                x: Tensor<f64, (Dyn,)>,
+                yy: Tensor<f32, (Dyn,)>,
+                sum: Tensor<f32, (Dyn, Dyn)>,
+            }
+        },
+        &env(),
+    );
+    let errors = compile_errors(&out);
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors[0].contains("holds `f64`"));
+    assert!(errors[1].contains("did you mean `y`?"));
+    assert!(errors[2].contains("of rank 1; this shape has rank 2"));
+    assert!(
+        item_names(&out)
+            .iter()
+            .any(|n| n == "impl BindingIo for AddIo")
+    );
+    // `yy` did not resolve: it is in both views, so there is no `SplitIo`.
+    assert!(
+        !item_names(&out)
+            .iter()
+            .any(|n| n == "impl SplitIo for AddIo")
+    );
+}
+
+#[test]
+fn a_missing_model_is_one_error_with_fallback_impls() {
+    let out = derive_onnx_binding(
+        quote! {
+            #[onnx(model = "tests/fixtures/does_not_exist.onnx")]
+            struct Io { x: Tensor<f32, (Dyn,)>, sum: Tensor<f32, (Dyn,)> }
+        },
+        &env(),
+    );
+    let errors = compile_errors(&out);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("ONNX model `tests/fixtures/does_not_exist.onnx` not found"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[0].contains("ort-bind prepare tests/fixtures/does_not_exist.onnx"));
+    assert!(
+        !errors[0].contains(&repo().display().to_string()),
+        "paths are relative"
+    );
+    let names = item_names(&out);
+    assert!(
+        names.iter().any(|n| n == "impl BindingIo for Io"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "struct IoInputs"), "{names:?}");
+}
+
+#[test]
+fn derive_rejects_what_it_cannot_bind() {
+    let out = derive_onnx_binding(
+        quote!(
+            enum E {
+                A,
+            }
+        ),
+        &env(),
+    );
+    assert!(compile_errors(&out)[0].contains("struct with named fields"));
+    let out = derive_onnx_binding(
+        quote!(
+            struct S {
+                x: Tensor<f32, (Dyn,)>,
+            }
+        ),
+        &env(),
+    );
+    assert!(compile_errors(&out)[0].contains("needs the model file"));
+}
+
+#[test]
+fn bindings_generate_what_the_builder_writes() {
+    let path = repo().join("tests/fixtures/dynamic.onnx");
+    let out = bindings(quote!("tests/fixtures/dynamic.onnx"), &env());
+    let mut file: syn::File = syn::parse2(out).unwrap();
+    // The last item is the dependency tracking (a `const _`); the rest is the module.
+    let tracking = file.items.pop().unwrap();
+    assert!(matches!(&tracking, syn::Item::Const(c) if c.ident == "_"));
+    let items = &file.items;
+    let module = quote!(#(#items)*);
+    let from_macro = format_source(&module, "dynamic.onnx");
+    let sig = crate::read_signature(&path).unwrap();
+    let from_builder = generate_source(&sig, &path, &syn::parse_quote!(::ort_bind)).unwrap();
+    assert_eq!(from_macro, from_builder);
+}
+
+#[test]
+fn bindings_errors_sit_on_the_path() {
+    let out = bindings(quote!("tests/fixtures/nope.onnx"), &env());
+    let text = out.to_string();
+    assert!(text.contains("compile_error"), "{text}");
+    assert!(
+        text.contains("tests/fixtures/nope.onnx` not found"),
+        "{text}"
+    );
+    let out = bindings(quote!(), &env());
+    assert!(out.to_string().contains("expected the model path"));
+    let out = bindings(quote!("tests/fixtures/add.onnx", krate = "x"), &env());
+    assert!(out.to_string().contains("unknown option `krate`"));
+    let out = bindings(quote!("tests/fixtures/README.md"), &env());
+    assert!(out.to_string().contains("is not a readable ONNX model"));
+}
+
+#[test]
+fn the_offline_switch_uses_the_cache() {
+    let root = std::env::temp_dir().join(format!("ort-bind-macros-offline-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("m")).unwrap();
+    std::fs::copy(
+        repo().join("tests/fixtures/add.onnx"),
+        root.join("m/add.onnx"),
+    )
+    .unwrap();
+    let mut env = MacroEnv {
+        manifest_dir: root.clone(),
+        offline: true,
+        site: "offline-test".into(),
+    };
+    let input = quote! {
+        #[onnx(model = "m/add.onnx")]
+        struct Io { x: Tensor<f32, (Dyn,)>, y: Tensor<f32, (Dyn,)>, sum: Tensor<f32, (Dyn,)> }
+    };
+    let errors = compile_errors(&derive_onnx_binding(input.clone(), &env));
+    assert!(errors[0].contains("ORT_BIND_OFFLINE is set"), "{errors:?}");
+    crate::cache::write(&root, Path::new("m/add.onnx")).unwrap();
+    assert!(compile_errors(&derive_onnx_binding(input.clone(), &env)).is_empty());
+    // Offline, the model itself is not tracked, the cache is.
+    let text = derive_onnx_binding(input.clone(), &env).to_string();
+    assert!(text.contains("m__add.onnx.json"), "{text}");
+    env.offline = false;
+    assert!(compile_errors(&derive_onnx_binding(input, &env)).is_empty());
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn track_model_checks_its_arguments() {
+    assert!(
+        track_model(quote!("a"))
+            .to_string()
+            .contains("takes two paths")
+    );
+    assert!(
+        track_model(quote!(1, 2))
+            .to_string()
+            .contains("compile_error")
+    );
+    // Paths outside the tracking folder are ignored, not touched.
+    assert!(track_model(quote!("/tmp/x", "/tmp/y")).is_empty());
+}
