@@ -1,6 +1,14 @@
-//! `#[derive(OnnxBinding)]`: real inference through derived bindings.
+//! `#[derive(OnnxBinding)]`: real inference through derived bindings, on the fixture
+//! models (`tests/fixtures/`, see its README for what each computes).
 
-use ort_bind::{Bound, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
+use ort_bind::{
+    AllocatedOutput, AnyRank, Bound, Cpu, Device, Dyn, Fix, OnnxBinding, Session, SessionOptions,
+    Tensor, bf16, f16,
+};
+
+fn session(path: &str) -> ort_bind::Result<Session> {
+    Session::from_file(path, &SessionOptions::new().intra_threads(1))
+}
 
 #[derive(OnnxBinding)]
 #[onnx(model = "tests/fixtures/add.onnx")]
@@ -12,13 +20,343 @@ struct AddIo<D: Device = Cpu> {
 }
 
 #[test]
-fn add_runs() -> ort_bind::Result<()> {
-    let session = Session::from_file(AddIo::<Cpu>::MODEL_PATH, &SessionOptions::new())?;
+fn add_runs_in_place_and_resizes() -> ort_bind::Result<()> {
+    let session = session(AddIo::<Cpu>::MODEL_PATH)?;
     let io = AddIo::allocate(&Cpu, &AddIoDims { n: 3 })?;
     let mut bound = Bound::new(&session, io)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
     bound.inputs().other.fill(10.0);
     bound.run()?;
     assert_eq!(bound.outputs().sum.as_slice(), &[11.0, 12.0, 13.0]);
+
+    // The same buffers, bound once, serve every run.
+    bound.inputs().x.copy_from_slice(&[5.0, 6.0, 7.0])?;
+    bound.run()?;
+    assert_eq!(bound.outputs().sum.as_slice(), &[15.0, 16.0, 17.0]);
+
+    // A smaller `n` reuses capacity; a larger one grows once. Both rebind.
+    bound.set_dims(&AddIoDims { n: 2 })?;
+    assert_eq!(bound.outputs().sum.dims(), &[2]);
+    bound.inputs().x.copy_from_slice(&[1.0, 1.0])?;
+    bound.inputs().other.copy_from_slice(&[2.0, 3.0])?;
+    bound.run()?;
+    assert_eq!(bound.outputs().sum.as_slice(), &[3.0, 4.0]);
+    bound.set_dims(&AddIoDims { n: 5 })?;
+    bound.inputs().x.fill(1.0);
+    bound.inputs().other.fill(0.5);
+    bound.run()?;
+    assert_eq!(bound.outputs().sum.as_slice(), &[1.5; 5]);
+
+    // Wrong lengths are errors naming the ONNX value.
+    let err = bound.inputs().x.copy_from_slice(&[1.0]).unwrap_err();
+    assert!(err.to_string().contains("`x`"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn a_struct_built_by_hand_binds_the_same() -> ort_bind::Result<()> {
+    let session = session(AddIo::<Cpu>::MODEL_PATH)?;
+    let io: AddIo = AddIo {
+        x: Tensor::new("x", &[2])?,
+        other: Tensor::new("y", &[2])?,
+        sum: Tensor::new("sum", &[2])?,
+    };
+    let mut bound = Bound::new(&session, io)?;
+    let (mut inputs, outputs) = bound.split();
+    inputs.x.fill(2.0);
+    inputs.other.fill(3.0);
+    assert_eq!(outputs.sum.len(), 2);
+    bound.run()?;
+    assert_eq!(bound.outputs().sum.to_vec(), vec![5.0, 5.0]);
+    Ok(())
+}
+
+#[test]
+fn a_derived_struct_refuses_another_model() -> ort_bind::Result<()> {
+    // The derive checked add.onnx at compile time; the session runs add16.onnx.
+    let other = session("tests/fixtures/add16.onnx")?;
+    let err = Bound::new(&other, AddIo::allocate(&Cpu, &AddIoDims { n: 16 })?).unwrap_err();
+    assert!(err.to_string().contains("`x`"), "{err}");
+    Ok(())
+}
+
+mod types {
+    /// Aliases and types from another module bind like the types they name.
+    pub(crate) type Batch<D> = ort_bind::Tensor<f32, (ort_bind::Dyn, ort_bind::Fix<4>), D>;
+}
+
+// Outputs `y` (bound) and `z` (left out: ONNX Runtime computes and drops it).
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/dynamic.onnx", device = Cpu)]
+struct Projection {
+    x: types::Batch<Cpu>,
+    y: Tensor<f32, (Dyn, Fix<3>)>,
+}
+
+#[test]
+fn outputs_may_be_left_out() -> ort_bind::Result<()> {
+    let session = session(Projection::MODEL_PATH)?;
+    let mut bound = Bound::new(
+        &session,
+        Projection::allocate(&Cpu, &ProjectionDims { batch: 2 })?,
+    )?;
+    bound
+        .inputs()
+        .x
+        .copy_from_slice(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])?;
+    bound.run()?;
+    let y = bound.outputs().y.to_vec();
+    let want = [0.0, 0.1, 0.2, -0.9, -1.0, -1.1];
+    assert!(
+        y.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6),
+        "{y:?}"
+    );
+    Ok(())
+}
+
+// `z` only, with its symbolic `N` fixed to 2 by the field type.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/dynamic.onnx")]
+struct Relu {
+    x: Tensor<f32, (Fix<2>, Fix<4>)>,
+    z: Tensor<f32, (Fix<2>, Fix<3>)>,
+}
+
+#[test]
+fn a_symbolic_dim_fixed_by_the_field() -> ort_bind::Result<()> {
+    let session = session(Relu::MODEL_PATH)?;
+    let mut bound = Bound::new(
+        &session,
+        Relu::allocate(&Cpu, &ReluDims { batch: 2, n: 2 })?,
+    )?;
+    bound
+        .inputs()
+        .x
+        .copy_from_slice(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])?;
+    bound.run()?;
+    let z = bound.outputs().z.to_vec();
+    let want = [0.0, 0.1, 0.2, 0.0, 0.0, 0.0];
+    assert!(
+        z.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6),
+        "{z:?}"
+    );
+    // The field fixes `batch` to 2: other sizes are an error, not a silent mismatch.
+    assert!(bound.set_dims(&ReluDims { batch: 3, n: 3 }).is_err());
+    Ok(())
+}
+
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/nonzero.onnx")]
+struct NonZero {
+    x: Tensor<f32, (Fix<6>,)>,
+    indices: AllocatedOutput<i64, (Fix<1>, Dyn)>,
+}
+
+#[test]
+fn data_dependent_outputs_are_allocated_by_onnx_runtime() -> ort_bind::Result<()> {
+    let session = session(NonZero::MODEL_PATH)?;
+    let mut bound = Bound::new(&session, NonZero::allocate(&Cpu, &NonZeroDims {})?)?;
+    assert!(
+        bound.outputs().indices.is_none(),
+        "nothing before the first run"
+    );
+    bound
+        .inputs()
+        .x
+        .copy_from_slice(&[0.0, 1.5, 0.0, -2.0, 0.0, 3.0])?;
+    bound.run()?;
+    let indices = bound.outputs().indices.expect("produced by the run");
+    assert_eq!(indices.dims(), &[1, 3]);
+    assert_eq!(indices.as_slice(), &[1, 3, 5]);
+    bound.inputs().x.fill(1.0);
+    bound.run()?;
+    assert_eq!(bound.outputs().indices.unwrap().dims(), &[1, 6]);
+    Ok(())
+}
+
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/scalar.onnx")]
+struct Scalar {
+    x: Tensor<f32, ()>,
+    y: Tensor<f32, AnyRank>,
+}
+
+#[test]
+fn scalars() -> ort_bind::Result<()> {
+    let session = session(Scalar::MODEL_PATH)?;
+    let io = Scalar {
+        x: Tensor::new("x", &[])?,
+        y: Tensor::new("y", &[])?,
+    };
+    let mut bound = Bound::new(&session, io)?;
+    bound.inputs().x.copy_from_slice(&[1.25])?;
+    bound.run()?;
+    assert_eq!(bound.outputs().y.as_slice(), &[2.5]);
+    Ok(())
+}
+
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/alltypes.onnx")]
+struct AllTypes {
+    x_float32: Tensor<f32, (Fix<2>,)>,
+    x_float64: Tensor<f64, (Fix<2>,)>,
+    x_float16: Tensor<f16, (Fix<2>,)>,
+    x_bfloat16: Tensor<bf16, (Fix<2>,)>,
+    x_int8: Tensor<i8, (Fix<2>,)>,
+    x_int16: Tensor<i16, (Fix<2>,)>,
+    x_int32: Tensor<i32, (Fix<2>,)>,
+    x_int64: Tensor<i64, (Fix<2>,)>,
+    x_uint8: Tensor<u8, (Fix<2>,)>,
+    x_uint16: Tensor<u16, (Fix<2>,)>,
+    x_uint32: Tensor<u32, (Fix<2>,)>,
+    x_uint64: Tensor<u64, (Fix<2>,)>,
+    x_bool: Tensor<bool, (Fix<2>,)>,
+    y_float32: Tensor<f32, (Fix<2>,)>,
+    y_float64: Tensor<f64, (Fix<2>,)>,
+    y_float16: Tensor<f16, (Fix<2>,)>,
+    y_bfloat16: Tensor<bf16, (Fix<2>,)>,
+    y_int8: Tensor<i8, (Fix<2>,)>,
+    y_int16: Tensor<i16, (Fix<2>,)>,
+    y_int32: Tensor<i32, (Fix<2>,)>,
+    y_int64: AllocatedOutput<i64, (Fix<2>,)>,
+    y_uint8: Tensor<u8, (Fix<2>,)>,
+    y_uint16: Tensor<u16, (Fix<2>,)>,
+    y_uint32: Tensor<u32, (Fix<2>,)>,
+    y_uint64: Tensor<u64, (Fix<2>,)>,
+    y_bool: Tensor<bool, (Fix<2>,)>,
+}
+
+#[test]
+fn every_element_type() -> ort_bind::Result<()> {
+    let session = session(AllTypes::MODEL_PATH)?;
+    let mut bound = Bound::new(&session, AllTypes::allocate(&Cpu, &AllTypesDims {})?)?;
+    {
+        let mut i = bound.inputs();
+        i.x_float32.copy_from_slice(&[1.0, -2.0])?;
+        i.x_float64.copy_from_slice(&[1.0, -2.0])?;
+        i.x_float16
+            .copy_from_slice(&[f16::from_f32(1.5), f16::from_f32(-2.0)])?;
+        i.x_bfloat16
+            .copy_from_slice(&[bf16::from_f32(1.5), bf16::from_f32(-2.0)])?;
+        i.x_int8.copy_from_slice(&[-8, 8])?;
+        i.x_int16.copy_from_slice(&[-16, 16])?;
+        i.x_int32.copy_from_slice(&[-32, 32])?;
+        i.x_int64.copy_from_slice(&[-64, 64])?;
+        i.x_uint8.copy_from_slice(&[8, 255])?;
+        i.x_uint16.copy_from_slice(&[16, 65535])?;
+        i.x_uint32.copy_from_slice(&[32, u32::MAX])?;
+        i.x_uint64.copy_from_slice(&[64, u64::MAX])?;
+        i.x_bool.copy_from_slice(&[true, false])?;
+    }
+    bound.run()?;
+    let o = bound.outputs();
+    assert_eq!(o.y_float32.as_slice(), &[1.0, -2.0]);
+    assert_eq!(o.y_float64.as_slice(), &[1.0, -2.0]);
+    assert_eq!(
+        o.y_float16.as_slice(),
+        &[f16::from_f32(1.5), f16::from_f32(-2.0)]
+    );
+    assert_eq!(
+        o.y_bfloat16.as_slice(),
+        &[bf16::from_f32(1.5), bf16::from_f32(-2.0)]
+    );
+    assert_eq!(o.y_int8.as_slice(), &[-8, 8]);
+    assert_eq!(o.y_int16.as_slice(), &[-16, 16]);
+    assert_eq!(o.y_int32.as_slice(), &[-32, 32]);
+    assert_eq!(
+        o.y_int64.expect("allocated by the run").as_slice(),
+        &[-64, 64]
+    );
+    assert_eq!(o.y_uint8.as_slice(), &[8, 255]);
+    assert_eq!(o.y_uint16.as_slice(), &[16, 65535]);
+    assert_eq!(o.y_uint32.as_slice(), &[32, u32::MAX]);
+    assert_eq!(o.y_uint64.as_slice(), &[64, u64::MAX]);
+    assert_eq!(o.y_bool.as_slice(), &[true, false]);
+    Ok(())
+}
+
+// Exporter names: by identifier (`gpu_0_data_0`), raw identifier (`r#type`), or
+// `name = ...`; only some outputs bound.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/messy.onnx")]
+struct Messy {
+    gpu_0_data_0: Tensor<f32, (Dyn, Fix<3>)>,
+    r#type: Tensor<f32, (Dyn,)>,
+    #[onnx(name = "1x")]
+    one_x: Tensor<f32, (Dyn,)>,
+    #[onnx(name = "save_infer_model/scale_0.tmp_1")]
+    scale: Tensor<f32, (Fix<2>, Dyn)>,
+    #[onnx(name = "a.b")]
+    a_dot_b: Tensor<f32, (Fix<4>,)>,
+    #[onnx(name = "a/b")]
+    a_slash_b: Tensor<f32, (Fix<4>,)>,
+    step: Tensor<i64, ()>,
+    half: Tensor<f16, (Dyn, Fix<2>)>,
+    #[onnx(output)]
+    a_b: Tensor<f32, (Fix<4>,)>,
+    #[onnx(name = "sigmoid_0.tmp_0")]
+    sigmoid: Tensor<f32, (Dyn,)>,
+    #[onnx(name = "self")]
+    step_out: Tensor<i64, ()>,
+}
+
+#[test]
+fn exporter_names() -> ort_bind::Result<()> {
+    let session = session(Messy::MODEL_PATH)?;
+    let dims = MessyDims {
+        batch: 2,
+        type_dim0: 1,
+        one_x_dim0: 2,
+        scale_dim1: 5,
+        sigmoid_dim0: 1,
+    };
+    let mut bound = Bound::new(&session, Messy::allocate(&Cpu, &dims)?)?;
+    {
+        let mut i = bound.inputs();
+        i.gpu_0_data_0
+            .copy_from_slice(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+        i.r#type.copy_from_slice(&[0.0])?;
+        i.one_x.copy_from_slice(&[1.0, -2.0])?;
+        i.scale.fill(1.0);
+        i.a_dot_b.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
+        i.a_slash_b.copy_from_slice(&[10.0, 20.0, 30.0, 40.0])?;
+        i.step.copy_from_slice(&[7])?;
+        i.half.fill(f16::from_f32(1.0));
+    }
+    bound.run()?;
+    let o = bound.outputs();
+    assert_eq!(o.a_b.as_slice(), &[11.0, 22.0, 33.0, 44.0]);
+    assert_eq!(o.sigmoid.as_slice(), &[0.5]);
+    assert_eq!(o.step_out.as_slice(), &[7]);
+    Ok(())
+}
+
+// Recurrent state: `stateN` fed back into `state` by swapping buffers, no copy.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/state.onnx")]
+struct Recurrent {
+    x: Tensor<f32, (Fix<1>, Fix<4>)>,
+    state: Tensor<f32, (Fix<2>, Fix<1>, Fix<8>)>,
+    #[onnx(name = "stateN")]
+    next_state: Tensor<f32, (Fix<2>, Fix<1>, Fix<8>)>,
+    y: Tensor<f32, (Fix<1>, Fix<8>)>,
+}
+
+#[test]
+fn state_feeds_back_without_a_copy() -> ort_bind::Result<()> {
+    let session = session(Recurrent::MODEL_PATH)?;
+    let mut bound = Bound::new(&session, Recurrent::allocate(&Cpu, &RecurrentDims {})?)?;
+    bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
+    let start: Vec<f32> = (0..16).map(|v| v as f32).collect();
+    bound.inputs().state.copy_from_slice(&start)?;
+    bound.run()?;
+    let after_one: Vec<f32> = start.iter().map(|v| v + 10.0).collect();
+    assert_eq!(bound.outputs().next_state.as_slice(), after_one.as_slice());
+    bound.modify(|io| io.next_state.swap_storage(&mut io.state))?;
+    bound.run()?;
+    let after_two: Vec<f32> = start.iter().map(|v| v + 20.0).collect();
+    assert_eq!(bound.outputs().next_state.as_slice(), after_two.as_slice());
+    let y: Vec<f32> = (0..8).map(|i| (i + 20 + i + 8 + 20) as f32).collect();
+    assert_eq!(bound.outputs().y.as_slice(), y.as_slice());
     Ok(())
 }

@@ -249,24 +249,123 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
+/// Compact JSON text with object keys sorted, whatever order the map keeps them in
+/// (`serde_json`'s `preserve_order` feature may be on in one build and off in another).
+fn canonical(v: &Value, out: &mut String) {
+    write_json(v, out, ",", ":");
+}
+
+/// Like [`canonical`], with `sep` between items and `colon` after keys.
+fn write_json(v: &Value, out: &mut String, sep: &str, colon: &str) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(colon);
+                write_json(&map[k], out, sep, colon);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                write_json(item, out, sep, colon);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
 fn signature_hash(signature: &Value) -> String {
-    format!("{:016x}", fnv1a(signature.to_string().as_bytes()))
+    let mut text = String::new();
+    canonical(signature, &mut text);
+    format!("{:016x}", fnv1a(text.as_bytes()))
+}
+
+fn json_text(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+fn spaced(v: &Value) -> String {
+    let mut text = String::new();
+    write_json(v, &mut text, ", ", ": ");
+    text
+}
+
+/// One value per line: `{"name": "x", "dtype": "float32", "shape": ["n"], "doc": ""}`.
+fn value_line(v: &Value) -> String {
+    let mut parts = Vec::new();
+    for key in ["name", "dtype", "unsupported", "shape", "doc"] {
+        if let Some(field) = v.get(key) {
+            parts.push(format!("{}: {}", json_text(key), spaced(field)));
+        }
+    }
+    format!("{{{}}}", parts.join(", "))
 }
 
 /// The cache file's text for `sig`, read from a model of `model_bytes` bytes whose path
-/// is written `model_rel`.
+/// is written `model_rel`: one line per graph value, so diffs of a changed model read
+/// well.
 pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -> String {
     let signature = signature_json(&cacheable(sig));
-    let file = json!({
-        "ort_bind_signature_cache": FORMAT,
-        "model": model_rel.to_string_lossy().replace('\\', "/"),
-        "model_bytes": model_bytes,
-        "signature_hash": signature_hash(&signature),
-        "signature": signature,
-    });
-    let mut text = serde_json::to_string_pretty(&file).expect("JSON values always serialise");
-    text.push('\n');
-    text
+    let mut out = String::from("{\n");
+    let mut field = |key: &str, value: String| {
+        out.push_str(&format!("  {}: {value},\n", json_text(key)));
+    };
+    field("ort_bind_signature_cache", FORMAT.to_string());
+    field(
+        "model",
+        json_text(&model_rel.to_string_lossy().replace('\\', "/")),
+    );
+    field("model_bytes", model_bytes.to_string());
+    field("signature_hash", json_text(&signature_hash(&signature)));
+    out.push_str("  \"signature\": {\n");
+    for key in [
+        "ir_version",
+        "producer_name",
+        "producer_version",
+        "graph_name",
+        "doc_string",
+        "opsets",
+    ] {
+        out.push_str(&format!(
+            "    {}: {},\n",
+            json_text(key),
+            spaced(&signature[key])
+        ));
+    }
+    for (i, key) in ["inputs", "outputs"].into_iter().enumerate() {
+        let values = signature[key]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let lines: Vec<String> = values
+            .iter()
+            .map(|v| format!("      {}", value_line(v)))
+            .collect();
+        let end = if i == 0 { "," } else { "" };
+        if lines.is_empty() {
+            out.push_str(&format!("    {}: []{end}\n", json_text(key)));
+        } else {
+            out.push_str(&format!(
+                "    {}: [\n{}\n    ]{end}\n",
+                json_text(key),
+                lines.join(",\n")
+            ));
+        }
+    }
+    out.push_str("  }\n}\n");
+    out
 }
 
 fn bad(detail: impl Into<String>) -> String {

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[path = "ort-bind/prepare.rs"]
+mod prepare_command;
 #[path = "ort-bind/run.rs"]
 mod run_command;
 
@@ -38,6 +40,10 @@ enum Command {
     /// Run a model on inputs from `.npy` / TensorProto `.pb` files; write outputs as `.npy`;
     /// compare with expected outputs (non-zero exit on a mismatch).
     Run(run_command::RunArgs),
+    /// Write the offline signature cache (`.ort-bind/<model path>.json`, to commit) that
+    /// `#[derive(OnnxBinding)]` and `bindings!` use where a model file is absent;
+    /// `--check` verifies it against the models instead.
+    Prepare(prepare_command::PrepareArgs),
 }
 
 fn run(cli: Cli) -> Result<(), String> {
@@ -61,6 +67,7 @@ fn run(cli: Cli) -> Result<(), String> {
             }
         }
         Command::Run(args) => run_command::run(args)?,
+        Command::Prepare(args) => prepare_command::run(args)?,
     }
     Ok(())
 }
