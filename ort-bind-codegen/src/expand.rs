@@ -514,11 +514,11 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     );
 
     quote! {
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc = #path_doc]
         pub const MODEL_PATH: &str = #model_path;
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc = #dims_doc]
         #[derive(Debug, Clone, #copy PartialEq, Eq, Hash, Default)]
         pub struct Dims {
@@ -536,14 +536,14 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             }
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc = #model_doc]
         #[derive(Debug, Clone)]
         pub struct Model {
             session: #rt::Session,
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         impl Model {
             /// Loads the model from [`MODEL_PATH`] with default session options.
             pub fn load() -> #rt::Result<Self> {
@@ -585,7 +585,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             }
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         /// The inputs of a [`Binding`], to fill in place before [`Binding::run`].
         #[derive(Debug)]
         pub struct Inputs<'a, D: #rt::Device = #rt::Cpu> {
@@ -594,7 +594,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             pub _device: ::core::marker::PhantomData<&'a D>,
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         /// The outputs of a [`Binding`], read in place after [`Binding::run`].
         #[derive(Debug)]
         pub struct Outputs<'a, D: #rt::Device = #rt::Cpu> {
@@ -603,14 +603,14 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             pub _device: ::core::marker::PhantomData<&'a D>,
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         /// Buffers bound to the model once and reused by every [`Binding::run`].
         #[derive(Debug)]
         pub struct Binding<D: #rt::Device = #rt::Cpu> {
             inner: #rt::Bound<Io<D>>,
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         impl<D: #rt::Device> Binding<D> {
             /// Views of the inputs, to fill in place.
             pub fn inputs(&mut self) -> Inputs<'_, D> {
@@ -652,7 +652,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             #feed_back_all
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc(hidden)]
         #[derive(Debug)]
         pub struct Io<D: #rt::Device> {
@@ -661,7 +661,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             #(#io_fields_out)*
         }
 
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         impl<D: #rt::Device> Io<D> {
             fn resize(&mut self, dims: &Dims) -> #rt::Result<()> {
                 let _ = dims; // unused when every dim is fixed
