@@ -608,7 +608,20 @@ impl DynamicBinding {
     }
 
     /// Runs the model on the inputs set so far (every input must have been set once).
+    ///
+    /// After a failed run no output is readable ([`Error::NotRun`]) until a run succeeds:
+    /// values of an earlier run are not passed off as this one's.
     pub fn run(&mut self) -> Result<()> {
+        let result = self.run_inner();
+        if result.is_err() {
+            for output in &mut self.outputs {
+                output.slot = AnyOutput::new(output.info.dtype, &output.info.name);
+            }
+        }
+        result
+    }
+
+    fn run_inner(&mut self) -> Result<()> {
         if !self.ready {
             self.rebind()?;
         }

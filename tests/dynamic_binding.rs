@@ -1,0 +1,167 @@
+//! `DynamicBinding` (the runtime's binding for any model, used by `ort-bind run`): element
+//! types and shapes read from the session, inputs sized by the data, outputs allocated by
+//! ONNX Runtime and read in place.
+
+use std::path::{Path, PathBuf};
+
+use ort_bind::{
+    DType, DynamicBinding, Error, HostArray, HostArrayRef, HostData, Session, SessionOptions, bf16,
+    f16,
+};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn binding(model: &str) -> DynamicBinding {
+    let session = Session::from_file(fixture(model), &SessionOptions::new()).unwrap();
+    DynamicBinding::new(&session).unwrap()
+}
+
+#[test]
+fn runs_add_at_two_sizes() -> ort_bind::Result<()> {
+    let mut b = binding("add.onnx");
+    let names: Vec<_> = b
+        .input_info()
+        .map(|i| (i.name.clone(), i.dtype, i.dims.clone()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("x".to_owned(), DType::F32, vec![None]),
+            ("y".to_owned(), DType::F32, vec![None])
+        ]
+    );
+    let (x, y) = (b.input_index("x").unwrap(), b.input_index("y").unwrap());
+    b.set_input(x, HostArrayRef::of(&[3], &[1.0f32, 2.0, 3.0])?)?;
+    b.set_input(y, HostArrayRef::of(&[3], &[10.0f32, 20.0, 30.0])?)?;
+    b.run()?;
+    let sum = b.output(0)?;
+    assert_eq!(sum.dims(), &[3]);
+    assert_eq!(sum.as_slice::<f32>(), Some(&[11.0f32, 22.0, 33.0][..]));
+
+    // Smaller, then larger: buffers are resized (and regrown) and rebound.
+    b.set_input(x, HostArrayRef::of(&[1], &[0.5f32])?)?;
+    b.set_input(y, HostArrayRef::of(&[1], &[0.25f32])?)?;
+    b.run()?;
+    assert_eq!(b.output(0)?.as_slice::<f32>(), Some(&[0.75f32][..]));
+    let big: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    b.set_input(x, HostArrayRef::of(&[1000], &big)?)?;
+    b.set_input(y, HostArrayRef::of(&[1000], &big)?)?;
+    b.run()?;
+    let out = b.output(0)?;
+    assert_eq!(out.dims(), &[1000]);
+    assert_eq!(out.as_slice::<f32>().unwrap()[999], 1998.0);
+    Ok(())
+}
+
+#[test]
+fn every_element_type_round_trips() -> ort_bind::Result<()> {
+    let mut b = binding("alltypes.onnx");
+    let arrays = [
+        HostArray::from_vec(vec![2], vec![1.5f32, -2.0])?,
+        HostArray::from_vec(vec![2], vec![1.5f64, -2.0])?,
+        HostArray::from_vec(vec![2], vec![f16::from_f32(1.5), f16::from_f32(-2.0)])?,
+        HostArray::from_vec(vec![2], vec![bf16::from_f32(1.5), bf16::from_f32(-2.0)])?,
+        HostArray::from_vec(vec![2], vec![i8::MIN, i8::MAX])?,
+        HostArray::from_vec(vec![2], vec![i16::MIN, i16::MAX])?,
+        HostArray::from_vec(vec![2], vec![i32::MIN, i32::MAX])?,
+        HostArray::from_vec(vec![2], vec![i64::MIN, i64::MAX])?,
+        HostArray::from_vec(vec![2], vec![0u8, u8::MAX])?,
+        HostArray::from_vec(vec![2], vec![0u16, u16::MAX])?,
+        HostArray::from_vec(vec![2], vec![0u32, u32::MAX])?,
+        HostArray::from_vec(vec![2], vec![0u64, u64::MAX])?,
+        HostArray::from_vec(vec![2], vec![true, false])?,
+    ];
+    for (i, a) in arrays.iter().enumerate() {
+        let info = b.input_info().nth(i).unwrap().clone();
+        assert_eq!(info.dtype, a.dtype(), "{}", info.name);
+        assert_eq!(info.name, format!("x_{}", a.dtype()));
+        b.set_input(i, a.view())?;
+    }
+    b.run()?;
+    for (i, a) in arrays.iter().enumerate() {
+        assert_eq!(b.output(i)?.to_owned_array(), *a, "output {i}");
+    }
+    Ok(())
+}
+
+#[test]
+fn scalars_and_data_dependent_outputs() -> ort_bind::Result<()> {
+    let mut b = binding("scalar.onnx");
+    b.set_input(0, HostArrayRef::of(&[], &[1.25f32])?)?;
+    b.run()?;
+    let y = b.output(0)?;
+    assert_eq!(y.dims(), &[] as &[usize]);
+    assert_eq!(y.as_slice::<f32>(), Some(&[2.5f32][..]));
+
+    let mut b = binding("nonzero.onnx");
+    b.set_input(
+        0,
+        HostArrayRef::of(&[6], &[0.0f32, 1.5, 0.0, -2.0, 0.0, 3.0])?,
+    )?;
+    b.run()?;
+    let indices = b.output(0)?;
+    assert_eq!(indices.dims(), &[1, 3]);
+    assert_eq!(indices.as_slice::<i64>(), Some(&[1i64, 3, 5][..]));
+    Ok(())
+}
+
+#[test]
+fn mistakes_are_errors() -> ort_bind::Result<()> {
+    let mut b = binding("add.onnx");
+    assert!(matches!(b.output(0), Err(Error::NotRun { .. })));
+    b.set_input(0, HostArrayRef::of(&[2], &[1.0f32, 2.0])?)?;
+    let err = b.run().unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingInput { input } if input == "y"),
+        "{err}"
+    );
+    let err = b
+        .set_input(1, HostArrayRef::of(&[2], &[1i64, 2])?)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "input `y` is float32 in the model, the data is int64"
+    );
+    let err = b
+        .set_input(1, HostArrayRef::of(&[1, 2], &[1.0f32, 2.0])?)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("rank 2 where the model declares rank 1"),
+        "{err}"
+    );
+    assert!(b.set_input(2, HostArrayRef::of(&[1], &[1.0f32])?).is_err());
+    assert!(b.output(1).is_err());
+
+    // Shapes ONNX Runtime rejects (x and y differ) fail the run, and a later run works.
+    b.set_input(1, HostArrayRef::of(&[2], &[5.0f32, 5.0])?)?;
+    b.run()?;
+    assert_eq!(b.output(0)?.as_slice::<f32>(), Some(&[6.0f32, 7.0][..]));
+    b.set_input(1, HostArrayRef::of(&[3], &[1.0f32, 2.0, 3.0])?)?;
+    assert!(matches!(b.run(), Err(Error::Ort { .. })));
+    // The previous run's output is not passed off as this one's.
+    assert!(matches!(b.output(0), Err(Error::NotRun { .. })));
+    b.set_input(1, HostArrayRef::of(&[2], &[1.0f32, 2.0])?)?;
+    b.run()?;
+    assert_eq!(b.output(0)?.as_slice::<f32>(), Some(&[2.0f32, 4.0][..]));
+
+    // A fixed dim is checked before ONNX Runtime sees the data.
+    let mut b = binding("add16.onnx");
+    let err = b
+        .set_input(0, HostArrayRef::of(&[15], &[0.0f32; 15])?)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("axis 0 is 15 where the model fixes it to 16"),
+        "{err}"
+    );
+    assert!(matches!(
+        HostArray::new(vec![2], HostData::U8(vec![1])),
+        Err(Error::Length { .. })
+    ));
+    Ok(())
+}
