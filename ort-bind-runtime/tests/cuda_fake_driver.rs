@@ -157,6 +157,30 @@ fn device_tensors_allocate_copy_and_resize() -> ort_bind_runtime::Result<()> {
 }
 
 #[test]
+fn tensors_work_from_threads_without_a_current_context() -> ort_bind_runtime::Result<()> {
+    let gpu = gpu0();
+    let mut t = Vector::new_in("t", gpu.clone(), &[3])?;
+    t.view_mut().copy_from_host(&[1.0, 2.0, 3.0])?;
+    let mut u = Vector::new_in("u", gpu, &[3])?;
+    // A fresh thread has no current CUDA context (the fake driver refuses memory calls
+    // then, as the real one does): every entry point must make the device's current.
+    let (t, got) = std::thread::spawn(move || -> ort_bind_runtime::Result<_> {
+        // First a raw driver call (no `cudarc` call before it could make a context current).
+        let first = t.view().to_vec()?;
+        u.view_mut().copy_from_device(t.view())?;
+        u.view_mut().copy_from_host(&[4.0, 5.0, 6.0])?;
+        let got = (first, u.view().to_vec()?);
+        drop(u); // freed here, on a thread that had no context
+        Ok((t, got))
+    })
+    .join()
+    .expect("no panic")?;
+    assert_eq!(got, (vec![1.0, 2.0, 3.0], vec![4.0, 5.0, 6.0]));
+    assert_eq!(t.view().to_vec()?, vec![1.0, 2.0, 3.0]);
+    Ok(())
+}
+
+#[test]
 fn pinned_memory_copies_asynchronously() -> ort_bind_runtime::Result<()> {
     let gpu = gpu0();
     let mut p = Vector::<CudaPinned>::new_in("p", gpu.pinned(), &[4])?;

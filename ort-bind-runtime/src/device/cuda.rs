@@ -570,6 +570,9 @@ impl<T> CudaBuffer<T> {
 
 impl<T> Drop for CudaBuffer<T> {
     fn drop(&mut self) {
+        // `cudarc` frees without making the context current; this thread may have none.
+        let ctx = self.slice.context();
+        ctx.record_err(ctx.bind_to_thread());
         self.order_after_device();
         // SAFETY: `slice` is taken exactly once, here; nothing uses it afterwards.
         let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
@@ -688,6 +691,14 @@ impl<T: Element, S: Shape, const N: usize> Tensor<T, S, Cuda<N>> {
     }
 }
 
+/// Makes `stream`'s context current on this thread.
+fn make_current(stream: &CudaStream) -> Result<()> {
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| driver_error(e, "making the device's context current"))
+}
+
 /// Checks with the driver that `ptr` is device memory of `device`'s ordinal.
 fn check_device_pointer<const N: usize>(device: &Cuda<N>, ptr: u64, tensor: &str) -> Result<()> {
     let wrong = |why: String| Error::Cuda {
@@ -763,15 +774,19 @@ impl<T: Element, S: Shape, const N: usize> TensorMut<'_, T, S, Cuda<N>> {
         Ok(())
     }
 
-    fn stream(&self) -> Arc<CudaStream> {
-        self.tensor().device().stream().clone()
+    /// The device's stream, with its context made current on this thread (raw driver
+    /// calls need it; `cudarc`'s own calls do it themselves).
+    fn stream(&self) -> Result<Arc<CudaStream>> {
+        let stream = self.tensor().device().stream();
+        make_current(stream)?;
+        Ok(stream.clone())
     }
 
     /// Copies `data` from host memory in; its length must equal the element count. The
     /// copy is enqueued on the device's stream; `data` may be reused when this returns.
     pub fn copy_from_host(&mut self, data: &[T]) -> Result<()> {
         self.check_len(data.len())?;
-        let stream = self.stream();
+        let stream = self.stream()?;
         let mut view = self.cuda_view_mut();
         stream
             .memcpy_htod(data, &mut view)
@@ -785,7 +800,7 @@ impl<T: Element, S: Shape, const N: usize> TensorMut<'_, T, S, Cuda<N>> {
         src: TensorRef<'_, T, S2, CudaPinned>,
     ) -> Result<()> {
         self.check_len(src.len())?;
-        let stream = self.stream();
+        let stream = self.stream()?;
         match src.buffer() {
             Some(pinned) => {
                 let len = src.len();
@@ -819,7 +834,7 @@ impl<T: Element, S: Shape, const N: usize> TensorMut<'_, T, S, Cuda<N>> {
     /// Copies a `cudarc` pinned slice in, asynchronously; lengths must match.
     pub fn copy_from_pinned_slice(&mut self, src: &PinnedHostSlice<T>) -> Result<()> {
         self.check_len(src.len())?;
-        let stream = self.stream();
+        let stream = self.stream()?;
         let mut view = self.cuda_view_mut();
         stream
             .memcpy_htod(src, &mut view)
@@ -833,7 +848,7 @@ impl<T: Element, S: Shape, const N: usize> TensorMut<'_, T, S, Cuda<N>> {
         src: TensorRef<'_, T, S2, Cuda<N>>,
     ) -> Result<()> {
         self.check_len(src.len())?;
-        let stream = self.stream();
+        let stream = self.stream()?;
         let bytes = src.len() * size_of::<T>();
         let mut view = self.cuda_view_mut();
         let (dst, record) = view.device_ptr_mut(&stream);
@@ -849,7 +864,7 @@ impl<T: Element, S: Shape, const N: usize> TensorMut<'_, T, S, Cuda<N>> {
 
     /// Sets every byte to zero (enqueued on the device's stream).
     pub fn fill_zeros(&mut self) -> Result<()> {
-        let stream = self.stream();
+        let stream = self.stream()?;
         let mut view = self.cuda_view_mut();
         stream
             .memset_zeros(&mut view)
@@ -877,6 +892,7 @@ impl<'a, T: Element, S: Shape, const N: usize> TensorRef<'a, T, S, Cuda<N>> {
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         self.check_len(dst.len())?;
         let stream = self.device().stream();
+        make_current(stream)?;
         // SAFETY: `device_ptr` addresses `len` elements of `T` on this device, alive while
         // `self` borrows it; `dst` has exactly that many; the stream is synchronized below
         // before `dst`'s borrow ends, so the copy never outlives it.
@@ -905,6 +921,7 @@ impl<'a, T: Element, S: Shape, const N: usize> TensorRef<'a, T, S, Cuda<N>> {
             });
         }
         let stream = self.device().stream();
+        make_current(stream)?;
         // SAFETY: the host slice is used with `stream` only; the guard records the pinned
         // slice's event after the copy, and the slice's host accessors wait for that event.
         let (host, record) = unsafe { dst.stream_synced_mut_slice(stream) };

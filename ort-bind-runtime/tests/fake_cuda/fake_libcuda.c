@@ -90,8 +90,10 @@ static CUresult untrack(uintptr_t p, int host) {
     return INVALID_VALUE;
 }
 
-/* A device range [p, p+n) that the fake allocated, or an error. */
+/* A device range [p, p+n) that the fake allocated, or an error. Like the real driver,
+ * memory calls need a current context on the calling thread. */
 static CUresult device_range(CUdeviceptr p, size_t n) {
+    if (!current) return INVALID_CONTEXT;
     pthread_mutex_lock(&lock);
     int i = find((uintptr_t)p);
     int ok = i >= 0 && !allocs[i].host && (uintptr_t)p + n <= allocs[i].ptr + allocs[i].size;
@@ -134,6 +136,7 @@ CUresult cuGetErrorName(CUresult e, const char **s) {
 
 CUresult cuGetErrorString(CUresult e, const char **s) {
     switch (e) {
+    case INVALID_CONTEXT: *s = "invalid device context (fake driver)"; break;
     case OUT_OF_MEMORY: *s = "out of memory (fake driver)"; break;
     case INVALID_VALUE: *s = "invalid argument (fake driver)"; break;
     case INVALID_DEVICE: *s = "invalid device ordinal (fake driver)"; break;
@@ -256,9 +259,13 @@ CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
     return device_alloc(p, size);
 }
 
-CUresult cuMemFree_v2(CUdeviceptr p) { return untrack((uintptr_t)p, 0); }
+CUresult cuMemFree_v2(CUdeviceptr p) {
+    if (!current) return INVALID_CONTEXT;
+    return untrack((uintptr_t)p, 0);
+}
 
 CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+    if (!current) return INVALID_CONTEXT;
     if (check_stream(s)) return INVALID_HANDLE;
     return untrack((uintptr_t)p, 0);
 }
@@ -278,28 +285,36 @@ CUresult cuMemHostAlloc(void **p, size_t size, unsigned flags) {
 CUresult cuMemFreeHost(void *p) { return untrack((uintptr_t)p, 1); }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
-    if (check_stream(s) || device_range(dst, n)) return INVALID_VALUE;
+    if (check_stream(s)) return INVALID_HANDLE;
+    CUresult r = device_range(dst, n);
+    if (r) return r;
     memcpy((void *)(uintptr_t)dst, src, n);
     copied[0] += n;
     return SUCCESS;
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
-    if (check_stream(s) || device_range(src, n)) return INVALID_VALUE;
+    if (check_stream(s)) return INVALID_HANDLE;
+    CUresult r = device_range(src, n);
+    if (r) return r;
     memcpy(dst, (const void *)(uintptr_t)src, n);
     copied[1] += n;
     return SUCCESS;
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-    if (check_stream(s) || device_range(dst, n) || device_range(src, n)) return INVALID_VALUE;
+    if (check_stream(s)) return INVALID_HANDLE;
+    CUresult r = device_range(dst, n);
+    if (r || (r = device_range(src, n))) return r;
     memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
     copied[2] += n;
     return SUCCESS;
 }
 
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) {
-    if (check_stream(s) || device_range(p, n)) return INVALID_VALUE;
+    if (check_stream(s)) return INVALID_HANDLE;
+    CUresult r = device_range(p, n);
+    if (r) return r;
     memset((void *)(uintptr_t)p, v, n);
     return SUCCESS;
 }
