@@ -31,12 +31,12 @@ pub mod tensor;
 
 pub use binding::{Binder, BindingIo, Bound, OutputValue, SplitIo};
 pub use device::{Cpu, Device, HostDevice};
+#[cfg(feature = "cuda")]
+pub use device::{Cuda, CudaPinned, cuda_provider_available};
 pub use dims::{AxisRule, DimsSolver};
 pub use dynamic::{
     DType, DynElement, DynamicBinding, HostArray, HostArrayRef, HostData, HostDataRef,
 };
-#[cfg(feature = "cuda")]
-pub use device::{Cuda, CudaPinned, cuda_provider_available};
 pub use element::{Element, bf16, f16};
 pub use error::{CudaErrorKind, Error, Result};
 pub use session::{Session, SessionOptions, ValueSpec};
