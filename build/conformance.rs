@@ -55,13 +55,18 @@ pub(crate) fn generate() {
             .map(|root| root.join(DATA_PREFIX).display().to_string())
             .unwrap_or_default()
     );
+    if let Err(e) = &data {
+        println!("cargo:warning=ONNX backend test data unavailable: {e}");
+        // A path that does not exist makes cargo rerun this script on the next build,
+        // which tries the fetch again.
+        if let Ok(folder) = WheelCache::new(ONNX_WHEEL, CACHE_FOLDER).folder() {
+            println!("cargo:rerun-if-changed={}", folder.display());
+        }
+    }
     for group in GROUPS {
         let index = match &data {
             Ok(root) => group_index(&root.join(DATA_PREFIX).join(group), group, &out),
-            Err(e) => {
-                println!("cargo:warning=ONNX backend test data unavailable: {e}");
-                unavailable_index(group, &e.to_string())
-            }
+            Err(e) => unavailable_index(group, &e.to_string()),
         };
         write_if_changed(&out.join(format!("{}.rs", snake_case(group))), &index);
     }
