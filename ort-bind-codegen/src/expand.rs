@@ -4,6 +4,8 @@
 //! code names the runtime through one path (default `::ort_bind`) so it works from
 //! any crate that depends on the facade.
 
+use std::collections::HashSet;
+
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
@@ -332,14 +334,24 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         .collect();
 
     // ---- Feed-back methods ----
+    // Names are unique: `feed_{output}_into_{input}` can read the same for two pairs
+    // (output `a` into `ab_into_a`, output `a_into_ab` into `a`); later ones get `_2`, ...
+    let mut feed_names: HashSet<String> = HashSet::new();
     let feed_back = plan.feed_back.iter().map(|fb| {
         let o = &plan.outputs[fb.output];
         let i = &plan.inputs[fb.input];
-        let method = format_ident!(
+        let base = format!(
             "feed_{}_into_{}",
             o.field.trim_start_matches("r#"),
             i.field.trim_start_matches("r#")
         );
+        let mut name = base.clone();
+        let mut n = 2;
+        while !feed_names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let method = format_ident!("{}", name);
         let of = out_field(o);
         let inf = in_field(i);
         let doc = format!(
@@ -356,11 +368,11 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         }
     });
 
-    let distinct = plan.feed_back.iter().enumerate().all(|(k, a)| {
-        plan.feed_back[..k]
-            .iter()
-            .all(|b| a.output != b.output && a.input != b.input)
-    });
+    let (mut fed_out, mut fed_in) = (HashSet::new(), HashSet::new());
+    let distinct = plan
+        .feed_back
+        .iter()
+        .all(|fb| fed_out.insert(fb.output) && fed_in.insert(fb.input));
     let feed_back_all = (!plan.feed_back.is_empty() && distinct).then(|| {
         let swaps = plan.feed_back.iter().map(|fb| {
             let of = out_field(&plan.outputs[fb.output]);

@@ -5,7 +5,7 @@
 //! identifiers (`r#type`); names that sanitise alike get `_2`, `_3`, ... suffixes in
 //! declaration order, so the mapping is deterministic.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{Ident, Span};
 
@@ -113,6 +113,10 @@ pub fn to_ident(sanitised: &str) -> Ident {
 #[derive(Debug, Default)]
 pub struct IdentAllocator {
     taken: HashSet<String>,
+    /// Per base name, the next suffix to try: every smaller one is taken (names are
+    /// never released). Keeps allocation linear when many names sanitise alike; trying
+    /// `_2`, `_3`, ... from the start made 100,000 such names take minutes.
+    next: HashMap<String, usize>,
 }
 
 impl IdentAllocator {
@@ -129,14 +133,17 @@ impl IdentAllocator {
     /// Sanitises `name` and makes it unique in this namespace.
     pub fn allocate(&mut self, name: &str) -> String {
         let base = snake_case(name);
-        let mut candidate = base.clone();
-        let mut n = 2;
-        while self.taken.contains(&candidate) {
-            candidate = format!("{base}_{n}");
-            n += 1;
+        if self.taken.insert(base.clone()) {
+            return base;
         }
-        self.taken.insert(candidate.clone());
-        candidate
+        let n = self.next.entry(base.clone()).or_insert(2);
+        loop {
+            let candidate = format!("{base}_{n}");
+            *n += 1;
+            if self.taken.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
     }
 }
 
@@ -172,6 +179,26 @@ mod tests {
         assert_eq!(a.allocate("A_B"), "a_b_3");
         a.reserve("run");
         assert_eq!(a.allocate("run"), "run_2");
+    }
+
+    #[test]
+    fn many_colliding_names_stay_unique_and_in_order() {
+        let mut a = IdentAllocator::new();
+        // `x_3` is taken directly before the collisions reach it.
+        assert_eq!(a.allocate("x_3"), "x_3");
+        let got: Vec<String> = ["x", "x.", "x/", "x:", "x-"]
+            .iter()
+            .map(|n| a.allocate(n))
+            .collect();
+        assert_eq!(got, ["x", "x_2", "x_4", "x_5", "x_6"]);
+        // Linear: 100,000 names that all sanitise to `z`.
+        let start = std::time::Instant::now();
+        let mut c = IdentAllocator::new();
+        for _ in 0..100_000 {
+            c.allocate("z.");
+        }
+        assert_eq!(c.allocate("z"), "z_100001");
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
     }
 
     #[test]

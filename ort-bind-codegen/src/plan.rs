@@ -552,10 +552,69 @@ fn compatible(
     Ok(())
 }
 
-/// Whether the names say the values belong together: one is a proper prefix of the
-/// other (`state` / `stateN`, `h` / `h_out`).
-fn related(a: &str, b: &str) -> bool {
-    a != b && (a.starts_with(b) || b.starts_with(a))
+/// Input names indexed to list, for an output name, the input names related to it: the
+/// names say the values belong together when one is a proper prefix of the other
+/// (`state` / `stateN`, `h` / `h_out`). Time is linear in the name's length plus the
+/// matches.
+struct NameIndex<'a> {
+    /// Names in byte order, with their input index: the names that extend a given name
+    /// form one run.
+    sorted: Vec<(&'a str, usize)>,
+    /// Byte trie of the names, `(node, byte) -> child`; node 0 is the empty prefix.
+    edges: HashMap<(u32, u8), u32>,
+    /// Trie node where a name ends -> the inputs of that name.
+    ends: HashMap<u32, Vec<usize>>,
+}
+
+impl<'a> NameIndex<'a> {
+    fn new(inputs: &'a [PlannedValue]) -> Self {
+        let mut sorted: Vec<(&str, usize)> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.as_str(), i))
+            .collect();
+        sorted.sort_unstable();
+        let mut edges: HashMap<(u32, u8), u32> = HashMap::new();
+        let mut ends: HashMap<u32, Vec<usize>> = HashMap::new();
+        for &(name, index) in &sorted {
+            let mut node = 0u32;
+            for &b in name.as_bytes() {
+                // Node ids fit in u32: a model file is far smaller than 4 GiB of names.
+                let fresh = u32::try_from(edges.len() + 1).unwrap_or(u32::MAX);
+                node = *edges.entry((node, b)).or_insert(fresh);
+            }
+            ends.entry(node).or_default().push(index);
+        }
+        NameIndex {
+            sorted,
+            edges,
+            ends,
+        }
+    }
+
+    /// Fills `out` with the inputs whose names are related to `name`.
+    fn related(&self, name: &str, out: &mut Vec<usize>) {
+        out.clear();
+        // Shorter names that are prefixes of `name`: the name ends met along its path.
+        let mut node = 0u32;
+        for &b in name.as_bytes() {
+            if let Some(found) = self.ends.get(&node) {
+                out.extend_from_slice(found);
+            }
+            match self.edges.get(&(node, b)) {
+                Some(&next) => node = next,
+                None => break,
+            }
+        }
+        // Longer names that start with `name`: the run right after it in byte order.
+        let start = self.sorted.partition_point(|&(s, _)| s <= name);
+        out.extend(
+            self.sorted[start..]
+                .iter()
+                .take_while(|(s, _)| s.starts_with(name))
+                .map(|&(_, i)| i),
+        );
+    }
 }
 
 /// Recurrent pairs: declared ones first, then (unless turned off) name-related pairs of
@@ -603,37 +662,72 @@ fn feed_back_pairs(
     if options.no_auto_feed_back {
         return Ok(pairs);
     }
-    let declared = pairs.len();
-    let free_out =
-        |oi: usize, pairs: &[FeedBack]| !pairs[..declared].iter().any(|p| p.output == oi);
-    let free_in = |ii: usize, pairs: &[FeedBack]| !pairs[..declared].iter().any(|p| p.input == ii);
-    // Candidates: related names, same element type, dims that do not contradict.
+    let mut out_taken = vec![false; outputs.len()];
+    let mut in_taken = vec![false; inputs.len()];
+    for p in &pairs {
+        out_taken[p.output] = true;
+        in_taken[p.input] = true;
+    }
+    // Candidates: related names, same element type, dims that do not contradict. Names
+    // are matched through an index rather than pairwise, so the search is linear in the
+    // total length of the names, and so is the number of candidates (a name has at most
+    // as many proper prefixes as bytes). Pairwise, 100,000 outputs took minutes.
+    let index = NameIndex::new(inputs);
+    let mut related_inputs = Vec::new();
     let mut candidates: Vec<(usize, usize, bool)> = Vec::new();
     for (oi, o) in outputs.iter().enumerate() {
-        for (ii, i) in inputs.iter().enumerate() {
-            if !free_out(oi, &pairs) || !free_in(ii, &pairs) {
+        if out_taken[oi] {
+            continue;
+        }
+        index.related(&o.name, &mut related_inputs);
+        related_inputs.sort_unstable();
+        for &ii in &related_inputs {
+            let i = &inputs[ii];
+            if in_taken[ii] || o.elem != i.elem {
                 continue;
             }
-            if related(&o.name, &i.name) && o.elem == i.elem {
-                let equal = o.storage == i.storage;
-                let auto_rank = o.dims.as_ref().map(Vec::len) == i.dims.as_ref().map(Vec::len);
-                if equal || (auto_rank && compatible(o, i, named, dims).is_ok()) {
-                    candidates.push((oi, ii, equal));
-                }
+            let equal = o.storage == i.storage;
+            let auto_rank = o.dims.as_ref().map(Vec::len) == i.dims.as_ref().map(Vec::len);
+            if equal || (auto_rank && compatible(o, i, named, dims).is_ok()) {
+                candidates.push((oi, ii, equal));
             }
         }
     }
+    let mut per_out = vec![0usize; outputs.len()];
+    let mut per_in = vec![0usize; inputs.len()];
+    for &(oi, ii, _) in &candidates {
+        per_out[oi] += 1;
+        per_in[ii] += 1;
+    }
+    // Dims that differ: only a pair that is the only candidate on both sides.
     for &(oi, ii, equal) in &candidates {
-        let unique = candidates.iter().filter(|c| c.0 == oi).count() == 1
-            && candidates.iter().filter(|c| c.1 == ii).count() == 1;
-        if equal {
-            // Same storage already: pairing changes nothing about the output.
+        if !equal && per_out[oi] == 1 && per_in[ii] == 1 {
+            outputs[oi].storage = inputs[ii].storage.clone();
+            out_taken[oi] = true;
+            in_taken[ii] = true;
             pairs.push(FeedBack {
                 output: oi,
                 input: ii,
             });
-        } else if unique {
-            outputs[oi].storage = inputs[ii].storage.clone();
+        }
+    }
+    // Same storage already: pairing changes nothing about the output. Each output feeds
+    // at most one input and each input at most one output (otherwise the pairs, and the
+    // generated methods, could number outputs x inputs); the closest names win: the
+    // longest shared prefix first, then model order.
+    let mut equal: Vec<(usize, usize)> = candidates
+        .iter()
+        .filter(|c| c.2)
+        .map(|&(oi, ii, _)| (oi, ii))
+        .collect();
+    equal.sort_by_key(|&(oi, ii)| {
+        let shared = outputs[oi].name.len().min(inputs[ii].name.len());
+        (std::cmp::Reverse(shared), oi, ii)
+    });
+    for (oi, ii) in equal {
+        if !out_taken[oi] && !in_taken[ii] {
+            out_taken[oi] = true;
+            in_taken[ii] = true;
             pairs.push(FeedBack {
                 output: oi,
                 input: ii,
@@ -822,5 +916,30 @@ mod tests {
             ..Default::default()
         };
         assert!(plan(&sig).unwrap().feed_back.is_empty());
+    }
+
+    #[test]
+    fn equal_candidates_pair_each_value_once_closest_names_first() {
+        // `state_c_out` is related to both `state` and `state_c`, `state` to both
+        // outputs: the longest shared prefix wins, and no value is in two pairs.
+        let d = || Some(vec![named("batch"), Dim::Fixed(4)]);
+        let sig = ModelSignature {
+            inputs: vec![t("state", F, d()), t("state_c", F, d())],
+            outputs: vec![t("state_out", F, d()), t("state_c_out", F, d())],
+            ..Default::default()
+        };
+        let p = plan(&sig).unwrap();
+        let pairs: Vec<(usize, usize)> = p.feed_back.iter().map(|f| (f.output, f.input)).collect();
+        assert_eq!(pairs, [(0, 0), (1, 1)]);
+        // Many related names stay a matching: at most min(outputs, inputs) pairs.
+        let sig = ModelSignature {
+            inputs: (1..=50).map(|k| t(&"s".repeat(k), F, d())).collect(),
+            outputs: (0..80)
+                .map(|k| t(&format!("{}_{k}", "s".repeat(50)), F, d()))
+                .collect(),
+            ..Default::default()
+        };
+        let p = plan(&sig).unwrap();
+        assert_eq!(p.feed_back.len(), 50);
     }
 }

@@ -1,0 +1,279 @@
+//! Shared pieces of the fuzz targets: an `Arbitrary` model signature whose names are
+//! drawn from a vocabulary that collides after sanitising, and the oracle that checks
+//! everything codegen produces for a signature.
+
+use std::collections::HashSet;
+
+use arbitrary::{Arbitrary, Unstructured};
+use ort_bind_codegen::expand::{ExpandOptions, expand};
+use ort_bind_codegen::plan::{PlanError, plan};
+use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueKind, ValueSig};
+
+/// Name fragments that make sanitised identifiers collide, hit keywords and reserved
+/// words, and build feed-back pairs (`state` / `stateN`, `x` / `x_into_y`).
+const PIECES: &[&str] = &[
+    "a", "b", "A", "B", "_", ".", "/", "-", ":", "0", "1", "state", "N", "_into_", "into", "feed",
+    "type", "self", "Self", "super", "crate", "r#", "in", "out", "dims", "device", "_device",
+    "inner", "shape", "dim0", "é", "\0", " ", "\r\n", "\"", "\\", "*/", "/*", "`", "[", "]",
+    "async", "gen", "_2",
+];
+
+/// A name: free-form text, or a sequence of vocabulary pieces.
+#[derive(Debug, Arbitrary)]
+pub enum ArbName {
+    /// Any string.
+    Free(String),
+    /// Concatenated [`PIECES`].
+    Pieces(Vec<u8>),
+}
+
+impl ArbName {
+    fn build(&self) -> String {
+        match self {
+            ArbName::Free(s) => s.clone(),
+            ArbName::Pieces(p) => p
+                .iter()
+                .map(|&i| PIECES[usize::from(i) % PIECES.len()])
+                .collect(),
+        }
+    }
+}
+
+/// One dimension.
+#[derive(Debug, Arbitrary)]
+pub enum ArbDim {
+    /// `dim_value` (any `i64`, as on the wire; `<= 0` is dynamic).
+    Value(i64),
+    /// `dim_param`.
+    Param(ArbName),
+    /// Neither set.
+    Unset,
+}
+
+/// One graph input or output.
+#[derive(Debug, Arbitrary)]
+pub struct ArbValue {
+    name: ArbName,
+    /// ONNX element code (0..=25 covers every code; others are unknown).
+    elem: u8,
+    /// `None`: unknown rank.
+    dims: Option<Vec<ArbDim>>,
+    /// A non-tensor kind instead (sequence, map, ...).
+    unsupported: Option<String>,
+    doc: String,
+}
+
+/// A whole signature.
+#[derive(Debug, Arbitrary)]
+pub struct ArbSignature {
+    inputs: Vec<ArbValue>,
+    outputs: Vec<ArbValue>,
+    opset: Option<i64>,
+    producer_name: String,
+    producer_version: String,
+    doc_string: String,
+    graph_name: String,
+}
+
+fn dim(d: &ArbDim) -> Dim {
+    // The same classification the decoder applies.
+    match d {
+        ArbDim::Value(v) => match u64::try_from(*v) {
+            Ok(n) if n >= 1 => Dim::Fixed(n),
+            _ => Dim::Dynamic,
+        },
+        ArbDim::Param(p) => {
+            let p = p.build();
+            if p.chars().any(char::is_alphanumeric) {
+                Dim::Named(p)
+            } else {
+                Dim::Dynamic
+            }
+        }
+        ArbDim::Unset => Dim::Dynamic,
+    }
+}
+
+/// Values of one role, with the decoder's invariants: non-empty, unique names.
+fn values(list: &[ArbValue]) -> Vec<ValueSig> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for v in list {
+        let name = v.name.build();
+        if name.is_empty() || !seen.insert(name.clone()) {
+            continue;
+        }
+        let kind = match (&v.unsupported, ElementType::from_onnx(i32::from(v.elem))) {
+            (None, Some(elem)) => ValueKind::Tensor {
+                elem,
+                dims: v.dims.as_ref().map(|ds| ds.iter().map(dim).collect()),
+            },
+            (Some(what), _) => ValueKind::Unsupported(what.clone()),
+            (None, None) => ValueKind::Unsupported(format!("tensor({})", v.elem)),
+        };
+        out.push(ValueSig {
+            name,
+            kind,
+            doc_string: v.doc.clone(),
+        });
+    }
+    out
+}
+
+impl ArbSignature {
+    /// The signature this stands for (as the decoder could have produced it).
+    pub fn build(&self) -> ModelSignature {
+        ModelSignature {
+            inputs: values(&self.inputs),
+            outputs: values(&self.outputs),
+            opsets: self.opset.map(|v| (String::new(), v)).into_iter().collect(),
+            ir_version: 8,
+            producer_name: self.producer_name.clone(),
+            producer_version: self.producer_version.clone(),
+            doc_string: self.doc_string.clone(),
+            graph_name: self.graph_name.clone(),
+            metadata: vec![],
+        }
+    }
+}
+
+/// Decodes `data` as an ONNX model, or failing that, generates a signature from it.
+pub fn signature_for(data: &[u8]) -> Option<ModelSignature> {
+    if let Ok(sig) = ort_bind_codegen::model::signature_from_bytes(data, "fuzz.onnx") {
+        return Some(sig);
+    }
+    ArbSignature::arbitrary_take_rest(Unstructured::new(data))
+        .ok()
+        .map(|a| a.build())
+}
+
+fn bindable(v: &ValueSig) -> bool {
+    matches!(&v.kind, ValueKind::Tensor { elem, .. } if elem.is_bindable())
+}
+
+/// Runs plan + expand on `sig` and panics on anything wrong: a plan error that the
+/// signature does not explain, generated code that does not parse (before or after
+/// formatting), or a generated struct, impl or module with two items of one name.
+pub fn check_codegen(sig: &ModelSignature) {
+    let planned = plan(sig);
+    let plan = match planned {
+        Err(PlanError::NoOutputs) => {
+            assert!(sig.outputs.is_empty(), "NoOutputs for a model with outputs");
+            return;
+        }
+        Err(PlanError::Unsupported { role, name, .. }) => {
+            let list = if role == "input" {
+                &sig.inputs
+            } else {
+                &sig.outputs
+            };
+            let v = list
+                .iter()
+                .find(|v| v.name == name)
+                .unwrap_or_else(|| panic!("Unsupported names unknown {role} {name:?}"));
+            assert!(!bindable(v), "{role} {name:?} is bindable but was rejected");
+            return;
+        }
+        Err(e) => panic!("unexpected plan error: {e}"),
+        Ok(p) => p,
+    };
+    assert!(!sig.outputs.is_empty());
+    assert!(sig.inputs.iter().chain(&sig.outputs).all(bindable));
+    assert_eq!(plan.inputs.len(), sig.inputs.len());
+    assert_eq!(plan.outputs.len(), sig.outputs.len());
+    for fb in &plan.feed_back {
+        let (o, i) = (&plan.outputs[fb.output], &plan.inputs[fb.input]);
+        assert_eq!(o.elem, i.elem, "feed-back pair of different element types");
+    }
+
+    let opts = ExpandOptions {
+        model_path: "/models/fuzz \"model\".onnx".into(),
+        label: "fuzz\n\"model\"".into(),
+        ..ExpandOptions::default()
+    };
+    let tokens = expand(sig, &plan, &opts);
+    let file: syn::File = syn::parse2(tokens.clone())
+        .unwrap_or_else(|e| panic!("generated code does not parse: {e}\n{tokens}"));
+    check_unique_names(&file);
+
+    // What `Builder` writes: formatted, with a header naming the file (any characters).
+    let source = ort_bind_codegen::builder::format_source(&tokens, "fuzz\n\r\u{0}.onnx");
+    let again = syn::parse_file(&source)
+        .unwrap_or_else(|e| panic!("formatted code does not parse: {e}\n{source}"));
+    assert_eq!(
+        again.items.len(),
+        file.items.len(),
+        "formatting changed the items"
+    );
+    check_unique_names(&again);
+}
+
+fn ident_of_ty(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// No struct has two fields of one name, no inherent impl two methods of one name, and
+/// the module no two items of one name (each would be a compile error).
+pub fn check_unique_names(file: &syn::File) {
+    let mut items = HashSet::new();
+    let mut methods: HashSet<(String, String)> = HashSet::new();
+    for item in &file.items {
+        let name = match item {
+            syn::Item::Struct(s) => {
+                let mut fields = HashSet::new();
+                for f in &s.fields {
+                    if let Some(id) = &f.ident {
+                        assert!(
+                            fields.insert(id.to_string()),
+                            "struct {} repeats field {id}",
+                            s.ident
+                        );
+                    }
+                }
+                Some(s.ident.to_string())
+            }
+            syn::Item::Const(c) => Some(c.ident.to_string()),
+            syn::Item::Impl(imp) => {
+                let owner = format!(
+                    "{}{}",
+                    ident_of_ty(&imp.self_ty),
+                    imp.trait_
+                        .as_ref()
+                        .map(|(_, p, _)| format!(" as {}", quote_path(p)))
+                        .unwrap_or_default()
+                );
+                for it in &imp.items {
+                    if let syn::ImplItem::Fn(f) = it {
+                        let key = (owner.clone(), f.sig.ident.to_string());
+                        assert!(
+                            methods.insert(key.clone()),
+                            "impl {owner} repeats fn {}",
+                            key.1
+                        );
+                    }
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(n) = name {
+            assert!(items.insert(n.clone()), "module repeats item {n}");
+        }
+    }
+}
+
+fn quote_path(p: &syn::Path) -> String {
+    p.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}

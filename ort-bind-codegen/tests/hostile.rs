@@ -1,0 +1,258 @@
+//! The hostile corpus: every input gives a clean `Ok` or `Err`, never a panic, and
+//! whatever decodes goes through plan + expand into a module that parses (before and
+//! after formatting) and declares no name twice.
+//!
+//! Inputs: every real fixture model truncated at every byte and mutated (seeded),
+//! random bytes (seeded), length prefixes that claim gigabytes at every level, types
+//! nested 10,000 deep, 100,000 inputs / outputs / dims, names with NUL, CR or invalid
+//! UTF-8, dims no `usize` holds, and the checked-in files of `tests/fixtures/hostile/`.
+//! Memory bounds are checked in `hostile_alloc.rs` (a counting allocator needs its own
+//! test binary). Runs in a few seconds with `--release`.
+
+mod hostile_cases;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+use hostile_cases::*;
+use ort_bind_codegen::model::signature_from_bytes;
+use ort_bind_codegen::{Dim, ModelError, ValueKind};
+
+/// Runs the pipeline on one input; a panic fails the test with the case's name.
+fn run(bytes: &[u8], name: &str) -> Outcome {
+    catch_unwind(AssertUnwindSafe(|| run_pipeline(bytes, name)))
+        .unwrap_or_else(|_| panic!("case `{name}` panicked (see above)"))
+}
+
+/// A case must finish in well under this, also on a loaded machine: what it guards
+/// against is super-linear blow-up (minutes, hours), not small slowdowns.
+const CASE_LIMIT: Duration = Duration::from_secs(20);
+
+fn check_cases(cases: &[Case]) {
+    for c in cases {
+        let start = Instant::now();
+        let outcome = run(&c.bytes, &c.name);
+        let took = start.elapsed();
+        assert!(took < CASE_LIMIT, "case `{}` took {took:?}", c.name);
+        let ok = match (&c.expect, &outcome) {
+            (Expect::DecodeError, Outcome::Rejected(ModelError::Decode { .. })) => true,
+            (Expect::DecodeError, _) => false,
+            (Expect::AnyError, Outcome::Rejected(_) | Outcome::Unplannable(_)) => true,
+            (Expect::AnyError, _) => false,
+            (Expect::Decodes, Outcome::Rejected(_)) => false,
+            (Expect::Decodes, _) | (Expect::Either, _) => true,
+        };
+        let shown = match &outcome {
+            Outcome::Rejected(e) => format!("Err: {e}"),
+            Outcome::Unplannable(e) => format!("decoded; codegen Err: {e}"),
+            Outcome::Generated { inputs, outputs } => {
+                format!("decoded; generated {inputs} inputs, {outputs} outputs")
+            }
+        };
+        let mut shown: String = shown.chars().take(160).collect();
+        shown.retain(|c| !c.is_control());
+        println!(
+            "{:<52} {:>9} B {:>8.1?}  {shown}",
+            c.name,
+            c.bytes.len(),
+            took
+        );
+        assert!(
+            ok,
+            "case `{}`: expected {:?}, got {shown}",
+            c.name, c.expect
+        );
+    }
+}
+
+#[test]
+fn fixtures_truncated_at_every_byte() {
+    let fixtures = fixture_models();
+    assert!(fixtures.len() >= 10, "fixture models missing");
+    let (mut ok, mut err) = (0, 0);
+    for (name, bytes) in &fixtures {
+        // The whole file decodes and generates.
+        assert!(
+            matches!(run(bytes, name), Outcome::Generated { .. }),
+            "{name}"
+        );
+        for cut in 0..bytes.len() {
+            match run(&bytes[..cut], &format!("{name}[..{cut}]")) {
+                Outcome::Rejected(_) => err += 1,
+                _ => ok += 1,
+            }
+        }
+    }
+    println!("{} truncations: {ok} decoded, {err} rejected", ok + err);
+    // Most cuts land inside a field; some between fields (a smaller valid model).
+    assert!(err > ok);
+}
+
+#[test]
+fn fixtures_mutated() {
+    let mut rng = Rng::new(0x00DD_BA11);
+    let (mut ok, mut err) = (0, 0);
+    for (name, bytes) in fixture_models() {
+        for round in 0..500 {
+            let mut m = bytes.clone();
+            match round % 4 {
+                // Overwrite 1-8 random bytes.
+                0 => {
+                    for _ in 0..=rng.below(8) {
+                        let at = rng.below(m.len());
+                        m[at] = rng.next() as u8;
+                    }
+                }
+                // Flip one bit.
+                1 => {
+                    let at = rng.below(m.len());
+                    m[at] ^= 1 << rng.below(8);
+                }
+                // Delete a span.
+                2 => {
+                    let at = rng.below(m.len());
+                    let n = rng.below(m.len() - at).min(16) + 1;
+                    m.drain(at..(at + n).min(m.len()));
+                }
+                // Insert random bytes.
+                _ => {
+                    let at = rng.below(m.len() + 1);
+                    let n = rng.below(16) + 1;
+                    let extra = rng.bytes(n);
+                    m.splice(at..at, extra);
+                }
+            }
+            match run(&m, &format!("{name} mutation {round}")) {
+                Outcome::Rejected(_) => err += 1,
+                _ => ok += 1,
+            }
+        }
+    }
+    println!("{} mutations: {ok} decoded, {err} rejected", ok + err);
+    assert!(ok > 0 && err > 0);
+}
+
+#[test]
+fn random_bytes() {
+    let mut rng = Rng::new(0x005E_ED0F_0881);
+    let (mut ok, mut err) = (0, 0);
+    let header = simple_model();
+    for i in 0..20_000 {
+        let len = rng.below(2048) + 1;
+        let mut bytes = rng.bytes(len);
+        // Every other buffer starts with a valid model, so decoding gets past it.
+        if i % 2 == 1 {
+            bytes.splice(0..0, header.iter().copied());
+        }
+        match run(&bytes, &format!("random #{i}")) {
+            Outcome::Rejected(_) => err += 1,
+            _ => ok += 1,
+        }
+    }
+    println!("20000 random buffers: {ok} decoded, {err} rejected");
+    assert!(err > 9_000, "random bytes should mostly be rejected");
+}
+
+#[test]
+fn lengths_that_claim_gigabytes() {
+    let cases = huge_length_cases();
+    assert!(cases.len() > 50);
+    check_cases(&cases);
+}
+
+#[test]
+fn deep_nesting() {
+    check_cases(&nesting_cases());
+    // The deepest type that decodes is described, and codegen names it unsupported.
+    let sig = signature_from_bytes(&deep_model(44, sequence_of), "deep.onnx").expect("decodes");
+    match &sig.inputs[0].kind {
+        ValueKind::Unsupported(what) => {
+            assert!(what.starts_with("sequence<sequence<"), "{what}");
+            assert!(what.contains("tensor(float32)"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn many_values() {
+    check_cases(&count_cases());
+}
+
+#[test]
+fn hostile_names() {
+    check_cases(&name_cases());
+    // A NUL in a name is kept exactly (ONNX Runtime's C API then refuses it at bind
+    // time with an error; codegen still gives a module that compiles).
+    let sig = signature_from_bytes(
+        &model(&graph(&[f32_value(b"a\0b", &[])], &[f32_value(b"y", &[])])),
+        "nul.onnx",
+    )
+    .expect("decodes");
+    assert_eq!(sig.inputs[0].name, "a\0b");
+}
+
+#[test]
+fn hostile_dims() {
+    check_cases(&dim_cases());
+    let dims = |bytes: Vec<u8>| {
+        let sig = signature_from_bytes(&bytes, "dims.onnx").expect("decodes");
+        match &sig.inputs[0].kind {
+            ValueKind::Tensor { dims, .. } => dims.clone().expect("has a shape"),
+            other => panic!("{other:?}"),
+        }
+    };
+    let one = |w: W| model(&graph(&[f32_value(b"x", &[w])], &[f32_value(b"y", &[])]));
+    assert_eq!(
+        dims(one(W::Value(i64::MAX as u64))),
+        [Dim::Fixed(i64::MAX as u64)]
+    );
+    // On the wire a dim is an int64: larger varints read as negative, which is dynamic.
+    assert_eq!(dims(one(W::Value(u64::MAX))), [Dim::Dynamic]);
+    assert_eq!(dims(one(W::Value(1 << 63))), [Dim::Dynamic]);
+    assert_eq!(dims(one(W::Value(0))), [Dim::Dynamic]);
+}
+
+#[test]
+fn generated_name_clashes() {
+    check_cases(&codegen_cases());
+}
+
+/// Every file of `tests/fixtures/hostile/`: the ones `corpus_files` describes give what
+/// it says; any other file (a fuzz finding added by hand) must just not panic.
+#[test]
+fn checked_in_hostile_files() {
+    let corpus = checked_in_corpus();
+    let known = corpus_files();
+    assert!(
+        corpus.len() >= known.len(),
+        "tests/fixtures/hostile/ is incomplete"
+    );
+    for (file, bytes, expect) in &known {
+        let on_disk = corpus.iter().find(|(n, _)| n == file);
+        let (_, on_disk) = on_disk.unwrap_or_else(|| panic!("{file} missing"));
+        assert_eq!(
+            on_disk, bytes,
+            "{file} differs from its generator: rewrite the corpus"
+        );
+        check_cases(&[Case {
+            name: (*file).to_owned(),
+            bytes: bytes.clone(),
+            expect: *expect,
+        }]);
+    }
+    for (name, bytes) in &corpus {
+        run(bytes, name);
+    }
+}
+
+/// Writes `tests/fixtures/hostile/` (run with `--ignored` after changing the corpus).
+#[test]
+#[ignore = "writes the checked-in corpus"]
+fn write_hostile_corpus() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hostile");
+    std::fs::create_dir_all(&dir).expect("create corpus dir");
+    for (file, bytes, _) in corpus_files() {
+        std::fs::write(dir.join(file), bytes).expect("write corpus file");
+    }
+}

@@ -1,0 +1,182 @@
+//! Bounded memory on hostile input: a counting global allocator measures the peak
+//! bytes live while `signature_from_bytes` decodes each case of the hostile corpus
+//! (see `hostile.rs`). Nothing is ever allocated from a length the file claims, so a
+//! file that claims gigabytes costs what its real bytes cost; the bound checked is
+//! linear in the input's size.
+//!
+//! One test function: the allocator's counters are process-wide, so cases must not
+//! run concurrently.
+
+mod hostile_cases;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hostile_cases::*;
+use ort_bind_codegen::model::signature_from_bytes;
+
+/// Counts live bytes and their peak since the last reset.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(size: usize) {
+    let now = LIVE.fetch_add(size, Ordering::Relaxed) + size;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the counters are
+// atomics and allocate nothing.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's layout, under the caller's contract.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator (so from `System`) with `layout`.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `dealloc`; `new_size` is the caller's, under its contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            grew(new_size);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Peak bytes allocated (above what was live before) while decoding `bytes`.
+fn decode_peak(bytes: &[u8]) -> usize {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let result = signature_from_bytes(bytes, "alloc.onnx");
+    drop(result);
+    PEAK.load(Ordering::Relaxed) - base
+}
+
+/// The bound: a decoded message is at most this many times larger than its encoding
+/// (an empty `ValueInfoProto` is 2 bytes on the wire and about 100 in memory; vectors
+/// grow by doubling), plus a constant for small inputs and error messages.
+const PER_BYTE: usize = 200;
+const FIXED: usize = 64 << 10;
+
+fn bound(len: usize) -> usize {
+    len * PER_BYTE + FIXED
+}
+
+#[test]
+fn decoding_memory_is_linear_in_the_input() {
+    let mut cases = generated_cases();
+    cases.extend(
+        corpus_files()
+            .into_iter()
+            .map(|(name, bytes, expect)| Case {
+                name: name.to_owned(),
+                bytes,
+                expect,
+            }),
+    );
+    let mut worst_ratio = 0.0f64;
+    let mut worst_name = String::new();
+    println!(
+        "{:<52} {:>10} {:>12} {:>8}",
+        "case", "input B", "peak B", "peak/in"
+    );
+    for c in &cases {
+        let peak = decode_peak(&c.bytes);
+        let ratio = peak as f64 / c.bytes.len().max(1) as f64;
+        println!(
+            "{:<52} {:>10} {:>12} {:>8.1}",
+            c.name,
+            c.bytes.len(),
+            peak,
+            ratio
+        );
+        assert!(
+            peak <= bound(c.bytes.len()),
+            "case `{}`: {peak} bytes peak for {} input bytes",
+            c.name,
+            c.bytes.len()
+        );
+        if c.bytes.len() > 1024 && ratio > worst_ratio {
+            worst_ratio = ratio;
+            worst_name.clone_from(&c.name);
+        }
+    }
+    println!("worst peak/input ratio above 1 KiB: {worst_ratio:.1} ({worst_name})");
+
+    // Planning (identifiers, dims, recurrent pairs) on top of decoding is linear too:
+    // checked on the big cases (100,000 values, 2,000 x 2,000 related names, ...).
+    println!(
+        "{:<52} {:>10} {:>12} {:>8}",
+        "decode + plan", "input B", "peak B", "peak/in"
+    );
+    for c in count_cases() {
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        if let Ok(sig) = signature_from_bytes(&c.bytes, "alloc.onnx") {
+            drop(ort_bind_codegen::plan::plan(&sig));
+        }
+        let peak = PEAK.load(Ordering::Relaxed) - base;
+        let ratio = peak as f64 / c.bytes.len() as f64;
+        println!(
+            "{:<52} {:>10} {:>12} {:>8.1}",
+            c.name,
+            c.bytes.len(),
+            peak,
+            ratio
+        );
+        assert!(
+            peak <= 2 * bound(c.bytes.len()),
+            "plan `{}`: {peak} bytes",
+            c.name
+        );
+    }
+
+    // Claims of gigabytes cost nothing beyond the bytes that are there.
+    for c in huge_length_cases() {
+        let peak = decode_peak(&c.bytes);
+        assert!(peak < FIXED, "case `{}` allocated {peak} bytes", c.name);
+    }
+
+    // Every truncation of every fixture, and seeded random bytes.
+    let mut max_peak = 0;
+    for (name, bytes) in fixture_models() {
+        for cut in 1..=bytes.len() {
+            let peak = decode_peak(&bytes[..cut]);
+            assert!(peak <= bound(cut), "{name}[..{cut}]: {peak} bytes");
+            max_peak = max_peak.max(peak);
+        }
+    }
+    let mut rng = Rng::new(0xA110C);
+    for _ in 0..5_000 {
+        let len = rng.below(4096) + 1;
+        let bytes = rng.bytes(len);
+        let peak = decode_peak(&bytes);
+        assert!(peak <= bound(len), "random buffer of {len}: {peak} bytes");
+        max_peak = max_peak.max(peak);
+    }
+    println!("fixture truncations and random buffers: max peak {max_peak} bytes");
+}
