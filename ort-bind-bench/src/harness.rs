@@ -81,6 +81,11 @@ impl Samples {
         self.ns[TOTAL].len()
     }
 
+    /// Runs done, timed or not (warm-up and validation runs included).
+    pub(crate) fn total_runs(&self) -> usize {
+        self.next_k
+    }
+
     /// Allocations per timed run.
     pub(crate) fn allocations_per_run(&self) -> Option<f64> {
         self.allocations
@@ -113,16 +118,30 @@ pub(crate) fn median_f64(values: &[f64]) -> f64 {
     }
 }
 
-/// Paired ratio `a / b` of a phase: the median over rounds of the ratio of block medians.
-pub(crate) fn paired_ratio(a: &Samples, b: &Samples, phase: usize) -> f64 {
-    let ratios: Vec<f64> = a
-        .rounds
+/// Per-round ratios `a / b` of a phase's block medians.
+fn round_ratios(a: &Samples, b: &Samples, phase: usize) -> Vec<f64> {
+    a.rounds
         .iter()
         .zip(&b.rounds)
         .filter(|(_, rb)| rb[phase] > 0)
         .map(|(ra, rb)| ra[phase] as f64 / rb[phase] as f64)
-        .collect();
-    median_f64(&ratios)
+        .collect()
+}
+
+/// Paired ratio `a / b` of a phase: the median over rounds of the ratio of block medians.
+pub(crate) fn paired_ratio(a: &Samples, b: &Samples, phase: usize) -> f64 {
+    median_f64(&round_ratios(a, b, phase))
+}
+
+/// The spread of the per-round ratios `a / b`: first and third quartile.
+pub(crate) fn paired_quartiles(a: &Samples, b: &Samples, phase: usize) -> (f64, f64) {
+    let mut r = round_ratios(a, b, phase);
+    if r.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    r.sort_by(f64::total_cmp);
+    let at = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
+    (at(0.25), at(0.75))
 }
 
 /// Runs every contender of `w` for `w.plan.rounds` rounds; returns their samples in the

@@ -94,8 +94,8 @@ fn plan(workload: &str, quick: bool) -> Plan {
             warm: 200,
         },
         "big" => Plan {
-            rounds: 10,
-            iters: 3,
+            rounds: 20,
+            iters: 2,
             warm: 1,
         },
         "cnn" => Plan {
@@ -147,7 +147,14 @@ fn runners(w: &Arc<Workload>, python: bool) -> Result<Vec<Runner>> {
     Ok(r)
 }
 
-fn machine(ort_version: &str, python_ort: Option<&str>) -> String {
+/// The load average (1, 5, 15 minutes), as `/proc/loadavg` shows it.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn machine(ort_version: &str, python_ort: Option<&str>, load: (&str, &str)) -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu = cpuinfo
         .lines()
@@ -172,9 +179,14 @@ fn machine(ort_version: &str, python_ort: Option<&str>) -> String {
     format!(
         "- CPU: {cpu}, {cores} cores available to the process; {mem_gib} GiB RAM; Linux {}\n\
          - ONNX Runtime {ort_version} (Rust: loaded by ort-bind; `ort` 2.0.0-rc.15); Python onnxruntime {}\n\
-         - {rustc}, release profile; one intra-op thread everywhere, graph optimisations on (all)\n",
+         - {rustc}, release profile; one intra-op thread everywhere, graph optimisations on (all); \
+         plain loop compiled for {}\n\
+         - load average (1/5/15 min) at the start: {}; after the runtime workloads: {} (other work shares the machine)\n",
         kernel.trim(),
         python_ort.unwrap_or("not run"),
+        contenders::Isa::detect().name(),
+        load.0,
+        load.1,
     )
 }
 
@@ -189,6 +201,7 @@ fn run() -> Result<()> {
     }
     let args = parse_args(argv)?;
     std::fs::create_dir_all(&args.out)?;
+    let load_start = loadavg();
     let lib = ort_bind_runtime::library::init()?;
     println!(
         "ONNX Runtime {} from {}",
@@ -228,7 +241,11 @@ fn run() -> Result<()> {
 
     let mut md = String::new();
     md.push_str("## Machine\n\n");
-    md.push_str(&machine(lib.version(), python_ort.as_deref()));
+    md.push_str(&machine(
+        lib.version(),
+        python_ort.as_deref(),
+        (&load_start, &loadavg()),
+    ));
     md.push_str("\n## Runtime\n\nMedian per run; ratios are ort-bind's time over the contender's, paired per round (below 1: ort-bind is faster).\n\n");
     for r in &results {
         md.push_str(&report::table(r));

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::harness::{FILL, READ, RUN, Samples, TOTAL, paired_ratio};
+use crate::harness::{FILL, READ, RUN, Samples, TOTAL, paired_quartiles, paired_ratio};
 use crate::metadata::Measure;
 use crate::workloads::Workload;
 
@@ -124,12 +124,17 @@ pub(crate) fn targets(results: &[WorkloadResult]) -> Vec<Target> {
     let mut out = Vec::new();
     let mut ratio_target =
         |w: &str, a: &str, b: &str, phase: usize, phase_name: &str, max: f64, what: String| {
-            let got = find(w).and_then(|r| Some(paired_ratio(r.get(a)?, r.get(b)?, phase)));
+            let got = find(w).and_then(|r| {
+                let (a, b) = (r.get(a)?, r.get(b)?);
+                Some((paired_ratio(a, b, phase), paired_quartiles(a, b, phase)))
+            });
             out.push(Target {
                 what,
                 goal: format!("<= {max:.2}x ({phase_name})"),
-                got: got.map_or("not measured".into(), |g| format!("{g:.3}x")),
-                met: got.map(|g| g <= max),
+                got: got.map_or("not measured".into(), |(g, (q1, q3))| {
+                    format!("{g:.3}x (rounds' quartiles {q1:.3}-{q3:.3})")
+                }),
+                met: got.map(|(g, _)| g <= max),
             });
         };
     ratio_target(
@@ -250,6 +255,7 @@ pub(crate) fn results_json(results: &[WorkloadResult]) -> Value {
                 "run_ns": s.median(RUN),
                 "read_ns": s.median(READ),
                 "runs": s.runs(),
+                "runs_total": s.total_runs(),
             }));
         }
     }
