@@ -7,10 +7,11 @@
         comparison is paired in one run. Requests:
           {"cmd": "setup", "workload", "model", "inputs", "output", "set_files",
            "slots": [{"in_dims", "out_dims"}], "sequence"}
-          {"cmd": "block", "workload", "contender", "start", "warm", "iters"}
+          {"cmd": "block", "workload", "contender", "start", "warm", "iters", "validate",
+           "clock": "wall" | "thread_cpu"}
               -> {"fill", "run", "read", "total": [ns per timed run],
                   "edges": [[first, last] per timed run],
-                  "validate": {"k", "first", "last", "sum"}}
+                  "validate": {"k", "first", "last", "sum"} (with "validate": true)}
           {"cmd": "quit"}
     python3 scripts/bench_peer.py metadata MODEL [--reps N]
         Times onnx.load(MODEL, load_external_data=False) and prints one JSON line with the
@@ -111,10 +112,12 @@ class Workload:
     def lens(self, k):
         return self.slot_lens[self.sequence[k % len(self.sequence)]]
 
-    def block(self, contender, start, warm, iters):
+    def block(self, contender, start, warm, iters, validate, clock_name):
         import numpy as np
 
-        clock = time.perf_counter_ns
+        # Same clocks as the Rust harness: wall time, or CPU time of this thread (the one
+        # onnxruntime runs the model on, with one intra-op thread).
+        clock = {"wall": time.perf_counter_ns, "thread_cpu": time.thread_time_ns}[clock_name]
         copyto = np.copyto
         nsets = len(self.sets)
         nseq = len(self.sequence)
@@ -175,11 +178,12 @@ class Workload:
             total.append(t3 - t0)
             edges.append([first, last])
             k += 1
-        # Validation run (untimed): the full output sum.
-        _, _, _, _, first, last = one(k)
-        validate = {"k": k, "first": first, "last": last, "sum": full_sum(k)}
-        return {"fill": fill, "run": run, "read": read, "total": total, "edges": edges,
-                "validate": validate}
+        reply = {"fill": fill, "run": run, "read": read, "total": total, "edges": edges}
+        if validate:
+            # Validation run (untimed): the full output sum.
+            _, _, _, _, first, last = one(k)
+            reply["validate"] = {"k": k, "first": first, "last": last, "sum": full_sum(k)}
+        return reply
 
 
 def serve():
@@ -200,7 +204,8 @@ def serve():
                 reply = {"ok": True, "onnxruntime": onnxruntime.__version__}
             elif cmd == "block":
                 w = workloads[req["workload"]]
-                reply = w.block(req["contender"], req["start"], req["warm"], req["iters"])
+                reply = w.block(req["contender"], req["start"], req["warm"], req["iters"],
+                                req.get("validate", True), req.get("clock", "wall"))
             elif cmd == "drop":
                 workloads.pop(req["workload"], None)
                 reply = {"ok": True}

@@ -51,11 +51,13 @@ def add_model(name, shape, doc):
 
 
 def models():
+    # Doc strings end up in rustdoc: no square brackets (rustdoc reads them as links).
     return {
-        "tiny": add_model("tiny", [16], "z = x + y over float32[16] (overhead-bound)"),
-        "big": add_model("big", [4096, 4096], "z = x + y over float32[4096, 4096] (memory-bound)"),
+        "tiny": add_model("tiny", [16], "z = x + y over float32 tensors of shape (16,): overhead-bound"),
+        "big": add_model("big", [4096, 4096],
+                         "z = x + y over float32 tensors of shape (4096, 4096): memory-bound"),
         "dynamic": add_model("dynamic", ["batch", 1024],
-                             "z = x + y over float32[batch, 1024] (dynamic batch)"),
+                             "z = x + y over float32 tensors of shape (batch, 1024): dynamic batch"),
     }
 
 

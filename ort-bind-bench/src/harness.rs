@@ -1,9 +1,9 @@
 //! Runs a workload's contenders in interleaved blocks and collects per-run timings.
 //!
 //! Every round runs one block of every contender, in an order that rotates from round to
-//! round; a block is `warm` untimed runs, `iters` timed runs, then one untimed validation
-//! run whose full output is checked. Every timed run's first and last output element are
-//! checked too (outside the timed window). Comparisons are paired: for each round the ratio
+//! round; a block is `warm` untimed runs and `iters` timed runs. In the first and the last
+//! round a block ends with one untimed validation run whose full output is checked (its sum);
+//! every run's first and last output element are checked (outside the timed window). Comparisons are paired: for each round the ratio
 //! of two contenders' block medians is taken, and the median of those ratios is reported.
 
 use std::sync::Arc;
@@ -159,16 +159,17 @@ pub(crate) fn run_workload(
         .collect();
     let n = runners.len();
     for round in 0..plan.rounds {
+        let validate = round == 0 || round + 1 == plan.rounds;
         for j in 0..n {
             let i = (round + j) % n;
             let s = &mut samples[i];
             match &mut runners[i] {
-                Runner::Local(c) => local_block(w, c.as_mut(), s)?,
+                Runner::Local(c) => local_block(w, c.as_mut(), s, validate)?,
                 Runner::Peer(name) => {
                     let peer = peer
                         .as_deref_mut()
                         .ok_or_else(|| format!("{name} needs the Python peer"))?;
-                    peer_block(w, name, peer, s)?
+                    peer_block(w, name, peer, s, validate)?
                 }
             }
         }
@@ -181,9 +182,9 @@ fn record_round(s: &mut Samples, from: usize) {
     s.rounds.push(medians);
 }
 
-fn local_block(w: &Workload, c: &mut dyn Contender, s: &mut Samples) -> Result<()> {
+fn local_block(w: &Workload, c: &mut dyn Contender, s: &mut Samples, validate: bool) -> Result<()> {
     let plan = w.plan;
-    let mut laps = Laps::new();
+    let mut laps = Laps::new(plan.clock);
     let name = c.name();
     for _ in 0..plan.warm {
         laps.start();
@@ -216,10 +217,12 @@ fn local_block(w: &Workload, c: &mut dyn Contender, s: &mut Samples) -> Result<(
         w.check(name, k, &got)?;
         s.next_k += 1;
     }
-    laps.start();
-    let got = c.iterate(s.next_k, &mut laps, true)?;
-    w.check(name, s.next_k, &got)?;
-    s.next_k += 1;
+    if validate {
+        laps.start();
+        let got = c.iterate(s.next_k, &mut laps, true)?;
+        w.check(name, s.next_k, &got)?;
+        s.next_k += 1;
+    }
     record_round(s, from);
     Ok(())
 }
@@ -236,7 +239,13 @@ fn numbers(reply: &Value, key: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
-fn peer_block(w: &Workload, name: &'static str, peer: &mut Peer, s: &mut Samples) -> Result<()> {
+fn peer_block(
+    w: &Workload,
+    name: &'static str,
+    peer: &mut Peer,
+    s: &mut Samples,
+    validate: bool,
+) -> Result<()> {
     let plan = w.plan;
     let start = s.next_k;
     let reply = peer.request(&json!({
@@ -246,6 +255,8 @@ fn peer_block(w: &Workload, name: &'static str, peer: &mut Peer, s: &mut Samples
         "start": start,
         "warm": plan.warm,
         "iters": plan.iters,
+        "validate": validate,
+        "clock": plan.clock.name(),
     }))?;
     let from = s.runs();
     for (p, key) in PHASES.iter().enumerate() {
@@ -263,6 +274,14 @@ fn peer_block(w: &Workload, name: &'static str, peer: &mut Peer, s: &mut Samples
     let edges = reply["edges"]
         .as_array()
         .ok_or("the peer's reply has no `edges`")?;
+    if edges.len() != plan.iters {
+        return Err(format!(
+            "the peer sent {} `edges` for {} runs",
+            edges.len(),
+            plan.iters
+        )
+        .into());
+    }
     let float = |v: &Value| v.as_f64().map(|f| f as f32).unwrap_or(f32::NAN);
     for (i, e) in edges.iter().enumerate() {
         let k = start + plan.warm + i;
@@ -273,20 +292,23 @@ fn peer_block(w: &Workload, name: &'static str, peer: &mut Peer, s: &mut Samples
         };
         w.check(name, k, &got)?;
     }
-    let v = &reply["validate"];
-    let k = v["k"]
-        .as_u64()
-        .ok_or("the peer's reply has no validation run")? as usize;
-    let got = Summary {
-        first: float(&v["first"]),
-        last: float(&v["last"]),
-        sum: v["sum"].as_f64(),
-    };
-    if got.sum.is_none() {
-        return Err(format!("{name}: the peer's validation run has no sum").into());
+    s.next_k = start + plan.warm + plan.iters;
+    if validate {
+        let v = &reply["validate"];
+        let k = v["k"]
+            .as_u64()
+            .ok_or("the peer's reply has no validation run")? as usize;
+        let got = Summary {
+            first: float(&v["first"]),
+            last: float(&v["last"]),
+            sum: v["sum"].as_f64(),
+        };
+        if got.sum.is_none() {
+            return Err(format!("{name}: the peer's validation run has no sum").into());
+        }
+        w.check(name, k, &got)?;
+        s.next_k = k + 1;
     }
-    w.check(name, k, &got)?;
-    s.next_k = k + 1;
     record_round(s, from);
     Ok(())
 }

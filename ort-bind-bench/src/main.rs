@@ -19,6 +19,7 @@ mod workloads;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use contenders::Clock;
 use harness::Runner;
 use workloads::{Plan, Workload};
 
@@ -92,28 +93,35 @@ fn plan(workload: &str, quick: bool) -> Plan {
             rounds: 40,
             iters: 2000,
             warm: 200,
+            clock: Clock::Wall,
         },
+        // One timed run per block: the machines these run on are shared and their noise
+        // comes in bursts longer than a run, so pairs of adjacent single runs compare best.
         "big" => Plan {
-            rounds: 20,
-            iters: 2,
+            rounds: 40,
+            iters: 1,
             warm: 1,
+            clock: Clock::ThreadCpu,
         },
         "cnn" => Plan {
-            rounds: 30,
-            iters: 6,
+            rounds: 150,
+            iters: 1,
             warm: 1,
+            clock: Clock::ThreadCpu,
         },
         _ => Plan {
             rounds: 40,
             iters: 240,
             warm: 16,
+            clock: Clock::Wall,
         },
     };
     if quick {
         Plan {
-            rounds: 3,
+            rounds: full.rounds.min(3),
             iters: full.iters.div_ceil(10),
             warm: full.warm.div_ceil(10),
+            clock: full.clock,
         }
     } else {
         full
@@ -283,6 +291,10 @@ fn run() -> Result<()> {
         serde_json::to_string_pretty(&json)?,
     )?;
     std::fs::write(args.out.join("results.md"), &md)?;
+    std::fs::write(
+        args.out.join("rounds.json"),
+        serde_json::to_string(&report::rounds_json(&results))?,
+    )?;
     if let Some(p) = &peer {
         println!("(Python peer: {})", p.python().display());
     }

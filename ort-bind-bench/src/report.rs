@@ -19,6 +19,10 @@ pub(crate) struct WorkloadResult {
     pub(crate) rounds: usize,
     /// Timed runs per block.
     pub(crate) iters: usize,
+    /// The clock the phases were timed with.
+    pub(crate) clock: &'static str,
+    /// What one clock reading costs (included in every phase).
+    pub(crate) clock_overhead_ns: u64,
     /// Per contender.
     pub(crate) samples: Vec<Samples>,
 }
@@ -30,6 +34,11 @@ impl WorkloadResult {
             title: w.title.clone(),
             rounds: w.plan.rounds,
             iters: w.plan.iters,
+            clock: match w.plan.clock {
+                crate::contenders::Clock::Wall => "wall-clock time",
+                crate::contenders::Clock::ThreadCpu => "CPU time of the running thread",
+            },
+            clock_overhead_ns: w.plan.clock.overhead_ns(),
             samples,
         }
     }
@@ -63,8 +72,13 @@ pub(crate) fn table(r: &WorkloadResult) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### `{}`: {} ({} rounds x {} timed runs per contender)\n",
-        r.name, r.title, r.rounds, r.iters
+        "### `{}`: {} ({} rounds x {} timed runs per contender; {})\n",
+        r.name, r.title, r.rounds, r.iters, r.clock
+    );
+    let _ = writeln!(
+        out,
+        "Reading this clock costs about {} (median of back-to-back reads); every phase includes about one reading.\n",
+        fmt_ns(r.clock_overhead_ns)
     );
     let _ = writeln!(
         out,
@@ -260,4 +274,19 @@ pub(crate) fn results_json(results: &[WorkloadResult]) -> Value {
         }
     }
     Value::Array(entries)
+}
+
+/// Per workload and contender, every round's block medians `[fill, run, read, total]` in
+/// nanoseconds: what the paired ratios are computed from (`samples.json`).
+pub(crate) fn rounds_json(results: &[WorkloadResult]) -> Value {
+    let mut out = serde_json::Map::new();
+    for r in results {
+        let per: serde_json::Map<String, Value> = r
+            .samples
+            .iter()
+            .map(|s| (s.name.to_owned(), json!(s.rounds)))
+            .collect();
+        out.insert(r.name.to_owned(), Value::Object(per));
+    }
+    Value::Object(out)
 }
