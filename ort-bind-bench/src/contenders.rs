@@ -553,3 +553,99 @@ impl Contender for PlainLoop {
         Ok(summary.with_sum(&self.z, full))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc;
+    use crate::workloads::Plan;
+
+    fn plan() -> Plan {
+        Plan {
+            rounds: 1,
+            iters: 1,
+            warm: 0,
+            clock: Clock::Wall,
+        }
+    }
+
+    /// Runs `c` for runs `from..to`, checking every output; returns the allocations this
+    /// thread made meanwhile.
+    fn runs(w: &Workload, c: &mut dyn Contender, from: usize, to: usize) -> Result<u64> {
+        let mut laps = Laps::new(Clock::Wall);
+        let before = alloc::count_this_thread();
+        for k in from..to {
+            laps.start();
+            let got = c.iterate(k, &mut laps, false)?;
+            assert!(
+                laps.phases().is_some(),
+                "{} did not mark its phases",
+                c.name()
+            );
+            w.check(c.name(), k, &got)?;
+        }
+        let allocations = alloc::count_this_thread() - before;
+        laps.start();
+        let got = c.iterate(to, &mut laps, true)?;
+        w.check(c.name(), to, &got)?;
+        Ok(allocations)
+    }
+
+    #[test]
+    fn rust_contenders_compute_the_model_and_only_ort_bind_allocates_nothing() -> Result<()> {
+        for w in [Workload::tiny(plan()), Workload::dynamic(plan())] {
+            let w = Arc::new(w);
+            let mut ours = ort_bind_for(&w)?;
+            runs(&w, ours.as_mut(), 0, 16)?;
+            assert_eq!(
+                runs(&w, ours.as_mut(), 17, 117)?,
+                0,
+                "ort-bind allocated on {}",
+                w.name
+            );
+            let mut theirs: [Box<dyn Contender>; 2] = [
+                Box::new(OrtRunBinding::new(w.clone())?),
+                Box::new(OrtRun::new(w.clone())?),
+            ];
+            for c in &mut theirs {
+                runs(&w, c.as_mut(), 0, 16)?;
+                // The counter sees the allocations `ort` makes per run.
+                assert!(
+                    runs(&w, c.as_mut(), 17, 117)? >= 100,
+                    "{} on {}",
+                    c.name(),
+                    w.name
+                );
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn plain_loop_adds() -> Result<()> {
+        let mut w = Workload::dynamic(plan());
+        w.sequence = vec![0];
+        let w = Arc::new(w);
+        let mut c = PlainLoop::new(w.clone())?;
+        runs(&w, &mut c, 0, 4)?;
+        Ok(())
+    }
+
+    #[test]
+    fn clocks_advance() {
+        for clock in [Clock::Wall, Clock::ThreadCpu] {
+            let mut laps = Laps::new(clock);
+            laps.start();
+            let mut x = 0u64;
+            for i in 0..200_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+            laps.lap();
+            laps.lap();
+            assert!(laps.phases().is_none(), "only two of three laps marked");
+            laps.lap();
+            let [fill, _, _, total] = laps.phases().expect("three laps marked");
+            assert!(fill > 0 && total >= fill, "{clock:?}: {fill} {total}");
+        }
+    }
+}

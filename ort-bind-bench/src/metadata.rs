@@ -5,7 +5,7 @@
 //! - `read_signature`: `ort_bind_codegen::read_signature` (mmap + decode; payloads skipped);
 //! - `generate`: `ort_bind_codegen::Builder::generate` (signature + plan + formatted code:
 //!   what a `build.rs` pays per model);
-//! - `read_file`: read the whole `.onnx` file once, in 8 MiB chunks (the floor for any
+//! - `read_file`: read the whole `.onnx` file once, in 1 MiB chunks (the floor for any
 //!   parser that reads the file);
 //! - `python_onnx_load`: `onnx.load(path, load_external_data=False)`.
 
@@ -47,7 +47,7 @@ pub(crate) fn probe(kind: &str, path: &Path, reps: usize) -> Result<()> {
             }
             "read_file" => {
                 let mut f = File::open(path)?;
-                let mut buf = vec![0u8; 8 << 20];
+                let mut buf = vec![0u8; 1 << 20];
                 let mut total = 0u64;
                 let mut checksum = 0u8;
                 loop {

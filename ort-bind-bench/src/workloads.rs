@@ -414,3 +414,79 @@ fn read_tensor_proto(path: &Path) -> Result<(Vec<usize>, Vec<f32>)> {
     }
     Ok((dims, values))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        Plan {
+            rounds: 1,
+            iters: 1,
+            warm: 0,
+            clock: Clock::Wall,
+        }
+    }
+
+    fn add(w: &Workload, k: usize) -> Vec<f32> {
+        let src = &w.sets[w.set_of(k)];
+        let n = w.slots[w.slot_of(k)].out_len;
+        src[0][..n]
+            .iter()
+            .zip(&src[1][..n])
+            .map(|(x, y)| x + y)
+            .collect()
+    }
+
+    #[test]
+    fn check_accepts_the_right_output_and_rejects_wrong_ones() {
+        for w in [Workload::tiny(plan()), Workload::dynamic(plan())] {
+            for k in 0..10 {
+                let out = add(&w, k);
+                w.check("test", k, &Summary::edges(&out).with_sum(&out, true))
+                    .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+                let mut wrong = out.clone();
+                wrong[out.len() / 2] += 1.0;
+                assert!(
+                    w.check("test", k, &Summary::edges(&wrong).with_sum(&wrong, true))
+                        .is_err()
+                );
+                // The previous run's output is not this run's (the input sets alternate).
+                let stale = add(&w, k + 1);
+                let stale_summary = Summary::edges(&stale).with_sum(&stale, true);
+                if w.slot_of(k) == w.slot_of(k + 1) {
+                    assert!(w.check("test", k, &stale_summary).is_err());
+                }
+                assert!(w.check("test", k, &Summary::edges(&[])).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn squeezenet_reference_output_is_read() -> Result<()> {
+        let w = Workload::cnn(plan())?;
+        assert_eq!(w.slots[0].out_dims, vec![1, 1000, 1, 1]);
+        let Expect::Reference { values, .. } = &w.expect else {
+            panic!("cnn must check against ONNX's reference output");
+        };
+        assert_eq!(values.len(), 1000);
+        // A softmax: positive, summing to 1.
+        assert!(values.iter().all(|&v| v > 0.0));
+        let sum: f64 = values.iter().map(|&v| f64::from(v)).sum();
+        assert!((sum - 1.0).abs() < 1e-4, "sum {sum}");
+        Ok(())
+    }
+
+    #[test]
+    fn dynamic_batches_shrink_where_the_cycle_says() {
+        let w = Workload::dynamic(plan());
+        // Batches 64, 1, 32, 8, 64, 16, 2, 48, then 64 again.
+        let shrinks: Vec<bool> = (0..9).map(|k| w.shrinks(k)).collect();
+        assert_eq!(
+            shrinks,
+            [false, true, false, true, false, true, true, false, false]
+        );
+        assert_eq!(w.slots[w.slot_of(0)].batch, Some(64));
+        assert_eq!(w.slots[w.slot_of(6)].in_len, 2 * 1024);
+    }
+}
