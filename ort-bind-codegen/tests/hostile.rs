@@ -7,7 +7,10 @@
 //! nested 10,000 deep, 100,000 inputs / outputs / dims, names with NUL, CR or invalid
 //! UTF-8, dims no `usize` holds, and the checked-in files of `tests/fixtures/hostile/`.
 //! Memory bounds are checked in `hostile_alloc.rs` (a counting allocator needs its own
-//! test binary). Runs in a few seconds with `--release`.
+//! test binary). Runs in a few seconds with `--release`; not under Miri (hours there:
+//! see `hostile_alloc.rs` for what runs under Miri).
+
+#![cfg(not(miri))]
 
 mod hostile_cases;
 

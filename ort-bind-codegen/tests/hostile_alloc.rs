@@ -86,7 +86,38 @@ fn bound(len: usize) -> usize {
     len * PER_BYTE + FIXED
 }
 
+/// Under Miri (which checks the allocator's `unsafe` forwarding, see `UNSAFE.md`) only
+/// a few small cases run: Miri is ~1000x slower, and its isolation forbids reading files,
+/// so the fixture is compiled in and the cases are built directly.
 #[test]
+#[cfg(miri)]
+fn counting_allocator_under_miri() {
+    let add = include_bytes!("../../tests/fixtures/add.onnx");
+    for cut in (1..=add.len()).step_by(5) {
+        assert!(decode_peak(&add[..cut]) <= bound(cut));
+    }
+    let small = [
+        simple_model(),
+        model(&ld_claiming(11, 1 << 32, &[0; 8])),
+        deep_model(44, sequence_of),
+        deep_model(60, optional_of),
+        model(&graph(
+            &[f32_value(b"a\0b", &[W::Value(u64::MAX)])],
+            &[f32_value(b"y", &[])],
+        )),
+    ];
+    for bytes in &small {
+        let peak = decode_peak(bytes);
+        assert!(
+            peak <= bound(bytes.len()),
+            "{peak} bytes for {}",
+            bytes.len()
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "minutes of work; see counting_allocator_under_miri")]
 fn decoding_memory_is_linear_in_the_input() {
     let mut cases = generated_cases();
     cases.extend(

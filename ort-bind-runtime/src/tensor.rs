@@ -591,3 +591,6 @@ impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
         })
     }
 }
+
+#[cfg(test)]
+mod miri_tests;
