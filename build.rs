@@ -21,6 +21,8 @@ fn main() {
         "state",
         "ir3_init_as_input",
         "external",
+        "lying_shape",
+        "lying_allocated",
     ];
     let mut builder = ort_bind_codegen::Builder::new();
     for m in models {

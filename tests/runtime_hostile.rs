@@ -8,6 +8,12 @@ mod add {
 mod dynamic {
     ort_bind::include_bindings!("dynamic");
 }
+mod lying_shape {
+    ort_bind::include_bindings!("lying_shape");
+}
+mod lying_allocated {
+    ort_bind::include_bindings!("lying_allocated");
+}
 
 use ort_bind::Error;
 
@@ -94,5 +100,61 @@ fn a_binding_can_move_to_another_thread() -> ort_bind::Result<()> {
     .expect("no panic")?;
     let y = b.outputs().y;
     assert!((y.as_slice()[0] - 0.9).abs() < 1e-6);
+    Ok(())
+}
+
+#[test]
+fn an_output_larger_than_its_declared_shape_is_an_error_not_an_overflow() -> ort_bind::Result<()> {
+    // `y` is declared `[n]`, so ort-bind pre-allocates n elements; the model writes 2n.
+    let model = lying_shape::Model::load()?;
+    let mut b = model.bind(lying_shape::Dims { n: 3 })?;
+    b.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+    for _ in 0..2 {
+        let err = b
+            .run()
+            .expect_err("ONNX Runtime must refuse the too-small buffer");
+        assert!(matches!(err, Error::Ort { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("running the model"), "{text}");
+        assert!(
+            text.contains("Shape mismatch") || text.contains("shape"),
+            "{text}"
+        );
+        // Nothing was written into (or past) the bound buffer.
+        assert_eq!(b.outputs().y.as_slice(), &[0.0, 0.0, 0.0]);
+    }
+    Ok(())
+}
+
+#[test]
+fn an_allocated_output_that_breaks_its_declared_shape_is_an_error() -> ort_bind::Result<()> {
+    // `z` is declared `[m, 2]` and allocated by ONNX Runtime; its real shape is `s`.
+    let model = lying_allocated::Model::load()?;
+    let x: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    let run = |s: &[i64]| -> ort_bind::Result<Option<(Vec<usize>, Vec<f32>)>> {
+        let mut b = model.bind(lying_allocated::Dims { n: 6, k: s.len() })?;
+        b.inputs().x.copy_from_slice(&x)?;
+        b.inputs().s.copy_from_slice(s)?;
+        b.run()?;
+        Ok(b.outputs().z.map(|z| (z.dims().to_vec(), z.to_vec())))
+    };
+    // As declared: [3, 2].
+    assert_eq!(run(&[3, 2])?, Some((vec![3, 2], x.clone())));
+    // Wrong rank ([6]) and wrong fixed axis ([2, 3]): errors that say so, no view.
+    for (s, why) in [(&[6][..], "rank"), (&[2, 3][..], "2")] {
+        let err = run(s).expect_err("a shape that breaks the declaration");
+        assert!(matches!(err, Error::Shape { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("breaks the declared shape") && text.contains(why),
+            "{text}"
+        );
+    }
+    // After such a failure the output reads as absent, not as stale or foreign data.
+    let mut b = model.bind(lying_allocated::Dims { n: 6, k: 1 })?;
+    b.inputs().x.copy_from_slice(&x)?;
+    b.inputs().s.copy_from_slice(&[6])?;
+    assert!(b.run().is_err());
+    assert!(b.outputs().z.is_none());
     Ok(())
 }
