@@ -84,6 +84,22 @@ fn shape_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
     }
 }
 
+/// Free text from the model, made safe for rustdoc: brackets would otherwise read as
+/// (broken) intra-doc links, and HTML-like tags as HTML.
+fn model_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.trim().chars() {
+        match c {
+            '[' | ']' | '<' | '>' | '`' | '*' | '_' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 fn type_doc(v: &PlannedValue) -> String {
     format!("`{}{}`", v.elem, format_dims(v.dims.as_deref()))
 }
@@ -114,7 +130,7 @@ fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
     }
     if !v.doc.trim().is_empty() {
         doc.push_str("\n\n");
-        doc.push_str(v.doc.trim());
+        doc.push_str(&model_text(&v.doc));
     }
     doc
 }
@@ -434,7 +450,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     }
     if !sig.doc_string.trim().is_empty() {
         model_doc.push_str("\n\n");
-        model_doc.push_str(sig.doc_string.trim());
+        model_doc.push_str(&model_text(&sig.doc_string));
     }
     let path_doc =
         format!(" Path of the ONNX model these bindings were generated from (`{label}`).");
@@ -747,5 +763,18 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::model_text;
+
+    #[test]
+    fn model_doc_text_cannot_form_links_or_html() {
+        assert_eq!(
+            model_text("  y = x[0] <b>see [doc](u)</b>  "),
+            r"y = x\[0\] \<b\>see \[doc\](u)\</b\>"
+        );
     }
 }
