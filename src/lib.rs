@@ -80,9 +80,9 @@ pub use ort_bind_runtime::*;
 /// (written in place) or [`AllocatedOutput`]s (allocated by ONNX Runtime, for
 /// data-dependent shapes). `#[onnx(device = Cpu)]` on the struct requires every field
 /// to live on that device. Types behind aliases or from other modules are checked by
-/// trait bounds (see [`assert`]). Every mistake is a `compile_error!` at the field (or
-/// at the attribute, for a missing or malformed model), all of a struct's mistakes at
-/// once.
+/// trait bounds (see [`assert`](mod@assert)). Every mistake is a `compile_error!` at the
+/// field (or at the attribute, for a missing or malformed model), all of a struct's
+/// mistakes at once.
 ///
 /// Outputs the struct leaves out are still computed: ONNX Runtime runs the whole graph
 /// for any request (checked with a `Reshape` that fails when run), allocates the

@@ -9,8 +9,8 @@
 //! - [`element`], [`shape`], [`device`]: what a tensor's type says about it;
 //! - [`tensor`]: owned buffers plus the ONNX Runtime values viewing them;
 //! - [`binding`]: [`Bound`], which owns a binding and its tensors together;
-//! - [`slot`] and [`assert`]: what `#[derive(OnnxBinding)]` builds on (fields as slots,
-//!   compile-time checks against the model);
+//! - [`slot`] and [`assert`](mod@assert): what `#[derive(OnnxBinding)]` builds on
+//!   (fields as slots, compile-time checks against the model);
 //! - [`session`] and [`library`]: loading models and ONNX Runtime itself;
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
 //!   and shapes read at run time.

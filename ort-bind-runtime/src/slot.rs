@@ -16,6 +16,7 @@ use crate::binding::{Binder, OutputValue};
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Result;
+use crate::session::ValueSpec;
 use crate::shape::Shape;
 use crate::tensor::{AllocatedOutput, Tensor, TensorMut, TensorRef};
 
@@ -156,4 +157,15 @@ impl<T: Element, S: Shape, D: Device> Slot for AllocatedOutput<T, S, D> {
     fn store(&mut self, value: OutputValue) -> Result<()> {
         value.store_in(self)
     }
+}
+
+/// The spec of a model value of `T` elements with rank `rank` (derived `BindingIo` impls
+/// list every model value with this and [`spec_any_rank`]).
+pub const fn spec<T: Element>(name: &'static str, rank: usize) -> ValueSpec {
+    ValueSpec::of::<T>(name, Some(rank))
+}
+
+/// The spec of a model value of `T` elements whose rank the model leaves open.
+pub const fn spec_any_rank<T: Element>(name: &'static str) -> ValueSpec {
+    ValueSpec::of::<T>(name, None)
 }

@@ -703,7 +703,10 @@ fn check_type(
         }
         _ => None,
     };
-    let corrected = {
+    // Rendering costs tens of microseconds: only for a field that has something to fix.
+    let corrected = if wrong_elem.is_none() && shape_problem.is_none() {
+        String::new()
+    } else {
         let mut ty = f.written.clone();
         if let Some(args) = slot_args_mut(&mut ty) {
             if wrong_elem.is_some()

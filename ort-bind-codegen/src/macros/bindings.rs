@@ -1,6 +1,20 @@
 //! `bindings!("models/model.onnx")`: the module build-time codegen writes, generated
 //! inside the compiler from the model (or its offline signature cache), with no
-//! `build.rs`. Optionally `bindings!("path", crate = "::my_ort_bind")`.
+//! `build.rs`.
+//!
+//! After the path come the options `Builder::model_with` takes ([`ModelOptions`]), in the
+//! same words, and the facade path:
+//!
+//! ```text
+//! bindings!(
+//!     "models/silero_vad.onnx",
+//!     dim("input", 0, "batch"),
+//!     rename_dim("N", "batch"),
+//!     feed_back("stateN", "state"),
+//!     no_auto_feed_back,
+//!     crate = "::ort_bind",
+//! )
+//! ```
 
 use std::path::Path;
 
@@ -9,12 +23,37 @@ use quote::quote;
 use syn::parse::{Parse, ParseStream};
 
 use super::{MacroEnv, resolve_model};
+use crate::check::closest;
 use crate::expand::{ExpandOptions, expand};
-use crate::plan::plan;
+use crate::plan::{ModelOptions, plan_with};
 
 struct Args {
     path: syn::LitStr,
     krate: Option<syn::Path>,
+    options: ModelOptions,
+}
+
+const OPTIONS: &[&str] = &[
+    "dim",
+    "rename_dim",
+    "feed_back",
+    "no_auto_feed_back",
+    "crate",
+];
+
+/// `("a", 0, "b")`-style arguments: string literals and integers, as written.
+fn call_args(input: ParseStream<'_>) -> syn::Result<Vec<syn::Lit>> {
+    let content;
+    syn::parenthesized!(content in input);
+    let args = syn::punctuated::Punctuated::<syn::Lit, syn::Token![,]>::parse_terminated(&content)?;
+    Ok(args.into_iter().collect())
+}
+
+fn string(lit: &syn::Lit) -> syn::Result<String> {
+    match lit {
+        syn::Lit::Str(s) => Ok(s.value()),
+        other => Err(syn::Error::new(other.span(), "expected a string literal")),
+    }
 }
 
 impl Parse for Args {
@@ -32,25 +71,71 @@ impl Parse for Args {
             )
         })?;
         let mut krate = None;
+        let mut options = ModelOptions::new();
         while !input.is_empty() {
             input.parse::<syn::Token![,]>()?;
             if input.is_empty() {
                 break;
             }
             let key: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
-            if key != "crate" {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!("unknown option `{key}`; expected `crate = \"path\"`"),
-                ));
+            let arity = |args: &[syn::Lit], n: usize, usage: &str| {
+                if args.len() == n {
+                    Ok(())
+                } else {
+                    Err(syn::Error::new(key.span(), format!("expected `{usage}`")))
+                }
+            };
+            match key.to_string().as_str() {
+                "crate" => {
+                    input.parse::<syn::Token![=]>()?;
+                    let lit: syn::LitStr = input.parse()?;
+                    krate = Some(lit.parse::<syn::Path>().map_err(|_| {
+                        syn::Error::new(lit.span(), format!("`{}` is not a Rust path", lit.value()))
+                    })?);
+                }
+                "no_auto_feed_back" => options = options.no_auto_feed_back(),
+                "rename_dim" => {
+                    let a = call_args(input)?;
+                    arity(&a, 2, "rename_dim(\"from\", \"to\")")?;
+                    options = options.rename_dim(&string(&a[0])?, &string(&a[1])?);
+                }
+                "feed_back" => {
+                    let a = call_args(input)?;
+                    arity(&a, 2, "feed_back(\"output\", \"input\")")?;
+                    options = options.feed_back(&string(&a[0])?, &string(&a[1])?);
+                }
+                "dim" => {
+                    let a = call_args(input)?;
+                    arity(&a, 3, "dim(\"value\", axis, \"dim\")")?;
+                    let axis = match &a[1] {
+                        syn::Lit::Int(i) => i.base10_parse::<usize>()?,
+                        other => {
+                            return Err(syn::Error::new(other.span(), "expected an axis number"));
+                        }
+                    };
+                    options = options.dim(&string(&a[0])?, axis, &string(&a[2])?);
+                }
+                other => {
+                    let mut message = format!(
+                        "unknown option `{other}`; expected {}",
+                        OPTIONS
+                            .iter()
+                            .map(|o| format!("`{o}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    if let Some(best) = closest(other, OPTIONS.iter().copied()) {
+                        message.push_str(&format!("\n  help: did you mean `{best}`?"));
+                    }
+                    return Err(syn::Error::new(key.span(), message));
+                }
             }
-            input.parse::<syn::Token![=]>()?;
-            let lit: syn::LitStr = input.parse()?;
-            krate = Some(lit.parse::<syn::Path>().map_err(|_| {
-                syn::Error::new(lit.span(), format!("`{}` is not a Rust path", lit.value()))
-            })?);
         }
-        Ok(Args { path, krate })
+        Ok(Args {
+            path,
+            krate,
+            options,
+        })
     }
 }
 
@@ -64,7 +149,7 @@ pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
         Ok(r) => r,
         Err(e) => return e.to_compile_error(),
     };
-    let plan = match plan(&resolved.signature) {
+    let plan = match plan_with(&resolved.signature, &args.options) {
         Ok(p) => p,
         Err(e) => {
             return syn::Error::new(

@@ -182,20 +182,21 @@ fn elem_tokens(krate: &syn::Path, elem: ElementType) -> TokenStream {
     }
 }
 
-/// The model's shape as a shape type (`(Fix<1>, Dyn)`, `AnyRank`).
-fn model_shape_tokens(krate: &syn::Path, dims: Option<&[Dim]>) -> TokenStream {
+/// The model's shape as a shape type (`(Fix<1>, Dyn)`, `AnyRank`), through the short
+/// names the generated `const` block imports.
+fn model_shape_tokens(dims: Option<&[Dim]>) -> TokenStream {
     match dims {
         Some(ds) if ds.len() <= MAX_TUPLE_RANK => {
             let axes = ds.iter().map(|d| match d {
                 Dim::Fixed(n) => {
                     let n = proc_macro2::Literal::u64_unsuffixed(*n);
-                    quote!(#krate::Fix<#n>)
+                    quote!(__Fix<#n>)
                 }
-                _ => quote!(#krate::Dyn),
+                _ => quote!(__Dyn),
             });
             quote!((#(#axes,)*))
         }
-        _ => quote!(#krate::AnyRank),
+        _ => quote!(__AnyRank),
     }
 }
 
@@ -247,9 +248,9 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
                 }
             };
             let init = if mutable {
-                quote!(#krate::Slot::slot_mut(&mut self.#id))
+                quote!(__Slot::slot_mut(&mut self.#id))
             } else {
-                quote!(#krate::Slot::slot_ref(&self.#id))
+                quote!(__Slot::slot_ref(&self.#id))
             };
             (view, init)
         }
@@ -257,12 +258,12 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
             if mutable {
                 (
                     quote!(<#ty as #krate::Slot>::Mut<'__a>),
-                    quote!(#krate::Slot::slot_mut(&mut self.#id)),
+                    quote!(__Slot::slot_mut(&mut self.#id)),
                 )
             } else {
                 (
                     quote!(<#ty as #krate::Slot>::Ref<'__a>),
-                    quote!(#krate::Slot::slot_ref(&self.#id)),
+                    quote!(__Slot::slot_ref(&self.#id)),
                 )
             }
         }
@@ -473,15 +474,14 @@ fn expand(
     let spec = |v: &crate::signature::ValueSig| {
         let (elem, dims) = v.tensor().expect("check_model passed");
         let elem = elem_tokens(krate, elem);
-        let rank = match dims {
+        let n = &v.name;
+        match dims {
             Some(d) => {
                 let r = d.len();
-                quote!(::core::option::Option::Some(#r))
+                quote!(__spec::<#elem>(#n, #r))
             }
-            None => quote!(::core::option::Option::None),
-        };
-        let n = &v.name;
-        quote!(#krate::ValueSpec::of::<#elem>(#n, #rank))
+            None => quote!(__spec_any_rank::<#elem>(#n)),
+        }
     };
     let (input_specs, output_specs) = match sig {
         Some(sig) => (
@@ -506,7 +506,7 @@ fn expand(
         (b.role == Role::Input).then(|| {
             let (id, i) = (f.ident, b.index);
             let ty = f.ty;
-            quote_spanned!(ty.span()=> #krate::InputSlot::bind_input(&self.#id, binder, #i)?;)
+            quote_spanned!(ty.span()=> __InputSlot::bind_input(&self.#id, binder, #i)?;)
         })
     });
     let bound_outputs: Vec<(&Field<'_>, usize)> = fields
@@ -518,15 +518,20 @@ fn expand(
         .collect();
     let bind_outputs = bound_outputs.iter().map(|(f, i)| {
         let id = f.ident;
-        quote!(#krate::Slot::bind_output(&self.#id, binder, #i)?;)
+        quote!(__Slot::bind_output(&self.#id, binder, #i)?;)
     });
-    let allocated_flags = bound_outputs.iter().map(|(f, _)| {
-        let ty = f.ty;
-        quote!(|| <#ty as #krate::Slot>::ALLOCATED)
+    // Known from the syntax, or asked of the type.
+    let allocated_flags = bound_outputs.iter().filter_map(|(f, _)| match &f.spec.ty {
+        FieldType::Tensor(t) if t.kind == SlotKind::Tensor => None,
+        FieldType::Tensor(_) => Some(quote!(|| true)),
+        _ => {
+            let ty = f.ty;
+            Some(quote!(|| <#ty as __Slot>::ALLOCATED))
+        }
     });
     let store_arms = bound_outputs.iter().enumerate().map(|(pos, (f, _))| {
         let id = f.ident;
-        quote!(#pos => #krate::Slot::store(&mut self.#id, value),)
+        quote!(#pos => __Slot::store(&mut self.#id, value),)
     });
 
     // Dims.
@@ -544,39 +549,87 @@ fn expand(
     let resize = fields.iter().zip(&dims.per_field).filter_map(|(f, d)| {
         let d = d.as_ref()?;
         let id = f.ident;
-        Some(quote!(#krate::Slot::resize(&mut self.#id, #d)?;))
+        Some(quote!(__Slot::resize(&mut self.#id, #d)?;))
     });
-    let allocate_fields = fields.iter().zip(&dims.per_field).map(|(f, d)| {
-        let id = f.ident;
-        let ty = f.ty;
-        let onnx = match (sig, f.binding) {
-            (Some(sig), Some(b)) => match b.role {
-                Role::Input => sig.inputs[b.index].name.clone(),
-                Role::Output => sig.outputs[b.index].name.clone(),
-            },
-            _ => f.spec.ident.clone(),
-        };
-        let d = d.clone().unwrap_or_else(|| quote!(&[]));
-        quote!(#id: <#ty as #krate::Slot>::allocate(#onnx, device, #d)?,)
-    });
-    let allocate_bounds = fields.iter().map(|f| {
-        let ty = f.ty;
-        quote!(#ty: #krate::Slot<Device = __Device>,)
-    });
+    let locals: Vec<syn::Ident> = (0..fields.len())
+        .map(|i| format_ident!("__field{}", i))
+        .collect();
+    let allocate_fields = fields
+        .iter()
+        .zip(&dims.per_field)
+        .zip(&locals)
+        .map(|((f, d), local)| {
+            let onnx = match (sig, f.binding) {
+                (Some(sig), Some(b)) => match b.role {
+                    Role::Input => sig.inputs[b.index].name.clone(),
+                    Role::Output => sig.outputs[b.index].name.clone(),
+                },
+                _ => f.spec.ident.clone(),
+            };
+            let d = d.clone().unwrap_or_else(|| quote!(&[]));
+            // The type, written out, lets rustc resolve each call at once (2,000 calls left to
+            // inference until the struct literal cost 25 s of type checking).
+            let ty = f.ty;
+            quote!(let #local: #ty = __Slot::allocate(#onnx, device, #d)?;)
+        });
+    // One `let` per field, then the struct: a `?` inside a struct literal makes rustc drop
+    // every field built so far on each error path separately (code quadratic in the
+    // number of fields: 400k lines of LLVM IR for 200 fields); `let`s share one chain.
+    let field_names: Vec<&syn::Ident> = fields.iter().map(|f| f.ident).collect();
+    let field_inits = field_names
+        .iter()
+        .zip(&locals)
+        .map(|(name, local)| quote!(#name: #local));
+    // The device parameter: the device every field names, when the syntax shows one
+    // (`D`, `Cpu`, or the default `Cpu`); otherwise a type parameter bounded per field.
+    let common_device = {
+        let mut texts = fields.iter().map(|f| match &f.spec.ty {
+            FieldType::Tensor(t) => Some(
+                t.device
+                    .as_ref()
+                    .map_or_else(|| quote!(#krate::Cpu), |d| quote!(#d)),
+            ),
+            _ => None,
+        });
+        let first = texts.next().flatten();
+        let first_text = first.as_ref().map(ToString::to_string);
+        let all_same = texts.all(|t| t.map(|t| t.to_string()) == first_text);
+        if all_same { first } else { None }
+    };
     let can_allocate = !fields.iter().any(|f| f.spec.ty.is_broken());
     let allocate = can_allocate.then(|| {
-        quote! {
-            /// Allocates every field on `device`, sized by `dims`: the tensors a
-            /// [`Bound`](#krate::Bound) binds once and reuses.
-            #[allow(dead_code)]
-            pub fn allocate<__Device: #krate::Device>(
-                device: &__Device,
-                dims: &#dims_name,
-            ) -> #krate::Result<Self>
-            where
-                #(#allocate_bounds)*
-            {
-                ::core::result::Result::Ok(Self { #(#allocate_fields)* })
+        let doc = quote! {
+            /// Allocates every field on `device`, sized by `dims`: the tensors a `Bound`
+            /// binds once and reuses.
+        };
+        match &common_device {
+            Some(device) => quote! {
+                #doc
+                #[allow(dead_code)]
+                pub fn allocate(device: &#device, dims: &#dims_name) -> #krate::Result<Self> {
+                    #(#allocate_fields)*
+                    ::core::result::Result::Ok(Self { #(#field_inits),* })
+                }
+            },
+            None => {
+                let bounds = fields.iter().map(|f| {
+                    let ty = f.ty;
+                    quote!(#ty: __Slot<Device = __Device>,)
+                });
+                quote! {
+                    #doc
+                    #[allow(dead_code)]
+                    pub fn allocate<__Device: #krate::Device>(
+                        device: &__Device,
+                        dims: &#dims_name,
+                    ) -> #krate::Result<Self>
+                    where
+                        #(#bounds)*
+                    {
+                        #(#allocate_fields)*
+                    ::core::result::Result::Ok(Self { #(#field_inits),* })
+                    }
+                }
             }
         }
     });
@@ -592,35 +645,38 @@ fn expand(
         let (elem, dims) = value.tensor()?;
         let ty = f.ty;
         let e = elem_tokens(krate, elem);
-        let m = model_shape_tokens(krate, dims);
+        let m = model_shape_tokens(dims);
         let c = b.checks;
         let main = match (c.element, c.shape, b.role) {
             (true, true, Role::Input) => {
-                quote_spanned!(ty.span()=> #krate::assert::binds_input::<#ty, #e, #m>();)
+                quote_spanned!(ty.span()=> __assert::binds_input::<#ty, #e, #m>();)
             }
             (true, true, Role::Output) => {
-                quote_spanned!(ty.span()=> #krate::assert::binds_output::<#ty, #e, #m>();)
+                quote_spanned!(ty.span()=> __assert::binds_output::<#ty, #e, #m>();)
             }
             (true, false, _) => {
-                quote_spanned!(ty.span()=> #krate::assert::has_element::<#ty, #e>();)
+                quote_spanned!(ty.span()=> __assert::has_element::<#ty, #e>();)
             }
-            (false, true, _) => quote_spanned!(ty.span()=> #krate::assert::has_shape::<#ty, #m>();),
+            (false, true, _) => quote_spanned!(ty.span()=> __assert::has_shape::<#ty, #m>();),
             (false, false, _) => quote!(),
         };
         let dev = match (c.device, device) {
-            (true, Some(d)) => quote_spanned!(ty.span()=> #krate::assert::on_device::<#ty, #d>();),
+            (true, Some(d)) => quote_spanned!(ty.span()=> __assert::on_device::<#ty, #d>();),
             _ => quote!(),
         };
         Some(quote!(#main #dev))
     });
-    let checks: Vec<TokenStream> = checks.collect();
+    // A check on a type spelled like an earlier one (same tokens, same model type) proves
+    // nothing new: models with thousands of alike values get one check per distinct kind.
+    let mut seen = std::collections::HashSet::new();
+    let checks: Vec<TokenStream> = checks.filter(|c| seen.insert(c.to_string())).collect();
 
     // Both views at once borrow disjoint fields, which holds only when every field is in
     // one view: not so for fields whose name did not resolve (already an error).
     let split = fields.iter().all(|f| f.binding.is_some()).then(|| {
         quote! {
             #[automatically_derived]
-            impl #impl_generics #krate::SplitIo for #name #ty_generics #where_clause {
+            impl #impl_generics __SplitIo for #name #ty_generics #where_clause {
                 fn split(
                     &mut self,
                 ) -> (#inputs_name #view_args_anon, #outputs_name #view_args_anon) {
@@ -632,6 +688,12 @@ fn expand(
             }
         }
     });
+
+    let inputs_mut_body = if split.is_some() {
+        quote!(__SplitIo::split(self).0)
+    } else {
+        quote!(#inputs_name { #inputs_init __marker: ::core::marker::PhantomData })
+    };
 
     let inputs_doc = format!(
         "The model inputs [`{name}`] binds, to fill in place before a run \
@@ -673,6 +735,15 @@ fn expand(
             #[doc(hidden)]
             pub __marker: ::core::marker::PhantomData<&'__a #name #ty_generics>,
         }
+
+        // Impls and checks reach the runtime through short imported names, which keeps
+        // the expansion small for models with thousands of values.
+        const _: () = {
+        use #krate::{
+            Slot as __Slot, InputSlot as __InputSlot, SplitIo as __SplitIo, Dyn as __Dyn,
+            Fix as __Fix, AnyRank as __AnyRank, assert as __assert,
+            slot::{spec as __spec, spec_any_rank as __spec_any_rank},
+        };
 
         #[allow(dead_code, unreachable_pub)]
         impl #impl_generics #name #ty_generics #where_clause {
@@ -725,7 +796,7 @@ fn expand(
             }
 
             fn inputs_mut(&mut self) -> #inputs_name #view_args_anon {
-                #inputs_name { #inputs_init __marker: ::core::marker::PhantomData }
+                #inputs_mut_body
             }
 
             fn outputs(&self) -> #outputs_name #view_args_anon {
@@ -735,11 +806,10 @@ fn expand(
 
         #split
 
-        const _: () = {
-            #[allow(dead_code, clippy::extra_unused_type_parameters)]
-            fn __ort_bind_checks #impl_generics () #where_clause {
-                #(#checks)*
-            }
+        #[allow(dead_code, clippy::extra_unused_type_parameters)]
+        fn __ort_bind_checks #impl_generics () #where_clause {
+            #(#checks)*
+        }
         };
     }
 }

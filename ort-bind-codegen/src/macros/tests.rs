@@ -43,27 +43,47 @@ fn compile_errors(tokens: &TokenStream) -> Vec<String> {
 
 fn item_names(tokens: &TokenStream) -> Vec<String> {
     let file: syn::File = syn::parse2(tokens.clone()).unwrap();
-    file.items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Struct(s) => Some(format!("struct {}", s.ident)),
+    let mut names = Vec::new();
+    collect_names(&file.items, &mut names);
+    names
+}
+
+/// Structs and impls, also those inside `const _: () = { ... };` blocks.
+fn collect_names(items: &[syn::Item], names: &mut Vec<String>) {
+    for item in items {
+        match item {
+            syn::Item::Struct(s) => names.push(format!("struct {}", s.ident)),
             syn::Item::Impl(i) => {
                 let ty = &i.self_ty;
                 let tr = i.trait_.as_ref().map(|(_, p, _)| {
                     p.segments
                         .last()
-                        .map(|s| s.ident.to_string())
+                        .map(|s| s.ident.to_string().trim_start_matches("__").to_owned())
                         .unwrap_or_default()
                 });
-                Some(format!(
+                names.push(format!(
                     "impl {}{}",
                     tr.map(|t| format!("{t} for ")).unwrap_or_default(),
                     quote!(#ty).to_string().replace(' ', "")
-                ))
+                ));
             }
-            _ => None,
-        })
-        .collect()
+            syn::Item::Const(c) => {
+                if let syn::Expr::Block(b) = &*c.expr {
+                    let inner: Vec<syn::Item> = b
+                        .block
+                        .stmts
+                        .iter()
+                        .filter_map(|s| match s {
+                            syn::Stmt::Item(i) => Some(i.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    collect_names(&inner, names);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 #[test]
@@ -102,7 +122,7 @@ fn derive_expands_to_a_binding() {
     let text = out.to_string();
     // Every model value is in the specs; `y` is bound through the field `other`.
     assert!(
-        text.contains(r#"ValueSpec :: of :: < f32 > ("y""#),
+        text.contains(r#"__spec :: < f32 > ("y" , 1usize)"#),
         "{text}"
     );
     assert!(
@@ -213,6 +233,55 @@ fn bindings_generate_what_the_builder_writes() {
     let sig = crate::read_signature(&path).unwrap();
     let from_builder = generate_source(&sig, &path, &syn::parse_quote!(::ort_bind)).unwrap();
     assert_eq!(from_macro, from_builder);
+}
+
+#[test]
+fn bindings_take_the_builder_options() {
+    let path = repo().join("tests/fixtures/dynamic.onnx");
+    let out = bindings(
+        quote!(
+            "tests/fixtures/dynamic.onnx",
+            rename_dim("N", "batch"),
+            no_auto_feed_back,
+            crate = "::ort_bind"
+        ),
+        &env(),
+    );
+    let mut file: syn::File = syn::parse2(out).unwrap();
+    file.items.pop();
+    let items = &file.items;
+    let from_macro = format_source(&quote!(#(#items)*), "dynamic.onnx");
+    let sig = crate::read_signature(&path).unwrap();
+    let options = crate::ModelOptions::new()
+        .rename_dim("N", "batch")
+        .no_auto_feed_back();
+    let from_builder =
+        crate::builder::generate_source_with(&sig, &path, &syn::parse_quote!(::ort_bind), &options)
+            .unwrap();
+    assert_eq!(from_macro, from_builder);
+    // `N` is `batch` now: the dims struct has one field.
+    assert!(!from_macro.contains("pub n: usize"), "{from_macro}");
+
+    let bad = bindings(
+        quote!("tests/fixtures/dynamic.onnx", rename_dim("Q", "batch")),
+        &env(),
+    );
+    assert!(bad.to_string().contains("cannot be bound"), "{bad}");
+    let bad = bindings(
+        quote!("tests/fixtures/dynamic.onnx", dim("x", "0", "b")),
+        &env(),
+    );
+    assert!(bad.to_string().contains("expected an axis number"), "{bad}");
+    let bad = bindings(
+        quote!("tests/fixtures/dynamic.onnx", feedback("a", "b")),
+        &env(),
+    );
+    assert!(
+        bad.to_string().contains("did you mean `feed_back`"),
+        "{bad}"
+    );
+    let bad = bindings(quote!("tests/fixtures/dynamic.onnx", dim("x", 0)), &env());
+    assert!(bad.to_string().contains("expected `dim("), "{bad}");
 }
 
 #[test]
