@@ -610,12 +610,20 @@ pub fn resolve(root: &Path, model_rel: &Path, offline: bool) -> Result<Resolved,
             source: Source::Cache,
         });
     }
+    if model.exists() && !model_present {
+        // A directory (or other non-file) where the model should be: the model reader's
+        // error says so.
+        return Err(read_signature(&model).err().map_or_else(
+            || CacheError::Missing {
+                model: model.clone(),
+                cache: cache.clone(),
+                rel: model_rel.to_owned(),
+            },
+            CacheError::Model,
+        ));
+    }
     if !model_present {
-        // A path that exists but is no file (a directory) is the model's error to report.
-        if model.exists() || !cache_exists {
-            if model.exists() {
-                read_signature(&model)?;
-            }
+        if !cache_exists {
             return Err(CacheError::Missing {
                 model,
                 cache,
@@ -791,6 +799,28 @@ mod tests {
         assert_eq!(r.signature.inputs[0].name, "a");
         assert!(!r.model_present);
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_not_a_model() {
+        let root = scratch("dir");
+        let err = resolve(&root, Path::new("models"), false).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_hash_ignores_key_order() {
+        let sig = read_signature(fixtures().join("add.onnx")).unwrap();
+        let text = to_cache_json(&sig, Path::new("add.onnx"), 1);
+        // Same content, keys of one value in another order: still valid.
+        let reordered = text.replacen(
+            r#"{"name": "x", "dtype": "float32", "shape": ["n"], "doc": "first addend"}"#,
+            r#"{"doc": "first addend", "shape": ["n"], "dtype": "float32", "name": "x"}"#,
+            1,
+        );
+        assert_ne!(reordered, text);
+        assert_eq!(from_cache_json(&reordered).unwrap(), cacheable(&sig));
     }
 
     #[test]

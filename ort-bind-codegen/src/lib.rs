@@ -9,7 +9,10 @@
 //! 3. [`expand`]: turns the plan into Rust tokens;
 //! 4. [`Builder`]: the `build.rs` front end that writes modules to `OUT_DIR`.
 //!
-//! The proc macros, users' build scripts and the `ort-bind` CLI share it.
+//! The proc macros, users' build scripts and the `ort-bind` CLI share it. For the macros:
+//! [`check`] validates a user's struct against a signature (`#[derive(OnnxBinding)]`),
+//! [`cache`] is the offline signature cache (`ort-bind prepare`), and [`macros`] holds
+//! what each macro does, as plain functions over tokens.
 
 pub mod builder;
 pub mod cache;
