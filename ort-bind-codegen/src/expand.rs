@@ -235,23 +235,39 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             _ => quote!(#f: #rt::Tensor<#elem, #shape, D>,),
         }
     });
+    // Each tensor is made in its own `let` (with its type spelled out) before the struct
+    // literal: a `?` per field inside one literal makes rustc emit cleanup code quadratic
+    // in the number of fields (a 2,000-value model did not compile in minutes).
     let io_init_in = plan.inputs.iter().map(|v| {
         let f = in_field(v);
         let name = &v.name;
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
         let d = dims_expr(plan, v, &dims_tok);
-        quote!(#f: #rt::Tensor::new_in(#name, device.clone(), #d)?,)
+        quote!(let #f: #rt::Tensor<#elem, #shape, D> = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
     });
     let io_init_out = plan.outputs.iter().map(|v| {
         let f = out_field(v);
         let name = &v.name;
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
         match v.storage {
-            Storage::Allocated => quote!(#f: #rt::AllocatedOutput::new_in(#name, device.clone()),),
+            Storage::Allocated => quote!(
+                let #f: #rt::AllocatedOutput<#elem, #shape, D> =
+                    #rt::AllocatedOutput::new_in(#name, device.clone());
+            ),
             _ => {
                 let d = dims_expr(plan, v, &dims_tok);
-                quote!(#f: #rt::Tensor::new_in(#name, device.clone(), #d)?,)
+                quote!(let #f: #rt::Tensor<#elem, #shape, D> = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
             }
         }
     });
+    let io_field_names: Vec<_> = plan
+        .inputs
+        .iter()
+        .map(in_field)
+        .chain(plan.outputs.iter().map(out_field))
+        .collect();
     let set_in = plan.inputs.iter().map(|v| {
         let f = in_field(v);
         let d = dims_expr(plan, v, &dims_tok);
@@ -699,9 +715,10 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
             }
 
             fn new(device: D, dims: Dims) -> #rt::Result<Self> {
+                #(#io_init_in)*
+                #(#io_init_out)*
                 ::core::result::Result::Ok(Io {
-                    #(#io_init_in)*
-                    #(#io_init_out)*
+                    #(#io_field_names,)*
                     dims,
                 })
             }
