@@ -4,7 +4,7 @@
 //! `float64` in either byte order and either memory order (Fortran-ordered arrays are
 //! reordered to row-major). Writes little-endian, row-major arrays. numpy has no
 //! `bfloat16`, so a `bfloat16` array is written as `float32` (exactly: every bfloat16 value
-//! is a float32 value); [`write`] says so in its return value.
+//! is a float32 value); [`write()`] says so in its return value.
 
 use std::path::Path;
 
