@@ -48,9 +48,11 @@ fn check_cases(cases: &[Case]) {
         let shown = match &outcome {
             Outcome::Rejected(e) => format!("Err: {e}"),
             Outcome::Unplannable(e) => format!("decoded; codegen Err: {e}"),
-            Outcome::Generated { inputs, outputs } => {
-                format!("decoded; generated {inputs} inputs, {outputs} outputs")
-            }
+            Outcome::Generated {
+                inputs,
+                outputs,
+                stage,
+            } => format!("decoded; {stage}: {inputs} inputs, {outputs} outputs"),
         };
         let mut shown: String = shown.chars().take(160).collect();
         shown.retain(|c| !c.is_control());

@@ -868,8 +868,13 @@ pub enum Outcome {
     Rejected(ModelError),
     /// Decoded; codegen refused with a plan error.
     Unplannable(PlanError),
-    /// Decoded and generated code that parses.
-    Generated { inputs: usize, outputs: usize },
+    /// Decoded and went through codegen: planned only, or also expanded, or also
+    /// formatted and parsed (`stage`; see [`PARSE_LIMIT`]).
+    Generated {
+        inputs: usize,
+        outputs: usize,
+        stage: &'static str,
+    },
 }
 
 fn bindable(v: &ValueSig) -> bool {
@@ -909,9 +914,9 @@ pub fn check_signature(sig: &ModelSignature) {
 /// `syn` parses a few thousand generated values a second (linearly), so parsing 100,000 would
 /// take minutes of test time without showing more. Decoding and planning must stay fast
 /// at any size; that is what the big cases check.
-pub const PARSE_LIMIT: usize = 2_500;
+pub const PARSE_LIMIT: usize = 5_000;
 /// Models with more values plus dims than this are planned only (expansion is linear too).
-pub const EXPAND_LIMIT: usize = 25_000;
+pub const EXPAND_LIMIT: usize = 50_000;
 
 /// Plan + expand + format + parse; checks what the generated module declares.
 pub fn codegen(sig: &ModelSignature) -> Outcome {
@@ -959,6 +964,7 @@ pub fn codegen(sig: &ModelSignature) -> Outcome {
         return Outcome::Generated {
             inputs: sig.inputs.len(),
             outputs: sig.outputs.len(),
+            stage: "planned",
         };
     }
     let opts = ExpandOptions {
@@ -971,6 +977,7 @@ pub fn codegen(sig: &ModelSignature) -> Outcome {
         return Outcome::Generated {
             inputs: sig.inputs.len(),
             outputs: sig.outputs.len(),
+            stage: "planned and expanded",
         };
     }
     let file: syn::File = syn::parse2(tokens.clone()).expect("generated tokens parse");
@@ -981,6 +988,7 @@ pub fn codegen(sig: &ModelSignature) -> Outcome {
     Outcome::Generated {
         inputs: sig.inputs.len(),
         outputs: sig.outputs.len(),
+        stage: "generated, parsed",
     }
 }
 
