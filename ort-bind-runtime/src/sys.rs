@@ -279,17 +279,6 @@ impl IoBinding {
         check(status, || "running the model".into())
     }
 
-    /// Waits until outputs bound to a device have been written (for asynchronous providers).
-    ///
-    /// Not used by ort-bind's CUDA path: the CUDA execution provider implements this with a
-    /// device-wide `cudaDeviceSynchronize`; ort-bind synchronizes the session's stream instead.
-    #[allow(dead_code)]
-    pub(crate) fn synchronize_outputs(&mut self) -> Result<()> {
-        // SAFETY: the binding is alive.
-        let status = unsafe { (ort::api().SynchronizeBoundOutputs)(self.ptr.as_ptr()) };
-        check(status, || "synchronizing bound outputs".into())
-    }
-
     /// Calls `take(index, value)` for every bound output, in binding order, with a new
     /// reference to the value ONNX Runtime holds for it after the last run.
     pub(crate) fn bound_outputs(&self, mut take: impl FnMut(usize, Value)) -> Result<()> {
