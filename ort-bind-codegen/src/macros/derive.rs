@@ -395,8 +395,12 @@ fn expand(
     }
     let view_where = &view_generics.where_clause;
     let view_params = &view_generics.params;
-    let view_args = {
-        let params = input.generics.params.iter().map(|p| match p {
+    // The struct's own generic arguments, after the view lifetime (named or anonymous).
+    let own_args: Vec<TokenStream> = input
+        .generics
+        .params
+        .iter()
+        .map(|p| match p {
             syn::GenericParam::Lifetime(l) => {
                 let l = &l.lifetime;
                 quote!(#l)
@@ -409,26 +413,10 @@ fn expand(
                 let i = &c.ident;
                 quote!(#i)
             }
-        });
-        quote!(<'__a, #(#params),*>)
-    };
-    let view_args_anon = {
-        let params = input.generics.params.iter().map(|p| match p {
-            syn::GenericParam::Lifetime(l) => {
-                let l = &l.lifetime;
-                quote!(#l)
-            }
-            syn::GenericParam::Type(t) => {
-                let i = &t.ident;
-                quote!(#i)
-            }
-            syn::GenericParam::Const(c) => {
-                let i = &c.ident;
-                quote!(#i)
-            }
-        });
-        quote!(<'_, #(#params),*>)
-    };
+        })
+        .collect();
+    let view_args = quote!(<'__a, #(#own_args),*>);
+    let view_args_anon = quote!(<'_, #(#own_args),*>);
 
     let in_view = |f: &Field<'_>| {
         !matches!(
