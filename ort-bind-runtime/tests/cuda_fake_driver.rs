@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ort_bind_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use ort_bind_runtime::{
@@ -74,9 +74,16 @@ fn copied(kind: i32) -> u64 {
     }
 }
 
-fn gpu0() -> Cuda<0> {
+/// Device 0 of the fake driver, plus a guard that keeps the tests of this file from
+/// running at once: the driver's copy counters are process-wide, so a test that checks
+/// "no copy" would otherwise see another test's copies.
+fn gpu0() -> (Cuda<0>, MutexGuard<'static, ()>) {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let guard = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     fake();
-    Cuda::<0>::new().expect("fake device 0")
+    (Cuda::<0>::new().expect("fake device 0"), guard)
 }
 
 fn cuda_kind(e: &Error) -> CudaErrorKind {
@@ -90,7 +97,7 @@ type Vector<D> = Tensor<f32, (Dyn,), D>;
 
 #[test]
 fn device_tensors_allocate_copy_and_resize() -> ort_bind_runtime::Result<()> {
-    let gpu = gpu0();
+    let (gpu, _serial) = gpu0();
     let mut t = Vector::new_in("t", gpu.clone(), &[5])?;
     assert_eq!(t.view().to_vec()?, vec![0.0; 5], "allocations are zeroed");
     t.view_mut().copy_from_host(&[1.0, 2.0, 3.0, 4.0, 5.0])?;
@@ -158,7 +165,7 @@ fn device_tensors_allocate_copy_and_resize() -> ort_bind_runtime::Result<()> {
 
 #[test]
 fn tensors_work_from_threads_without_a_current_context() -> ort_bind_runtime::Result<()> {
-    let gpu = gpu0();
+    let (gpu, _serial) = gpu0();
     let mut t = Vector::new_in("t", gpu.clone(), &[3])?;
     t.view_mut().copy_from_host(&[1.0, 2.0, 3.0])?;
     let mut u = Vector::new_in("u", gpu, &[3])?;
@@ -182,7 +189,7 @@ fn tensors_work_from_threads_without_a_current_context() -> ort_bind_runtime::Re
 
 #[test]
 fn pinned_memory_copies_asynchronously() -> ort_bind_runtime::Result<()> {
-    let gpu = gpu0();
+    let (gpu, _serial) = gpu0();
     let mut p = Vector::<CudaPinned>::new_in("p", gpu.pinned(), &[4])?;
     assert_eq!(p.as_slice(), &[0.0; 4], "pinned allocations are zeroed");
     p.as_mut_slice().copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
@@ -219,7 +226,7 @@ fn pinned_memory_copies_asynchronously() -> ort_bind_runtime::Result<()> {
 
 #[test]
 fn handed_over_slices_are_used_in_place() -> ort_bind_runtime::Result<()> {
-    let gpu = gpu0();
+    let (gpu, _serial) = gpu0();
     let stream = gpu.stream().clone();
     let slice: CudaSlice<f32> = stream
         .clone_htod(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])
@@ -268,7 +275,7 @@ fn handed_over_slices_are_used_in_place() -> ort_bind_runtime::Result<()> {
 
 #[test]
 fn adopted_memory_is_used_in_place_and_never_freed() -> ort_bind_runtime::Result<()> {
-    let gpu = gpu0();
+    let (gpu, _serial) = gpu0();
     let stream = gpu.stream().clone();
     // Stands in for a framework's tensor: ort-bind must keep it, not free its memory.
     let framework: Arc<CudaSlice<f32>> =
@@ -327,7 +334,7 @@ fn adopted_memory_is_used_in_place_and_never_freed() -> ort_bind_runtime::Result
 
 #[test]
 fn missing_devices_wrong_streams_and_out_of_memory_are_errors() {
-    let gpu = gpu0();
+    let (gpu, _serial) = gpu0();
     let err = Cuda::<2>::new().unwrap_err();
     assert_eq!(cuda_kind(&err), CudaErrorKind::NoDevice, "{err}");
     assert!(err.to_string().contains("2 device(s)"), "{err}");
@@ -424,7 +431,7 @@ unsafe impl<D: Device> BindingIo for AddIo<D> {
 
 #[test]
 fn sessions_take_device_memory_only_on_their_device_and_stream() -> ort_bind_runtime::Result<()> {
-    let gpu = gpu0();
+    let (gpu, _serial) = gpu0();
     let cpu_session = Session::from_file(ADD, &SessionOptions::new())?;
     let err = Bound::new(&cpu_session, AddIo::new(gpu.clone(), 3)?).unwrap_err();
     assert_eq!(cuda_kind(&err), CudaErrorKind::WrongDevice, "{err}");
