@@ -6,7 +6,7 @@
 //! cargo run --release --features cuda --example cuda_bench [-- SAMPLES]
 //! ```
 //!
-//! The model is `tests/fixtures/add.onnx` (`sum = x + y`, float32 `[n]`), at three sizes.
+//! The model is `examples/models/add.onnx` (`sum = x + y`, float32 `[n]`), at three sizes.
 //! For each binding it prints the median time per run and the bytes copied between host
 //! and device per run. Those bytes follow from where the tensors are bound (ONNX Runtime
 //! copies host-bound inputs in and outputs out on every run; device-bound tensors are
@@ -18,7 +18,7 @@
 
 #[cfg(feature = "cuda")]
 mod add {
-    ort_bind::include_bindings!("add");
+    ort_bind::bindings!("examples/models/add.onnx");
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -1,14 +1,14 @@
 //! Quickstart: typed, zero-copy bindings for a model this repository carries.
 //!
-//! `tests/fixtures/dynamic.onnx` computes `y = x @ W` (W is a 4x3 weight inside the
-//! model) and `z = relu(y)`, for any batch size. The root `build.rs` generated the
-//! module included below from the model file; every name, element type and shape
+//! `examples/models/dynamic.onnx` computes `y = x @ W` (W is a 4x3 weight inside the
+//! model) and `z = relu(y)`, for any batch size. `bindings!` generates the module below
+//! from the model file when this example compiles; every name, element type and shape
 //! here is checked by the compiler.
 //!
 //! Run with `cargo run --release --example quickstart`.
 
 mod dynamic {
-    ort_bind::include_bindings!("dynamic");
+    ort_bind::bindings!("examples/models/dynamic.onnx");
 }
 
 fn main() -> ort_bind::Result<()> {

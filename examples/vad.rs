@@ -18,6 +18,19 @@
 #[path = "vad/silero.rs"]
 mod silero;
 
+/// Silero VAD's typed bindings, generated at compile time from the model's signature
+/// (the wheel's model is fetched at run time). The exporter left every dynamic dim
+/// unnamed; the options name them, so every buffer is allocated once by the binding.
+mod vad_bindings {
+    ort_bind::bindings!(
+        "examples/models/silero_vad.signature.onnx",
+        dim("input", 0, "batch"),
+        dim("input", 1, "samples"),
+        dim("state", 1, "batch"),
+        dim("output", 0, "batch"),
+    );
+}
+
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -17,8 +17,8 @@
 //! [build-dependencies]
 //! ort-bind-codegen = "0.1"
 //! ```
-//! ```no_run
-//! // in build.rs's `main`:
+//! ```ignore
+//! // build.rs (compiled against the build-dependency `ort-bind-codegen`):
 //! ort_bind_codegen::Builder::new()
 //!     .model("models/add.onnx")
 //!     .compile()
@@ -49,7 +49,7 @@ pub use ort_bind_runtime::*;
 /// use ort_bind::{Bound, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
 ///
 /// #[derive(OnnxBinding)]
-/// #[onnx(model = "tests/fixtures/add.onnx")] // relative to the crate's Cargo.toml
+/// #[onnx(model = "examples/models/add.onnx")] // relative to the crate's Cargo.toml
 /// struct AddIo<D: Device = Cpu> {
 ///     x: Tensor<f32, (Dyn,), D>,           // model input `x`: float32 [n]
 ///     #[onnx(name = "y")]                    // a field may bind any model name
@@ -104,7 +104,7 @@ pub use ort_bind_macros::OnnxBinding;
 ///
 /// ```
 /// mod add {
-///     ort_bind::bindings!("tests/fixtures/add.onnx"); // relative to Cargo.toml
+///     ort_bind::bindings!("examples/models/add.onnx"); // relative to Cargo.toml
 /// }
 ///
 /// # fn main() -> ort_bind::Result<()> {
@@ -130,7 +130,6 @@ pub mod __private {
     pub use ort_bind_macros::track_model;
 }
 
-pub mod data;
 
 /// Includes the bindings `build.rs` generated for the model named `$name`
 /// (the file stem, or the name given to `Builder::model_as`).

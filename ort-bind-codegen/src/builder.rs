@@ -217,10 +217,19 @@ pub fn generate_source_with(
     let opts = ExpandOptions {
         runtime: runtime.clone(),
         model_path: abs.display().to_string(),
+        model_relative: relative_path(path),
+        embed: options.embeds(),
         label: label.clone(),
     };
     let tokens = expand(sig, &plan, &opts);
     Ok(format_source(&tokens, &label))
+}
+
+/// A model path as the generated code's `MODEL_FILE` records it: `/`-separated, without a
+/// leading `./`.
+fn relative_path(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    text.strip_prefix("./").unwrap_or(&text).to_owned()
 }
 
 /// Formats generated tokens as a file with the `@generated` header.

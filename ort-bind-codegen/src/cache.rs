@@ -687,7 +687,7 @@ mod tests {
     use super::*;
 
     fn fixtures() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests/tests/fixtures")
     }
 
     fn scratch(name: &str) -> PathBuf {

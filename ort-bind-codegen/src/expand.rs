@@ -19,8 +19,15 @@ use crate::signature::{ModelSignature, format_dims};
 pub struct ExpandOptions {
     /// Path of the runtime crate in generated code, e.g. `::ort_bind`.
     pub runtime: syn::Path,
-    /// Path of the model file, baked into `MODEL_PATH` for `Model::load()`.
+    /// Absolute path of the model file at build time, baked into `MODEL_PATH` (the last
+    /// place `Model::load()` looks) and, with `embed`, read into the binary.
     pub model_path: String,
+    /// The model's path as the user wrote it (relative to the crate): where `Model::load()`
+    /// looks beside the executable, in `ORT_BIND_MODEL_DIR` and the current directory.
+    pub model_relative: String,
+    /// Embed the model's bytes in the binary (`include_bytes!`): `Model::load()` needs no
+    /// file at run time.
+    pub embed: bool,
     /// Short label for docs (usually the file name).
     pub label: String,
 }
@@ -30,6 +37,8 @@ impl Default for ExpandOptions {
         ExpandOptions {
             runtime: syn::parse_quote!(::ort_bind),
             model_path: String::new(),
+            model_relative: String::new(),
+            embed: false,
             label: "model".into(),
         }
     }
@@ -468,8 +477,36 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         model_doc.push_str("\n\n");
         model_doc.push_str(&model_text(&sig.doc_string));
     }
-    let path_doc =
-        format!(" Path of the ONNX model these bindings were generated from (`{label}`).");
+    let path_doc = format!(
+        " Path of the ONNX model these bindings were generated from (`{label}`), on the \
+         machine that built them."
+    );
+    let model_relative = &opts.model_relative;
+    let (embedded_item, load_body, load_doc) = if opts.embed {
+        (
+            quote! {
+                /// The model's bytes, embedded in the binary at build time.
+                static MODEL_BYTES: &[u8] = ::core::include_bytes!(#model_path);
+            },
+            quote! {
+                match MODEL_FILE.override_path() {
+                    ::core::option::Option::Some(path) => Self::from_file(path, options),
+                    ::core::option::Option::None => Self::from_memory(MODEL_BYTES, options),
+                }
+            },
+            " Loads the model embedded in the binary (or the file `ORT_BIND_MODEL_<NAME>` \
+             names, when set; see [`MODEL_FILE`]), checking that it matches these bindings.",
+        )
+    } else {
+        (
+            quote!(),
+            quote!(Self::from_file(MODEL_FILE.find()?, options)),
+            " Finds the model file where [`MODEL_FILE`] says (its environment variables, \
+             beside the executable, the current directory, then [`MODEL_PATH`]) and loads \
+             it, checking that it matches these bindings. The error lists every place \
+             looked at.",
+        )
+    };
     // Field by field, so `Vec` fields reuse their capacity (no allocation when the rank
     // stays the same).
     let dims_assign = plan.dims.iter().map(|d| {
@@ -562,6 +599,14 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         #[doc = #path_doc]
         pub const MODEL_PATH: &str = #model_path;
 
+        #[allow(dead_code, unreachable_pub)]
+        /// Where `Model::load` looks for the model at run time: `ORT_BIND_MODEL_<NAME>`,
+        /// `ORT_BIND_MODEL_DIR`, beside the executable, the current directory (each at the
+        /// path the crate gives it, then by file name), then [`MODEL_PATH`].
+        pub const MODEL_FILE: #rt::ModelFile = #rt::ModelFile::new(#model_relative, MODEL_PATH);
+
+        #embedded_item
+
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc = #dims_doc]
         #[derive(Debug, Clone, #copy PartialEq, Eq, Hash, Default)]
@@ -589,9 +634,20 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
 
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         impl Model {
-            /// Loads the model from [`MODEL_PATH`] with default session options.
+            /// [`Model::load_with`] with default session options.
             pub fn load() -> #rt::Result<Self> {
-                Self::from_file(MODEL_PATH, &#rt::SessionOptions::new())
+                Self::load_with(&#rt::SessionOptions::new())
+            }
+
+            #[doc = #load_doc]
+            pub fn load_with(options: &#rt::SessionOptions) -> #rt::Result<Self> {
+                #load_body
+            }
+
+            /// Loads the model from its bytes in memory, checking that it matches these
+            /// bindings (a model with external data files cannot load this way).
+            pub fn from_memory(bytes: &[u8], options: &#rt::SessionOptions) -> #rt::Result<Self> {
+                Self::from_session(#rt::Session::from_memory(bytes, options)?)
             }
 
             /// Loads the model from `path`, checking that it matches these bindings.

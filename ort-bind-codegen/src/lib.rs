@@ -19,8 +19,6 @@ pub mod cache;
 pub mod check;
 pub mod dtype;
 pub mod expand;
-#[cfg(feature = "fetch")]
-pub mod fetch;
 pub mod ident;
 pub mod macros;
 pub mod model;

@@ -117,6 +117,7 @@ pub struct ModelOptions {
     dims: Vec<(String, usize, String)>,
     feed_back: Vec<(String, String)>,
     no_auto_feed_back: bool,
+    embed: bool,
 }
 
 impl ModelOptions {
@@ -157,6 +158,20 @@ impl ModelOptions {
     pub fn feed_back(mut self, output: &str, input: &str) -> Self {
         self.feed_back.push((output.to_owned(), input.to_owned()));
         self
+    }
+
+    /// Embeds the model's bytes in the binary (`include_bytes!`), so `Model::load()` needs
+    /// no file at run time: one file deploys. The binary grows by the model's size, and
+    /// rustc reads the whole file at every build of the crate (a 1 GiB model costs tens of
+    /// seconds); a model with external data files cannot load from memory.
+    pub fn embed(mut self) -> Self {
+        self.embed = true;
+        self
+    }
+
+    /// Whether [`ModelOptions::embed`] was set.
+    pub fn embeds(&self) -> bool {
+        self.embed
     }
 
     /// Turns off the search for recurrent pairs by name; only pairs declared with

@@ -92,7 +92,7 @@ fn bound(len: usize) -> usize {
 #[test]
 #[cfg(miri)]
 fn counting_allocator_under_miri() {
-    let add = include_bytes!("../../tests/fixtures/add.onnx");
+    let add = include_bytes!("../../ort-bind-tests/tests/fixtures/add.onnx");
     for cut in (1..=add.len()).step_by(5) {
         assert!(decode_peak(&add[..cut]) <= bound(cut));
     }

@@ -8,7 +8,7 @@ use ort_bind_codegen::{Dim, ElementType, ModelError, ModelSignature, ValueKind, 
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures")
+        .join("../ort-bind-tests/tests/fixtures")
         .join(name)
 }
 

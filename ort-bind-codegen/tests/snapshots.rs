@@ -4,7 +4,7 @@
 use std::path::Path;
 
 fn check(model: &str) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests");
     let path = root.join("tests/fixtures").join(format!("{model}.onnx"));
     let sig = ort_bind_codegen::read_signature(&path).expect("fixture decodes");
     // A fixed model path keeps snapshots independent of where the repo is checked out.

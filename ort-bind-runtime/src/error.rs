@@ -151,6 +151,20 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+
+    /// A model file was found in none of the places [`ModelFile::find`] looks.
+    ///
+    /// [`ModelFile::find`]: crate::ModelFile::find
+    #[error(
+        "model `{model}` not found; looked at:{}",
+        crate::model_file::describe_search(looked)
+    )]
+    ModelNotFound {
+        /// The model's file name.
+        model: String,
+        /// Every place looked at, in order.
+        looked: Vec<crate::model_file::LookedAt>,
+    },
 }
 
 impl Error {

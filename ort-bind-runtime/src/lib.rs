@@ -11,7 +11,8 @@
 //! - [`binding`]: [`Bound`], which owns a binding and its tensors together;
 //! - [`slot`] and [`assert`](mod@assert): what `#[derive(OnnxBinding)]` builds on
 //!   (fields as slots, compile-time checks against the model);
-//! - [`session`] and [`library`]: loading models and ONNX Runtime itself;
+//! - [`session`], [`model_file`] and [`library`]: loading models (and finding them after
+//!   deployment) and ONNX Runtime itself;
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
 //!   and shapes read at run time.
 
@@ -23,6 +24,8 @@ pub mod dynamic;
 pub mod element;
 pub mod error;
 pub mod library;
+pub mod logging;
+pub mod model_file;
 pub mod session;
 pub mod shape;
 pub mod slot;
@@ -39,6 +42,7 @@ pub use dynamic::{
 };
 pub use element::{Element, bf16, f16};
 pub use error::{CudaErrorKind, Error, Result};
+pub use model_file::ModelFile;
 pub use session::{Session, SessionOptions, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
 pub use slot::{InputSlot, Slot};

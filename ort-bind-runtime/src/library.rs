@@ -33,9 +33,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use ort::environment::{Environment, EnvironmentBuilder};
+use ort_bind_fetch::CacheEnv;
+use ort_bind_fetch::onnxruntime::Platform;
 
 /// The ONNX Runtime release this crate is built against and that the build script fetches.
-pub const ORT_VERSION: &str = "1.31.1";
+pub const ORT_VERSION: &str = ort_bind_fetch::onnxruntime::VERSION;
 
 /// The ONNX Runtime minor version `ort` requires at least (`1.31`).
 pub const REQUIRED_MINOR: u32 = ort::MINOR_VERSION;
@@ -150,6 +152,9 @@ fn not_loaded_message(attempts: &[Attempt]) -> String {
     {
         out.push_str("\n  (ORT_DYLIB_PATH is set, so no other place was tried)");
     }
+    if let Some(note) = option_env!("ORT_BIND_BUILD_NOTE").filter(|n| !n.is_empty()) {
+        let _ = write!(out, "\n  (when ort-bind-runtime was built, {note})");
+    }
     let _ = write!(out, "\nTo provide it: {HOW_TO_PROVIDE}.");
     out
 }
@@ -242,6 +247,7 @@ fn init_inner(configure: Option<Configure<'_>>) -> Result<&'static LoadedLibrary
             }),
         };
     }
+    opt_out_of_telemetry_store();
     let (path, version, source) = match DYLIB.get() {
         Some(found) => found.clone(),
         None => {
@@ -249,12 +255,22 @@ fn init_inner(configure: Option<Configure<'_>>) -> Result<&'static LoadedLibrary
             DYLIB.get_or_init(|| found).clone()
         }
     };
-    let builder = ort::init().with_name("ort-bind");
+    // Quiet and private by default (see `logging`): messages go to the `log` crate,
+    // telemetry is off. A `configure` closure may change either.
+    let builder = ort::init()
+        .with_name("ort-bind")
+        .with_telemetry(false)
+        .with_logger(std::sync::Arc::new(crate::logging::forward));
     let builder = match configure {
         Some(configure) => configure(builder),
         None => builder,
     };
     let environment = builder.build().map_err(|e| LibraryError::Environment {
+        path: path.clone(),
+        version: version.clone(),
+        message: e.to_string(),
+    })?;
+    crate::logging::apply_initial_level(&environment).map_err(|e| LibraryError::Environment {
         path: path.clone(),
         version: version.clone(),
         message: e.to_string(),
@@ -265,6 +281,26 @@ fn init_inner(configure: Option<Configure<'_>>) -> Result<&'static LoadedLibrary
         source,
         environment,
     }))
+}
+
+/// The variable ONNX Runtime reads before it creates its telemetry store (a `deviceid` file
+/// and an `onnxruntime.db` under `~/.cache/Microsoft/DeveloperTools/.onnxruntime/`, written
+/// even when telemetry events are disabled through the C API).
+pub const DISABLE_TELEMETRY_VAR: &str = "ORT_DISABLE_TELEMETRY";
+
+/// Sets `ORT_DISABLE_TELEMETRY=1` for this process before ONNX Runtime is loaded, unless
+/// the program set it (to `0`, to opt in).
+fn opt_out_of_telemetry_store() {
+    if std::env::var_os(DISABLE_TELEMETRY_VAR).is_some() {
+        return;
+    }
+    // SAFETY: `set_var` races with concurrent reads of the environment in other threads.
+    // This runs once, under `INIT_LOCK`, before ONNX Runtime (the only reader that matters
+    // here) is loaded; it adds a variable that was unset, so no string another thread may
+    // hold from `getenv` is replaced or freed (glibc also never frees an old `environ`
+    // array). Programs that read the environment from other threads while initialising
+    // ONNX Runtime should set the variable themselves, which makes this a no-op.
+    unsafe { std::env::set_var(DISABLE_TELEMETRY_VAR, "1") };
 }
 
 /// Lists the places [`init`] looks, in order, without loading anything. When `ORT_DYLIB_PATH`
@@ -287,9 +323,7 @@ pub fn candidates() -> Vec<Candidate> {
 struct CandidateEnv {
     dylib_path: Option<OsString>,
     bundled: Option<PathBuf>,
-    cache_dir: Option<OsString>,
-    xdg_cache_home: Option<OsString>,
-    home: Option<OsString>,
+    cache: CacheEnv,
     look_for_python: bool,
 }
 
@@ -324,29 +358,14 @@ impl CandidateEnv {
             bundled: option_env!("ORT_BIND_BUNDLED_DYLIB")
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from),
-            cache_dir: var("ORT_BIND_CACHE_DIR"),
-            xdg_cache_home: var("XDG_CACHE_HOME"),
-            home: var("HOME"),
+            cache: CacheEnv::current(),
             look_for_python: true,
         }
     }
 
-    /// The cache folder for this platform's library (same rule as the build script).
+    /// The cache folder for this platform's library (the build script's layout).
     fn cache_folder(&self) -> Option<PathBuf> {
-        let root = if let Some(dir) = &self.cache_dir {
-            PathBuf::from(dir)
-        } else if let Some(dir) = &self.xdg_cache_home {
-            PathBuf::from(dir).join("ort-bind")
-        } else {
-            PathBuf::from(self.home.as_ref()?)
-                .join(".cache")
-                .join("ort-bind")
-        };
-        Some(root.join(format!(
-            "onnxruntime-{ORT_VERSION}-{}-{}",
-            std::env::consts::OS,
-            std::env::consts::ARCH
-        )))
+        Platform::current().folder(&self.cache)
     }
 
     /// The candidates of one stage (none, one, or several for the Python package).
@@ -413,43 +432,17 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// `libonnxruntime.so` / `libonnxruntime.dylib` / `onnxruntime.dll`.
 fn default_library_name() -> String {
-    format!(
-        "{}onnxruntime{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    )
+    Platform::current().default_library_name()
 }
 
 /// The name the wheel gives the main library on this platform.
 fn versioned_library_name() -> String {
-    match std::env::consts::OS {
-        "windows" => "onnxruntime.dll".to_string(),
-        "macos" | "ios" => format!("libonnxruntime.{ORT_VERSION}.dylib"),
-        _ => format!("libonnxruntime.so.{ORT_VERSION}"),
-    }
-}
-
-/// Whether `name` is an ONNX Runtime main library file (not a provider library, not the
-/// Python extension module): the same rule as the build script.
-fn is_main_library_name(name: &str) -> bool {
-    name.starts_with(&format!("{}onnxruntime", std::env::consts::DLL_PREFIX))
-        && name.contains(std::env::consts::DLL_SUFFIX)
-        && !name.contains("pybind")
-        && !name.contains("providers")
-        && !name.starts_with('.')
+    Platform::current().versioned_library_name()
 }
 
 /// Main library files in `dir`, the longest (most versioned) name first.
 fn main_libraries_in(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|name| is_main_library_name(name))
-        .collect();
-    names.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-    names.into_iter().map(|name| dir.join(name)).collect()
+    Platform::current().main_libraries_in(dir)
 }
 
 /// The `capi/` folder of the `onnxruntime` Python package, asked of `python3` then `python`
@@ -699,7 +692,10 @@ mod tests {
         let env = CandidateEnv {
             dylib_path: Some("/x/libonnxruntime.so".into()),
             bundled: Some("/b/libonnxruntime.so.1.31.1".into()),
-            home: Some("/home/u".into()),
+            cache: CacheEnv {
+                home: Some("/home/u".into()),
+                ..CacheEnv::default()
+            },
             ..fake_env()
         };
         let err = load_first(&CandidateEnv {
@@ -725,7 +721,10 @@ mod tests {
     fn order_without_env_var() {
         let env = CandidateEnv {
             bundled: Some("/b/libonnxruntime.so.1.31.1".into()),
-            home: Some("/home/u".into()),
+            cache: CacheEnv {
+                home: Some("/home/u".into()),
+                ..CacheEnv::default()
+            },
             ..fake_env()
         };
         assert_eq!(
@@ -751,19 +750,18 @@ mod tests {
     }
 
     #[test]
-    fn cache_dir_precedence() {
+    fn cache_folder_follows_the_cache_root() {
         let env = CandidateEnv {
-            cache_dir: Some("/c".into()),
-            xdg_cache_home: Some("/x".into()),
-            home: Some("/h".into()),
+            cache: CacheEnv {
+                cache_dir: Some("/c".into()),
+                ..CacheEnv::default()
+            },
             ..fake_env()
         };
-        assert!(env.cache_folder().unwrap().starts_with("/c"));
-        let env = CandidateEnv {
-            cache_dir: None,
-            ..env
-        };
-        assert!(env.cache_folder().unwrap().starts_with("/x/ort-bind"));
+        assert_eq!(
+            env.cache_folder().unwrap(),
+            Path::new("/c").join(Platform::current().folder_name())
+        );
         assert_eq!(fake_env().cache_folder(), None);
     }
 
@@ -771,7 +769,10 @@ mod tests {
     fn missing_files_are_reported_not_loaded() {
         let env = CandidateEnv {
             bundled: Some("/nonexistent/b/libonnxruntime.so.1.31.1".into()),
-            cache_dir: Some("/nonexistent/c".into()),
+            cache: CacheEnv {
+                cache_dir: Some("/nonexistent/c".into()),
+                ..CacheEnv::default()
+            },
             ..fake_env()
         };
         // Only the missing absolute paths; the system candidate may exist on some machines.
@@ -784,12 +785,6 @@ mod tests {
 
     #[test]
     fn library_names() {
-        assert!(is_main_library_name("libonnxruntime.so.1.31.1") || cfg!(not(target_os = "linux")));
-        assert!(!is_main_library_name("libonnxruntime_providers_shared.so"));
-        assert!(!is_main_library_name(
-            "onnxruntime_pybind11_state.cpython-311-x86_64-linux-gnu.so"
-        ));
-        assert!(!is_main_library_name(".libonnxruntime.so.1.31.1.tmp-1-2"));
         assert_eq!(
             version_from_file_name(Path::new("/a/libonnxruntime.so.1.31.1")).as_deref(),
             Some("1.31.1")

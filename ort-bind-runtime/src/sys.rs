@@ -364,6 +364,20 @@ impl Drop for RunOptions {
     }
 }
 
+/// Sets the least severe level ONNX Runtime reports to the environment's logger (ort-bind's
+/// forwarder to the `log` crate); messages below it are never formatted.
+pub(crate) fn set_env_log_level(
+    env: &ort::environment::Environment,
+    level: ort::sys::OrtLoggingLevel,
+) -> Result<()> {
+    use ort::AsPointer as _;
+    // SAFETY: `env.ptr()` is the live `OrtEnv` of `ort`'s process-wide environment, which
+    // `library::LOADED` keeps alive for the whole process; the call only changes the
+    // severity threshold of its logger.
+    let status = unsafe { (ort::api().UpdateEnvWithCustomLogLevel)(env.ptr().cast_mut(), level) };
+    check(status, || "setting ONNX Runtime's log level".into())
+}
+
 /// Names of the execution providers the loaded ONNX Runtime library was built with
 /// (`GetAvailableProviders`), e.g. `["CPUExecutionProvider"]` for the CPU-only wheel.
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]

@@ -9,7 +9,7 @@ use crate::read_signature;
 
 fn sig(name: &str) -> ModelSignature {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures")
+        .join("../ort-bind-tests/tests/fixtures")
         .join(format!("{name}.onnx"));
     read_signature(path).unwrap()
 }

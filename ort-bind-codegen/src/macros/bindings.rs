@@ -12,6 +12,7 @@
 //!     rename_dim("N", "batch"),
 //!     feed_back("stateN", "state"),
 //!     no_auto_feed_back,
+//!     embed,               // the model's bytes in the binary: no file needed at run time
 //!     crate = "::ort_bind",
 //! )
 //! ```
@@ -38,6 +39,7 @@ const OPTIONS: &[&str] = &[
     "rename_dim",
     "feed_back",
     "no_auto_feed_back",
+    "embed",
     "crate",
 ];
 
@@ -94,6 +96,7 @@ impl Parse for Args {
                     })?);
                 }
                 "no_auto_feed_back" => options = options.no_auto_feed_back(),
+                "embed" => options = options.embed(),
                 "rename_dim" => {
                     let a = call_args(input)?;
                     arity(&a, 2, "rename_dim(\"from\", \"to\")")?;
@@ -149,6 +152,17 @@ pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
         Ok(r) => r,
         Err(e) => return e.to_compile_error(),
     };
+    if args.options.embeds() && !resolved.model_present {
+        return syn::Error::new(
+            args.path.span(),
+            format!(
+                "`embed` needs the model file at compile time, and `{}` is absent (only its \
+                 offline signature cache is here)",
+                args.path.value()
+            ),
+        )
+        .to_compile_error();
+    }
     let plan = match plan_with(&resolved.signature, &args.options) {
         Ok(p) => p,
         Err(e) => {
@@ -166,6 +180,8 @@ pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
     let opts = ExpandOptions {
         runtime: krate.clone(),
         model_path: resolved.model.to_string_lossy().into_owned(),
+        model_relative: args.path.value(),
+        embed: args.options.embeds(),
         label,
     };
     let module = expand(&resolved.signature, &plan, &opts);

@@ -146,6 +146,7 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
         .as_ref()
         .map(|r| r.model.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let model_relative = container.model.as_ref().map(|l| l.value()).unwrap_or_default();
     let tracking = match &resolved {
         Some(r) => super::track::tokens(
             &krate,
@@ -161,7 +162,7 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
         &fields,
         sig,
         container.device.as_ref(),
-        &model_path,
+        (&model_path, &model_relative),
     );
     let errors = errors.to_compile_errors();
     quote! {
@@ -372,7 +373,7 @@ fn expand(
     fields: &[Field<'_>],
     sig: Option<&ModelSignature>,
     device: Option<&syn::Type>,
-    model_path: &str,
+    (model_path, model_relative): (&str, &str),
 ) -> TokenStream {
     let name = &input.ident;
     let vis = &input.vis;
@@ -737,6 +738,10 @@ fn expand(
         impl #impl_generics #name #ty_generics #where_clause {
             #[doc = #model_path_doc]
             pub const MODEL_PATH: &'static str = #model_path;
+
+            /// Where the model is looked for at run time (`MODEL.find()`): its environment
+            /// variables, beside the executable, the current directory, then `MODEL_PATH`.
+            pub const MODEL: #krate::ModelFile = #krate::ModelFile::new(#model_relative, #model_path);
 
             #allocate
         }

@@ -198,7 +198,7 @@ impl Rng {
 
 fn repo_path(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
+        .join("../ort-bind-tests")
         .join(rel)
 }
 

@@ -1,0 +1,285 @@
+//! numpy `.npy` files, through the `npyz` crate.
+//!
+//! Reads arrays of `bool`, `int8`..`int64`, `uint8`..`uint64`, `float16`, `float32` and
+//! `float64` in either byte order and either memory order (Fortran-ordered arrays are
+//! reordered to row-major). Writes little-endian, row-major arrays. numpy has no
+//! `bfloat16`, so a `bfloat16` array is written as `float32` (exactly: every bfloat16 value
+//! is a float32 value); [`write()`] says so in its return value.
+
+use std::path::Path;
+
+use npyz::{TypeChar, WriterBuilder};
+
+use super::{DataError, element_count, read_file, write_file};
+use ort_bind_runtime::{DType, HostArray, HostArrayRef, HostData, HostDataRef};
+
+/// Reads a `.npy` file.
+pub fn read(path: impl AsRef<Path>) -> Result<HostArray, DataError> {
+    let path = path.as_ref();
+    decode(&read_file(path)?, &path.display().to_string())
+}
+
+/// Decodes the bytes of a `.npy` file; `origin` names them in errors.
+pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
+    let invalid = |detail: String| DataError::Invalid {
+        origin: origin.to_owned(),
+        format: ".npy",
+        detail,
+    };
+    let mut cursor = std::io::Cursor::new(bytes);
+    let header = npyz::NpyHeader::from_reader(&mut cursor)
+        .map_err(|e| invalid(format!("bad header ({e})")))?;
+    let data_start = usize::try_from(cursor.position()).unwrap_or(bytes.len());
+    let file = npyz::NpyFile::with_header(header, cursor);
+    let descr = file.dtype().descr();
+    let npyz::DType::Plain(ts) = file.dtype() else {
+        return Err(DataError::Unsupported {
+            origin: origin.to_owned(),
+            detail: format!("structured dtype {descr} is not a tensor element type"),
+        });
+    };
+    let dtype = match (ts.type_char(), ts.size_field()) {
+        (TypeChar::Bool, 1) => DType::Bool,
+        (TypeChar::Int, 1) => DType::I8,
+        (TypeChar::Int, 2) => DType::I16,
+        (TypeChar::Int, 4) => DType::I32,
+        (TypeChar::Int, 8) => DType::I64,
+        (TypeChar::Uint, 1) => DType::U8,
+        (TypeChar::Uint, 2) => DType::U16,
+        (TypeChar::Uint, 4) => DType::U32,
+        (TypeChar::Uint, 8) => DType::U64,
+        (TypeChar::Float, 2) => DType::F16,
+        (TypeChar::Float, 4) => DType::F32,
+        (TypeChar::Float, 8) => DType::F64,
+        _ => {
+            return Err(DataError::Unsupported {
+                origin: origin.to_owned(),
+                detail: format!(
+                    "numpy dtype `{descr}` is not an element type ort-bind binds \
+                     (bool, int8..int64, uint8..uint64, float16, float32, float64)"
+                ),
+            });
+        }
+    };
+    let dims = file
+        .shape()
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| invalid(format!("dim {d} does not fit in memory")))
+        })
+        .collect::<Result<Vec<usize>, _>>()?;
+    let count = element_count(&dims).ok_or_else(|| {
+        invalid(format!(
+            "shape {dims:?} holds more elements than fit in memory"
+        ))
+    })?;
+    // Refuse a header that claims more data than the file holds before reading any of it.
+    let available = bytes.len().saturating_sub(data_start);
+    if count
+        .checked_mul(dtype.size())
+        .is_none_or(|need| need > available)
+    {
+        return Err(invalid(format!(
+            "shape {dims:?} needs {count} {dtype} values, the file holds {available} bytes of data"
+        )));
+    }
+    let fortran = file.order() == npyz::Order::Fortran;
+    let read_err = |e: std::io::Error| invalid(format!("cannot read the data ({e})"));
+    macro_rules! values {
+        ($variant:ident) => {
+            HostData::$variant(reorder(file.into_vec().map_err(read_err)?, &dims, fortran))
+        };
+    }
+    let data = match dtype {
+        DType::Bool => values!(Bool),
+        DType::I8 => values!(I8),
+        DType::I16 => values!(I16),
+        DType::I32 => values!(I32),
+        DType::I64 => values!(I64),
+        DType::U8 => values!(U8),
+        DType::U16 => values!(U16),
+        DType::U32 => values!(U32),
+        DType::U64 => values!(U64),
+        DType::F16 => values!(F16),
+        DType::F32 => values!(F32),
+        DType::F64 => values!(F64),
+        DType::BF16 => unreachable!("no .npy type maps to bfloat16"),
+    };
+    HostArray::new(dims, data).map_err(|e| invalid(e.to_string()))
+}
+
+/// Reorders column-major (Fortran-order) values to row-major; row-major values pass through.
+fn reorder<T: Copy>(values: Vec<T>, dims: &[usize], fortran: bool) -> Vec<T> {
+    if !fortran || dims.len() < 2 {
+        return values;
+    }
+    let mut out = Vec::with_capacity(values.len());
+    let mut index = vec![0usize; dims.len()];
+    for _ in 0..values.len() {
+        // Column-major offset of the row-major position `index`.
+        let mut offset = 0;
+        let mut stride = 1;
+        for (&i, &d) in index.iter().zip(dims) {
+            offset += i * stride;
+            stride *= d;
+        }
+        out.push(values[offset]);
+        for axis in (0..dims.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < dims[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    out
+}
+
+/// Serializes `array` as a `.npy` file. Returns the bytes and, when the array's type has
+/// no numpy equivalent and was widened (bfloat16 to float32), a note saying so.
+pub fn encode(array: HostArrayRef<'_>) -> (Vec<u8>, Option<String>) {
+    let shape: Vec<u64> = array.dims().iter().map(|&d| d as u64).collect();
+    let mut out = Vec::new();
+    let mut note = None;
+    macro_rules! put {
+        ($values:expr) => {{
+            let mut writer = npyz::WriteOptions::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(&mut out)
+                .begin_nd()
+                .expect("writing to memory cannot fail");
+            writer
+                .extend($values)
+                .expect("writing to memory cannot fail");
+            writer.finish().expect("writing to memory cannot fail");
+        }};
+    }
+    match array.data() {
+        HostDataRef::F32(v) => put!(v.iter().copied()),
+        HostDataRef::F64(v) => put!(v.iter().copied()),
+        HostDataRef::F16(v) => put!(v.iter().copied()),
+        HostDataRef::BF16(v) => {
+            note = Some("bfloat16 values written as float32 (numpy has no bfloat16)".to_owned());
+            put!(v.iter().map(|x| x.to_f32()))
+        }
+        HostDataRef::I8(v) => put!(v.iter().copied()),
+        HostDataRef::I16(v) => put!(v.iter().copied()),
+        HostDataRef::I32(v) => put!(v.iter().copied()),
+        HostDataRef::I64(v) => put!(v.iter().copied()),
+        HostDataRef::U8(v) => put!(v.iter().copied()),
+        HostDataRef::U16(v) => put!(v.iter().copied()),
+        HostDataRef::U32(v) => put!(v.iter().copied()),
+        HostDataRef::U64(v) => put!(v.iter().copied()),
+        HostDataRef::Bool(v) => put!(v.iter().copied()),
+    }
+    (out, note)
+}
+
+/// Writes `array` to `path` as `.npy`; returns a note when the values were widened (see
+/// [`encode`]).
+pub fn write(path: impl AsRef<Path>, array: HostArrayRef<'_>) -> Result<Option<String>, DataError> {
+    let (bytes, note) = encode(array);
+    write_file(path.as_ref(), &bytes)?;
+    Ok(note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ort_bind_runtime::{bf16, f16};
+
+    #[test]
+    fn round_trips_every_numpy_type() {
+        let arrays = [
+            HostArray::from_vec(vec![2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, f32::NAN]).unwrap(),
+            HostArray::from_vec(vec![2], vec![1.0f64, -0.5]).unwrap(),
+            HostArray::from_vec(vec![1], vec![f16::from_f32(1.5)]).unwrap(),
+            HostArray::from_vec(vec![], vec![-7i64]).unwrap(),
+            HostArray::from_vec(vec![3], vec![i8::MIN, 0, i8::MAX]).unwrap(),
+            HostArray::from_vec(vec![2], vec![u64::MAX, 1]).unwrap(),
+            HostArray::from_vec(vec![2, 0], Vec::<u32>::new()).unwrap(),
+            HostArray::from_vec(vec![3], vec![true, false, true]).unwrap(),
+        ];
+        for a in arrays {
+            let (bytes, note) = encode(a.view());
+            assert_eq!(note, None);
+            let back = decode(&bytes, "mem").unwrap();
+            assert_eq!(back.dims(), a.dims());
+            assert_eq!(back.dtype(), a.dtype());
+            // NaN != NaN: compare bit patterns through the TensorProto encoding.
+            assert_eq!(
+                super::super::tensor_proto::encode("", back.view()),
+                super::super::tensor_proto::encode("", a.view())
+            );
+        }
+    }
+
+    #[test]
+    fn bfloat16_is_widened_with_a_note() {
+        let a =
+            HostArray::from_vec(vec![2], vec![bf16::from_f32(0.25), bf16::from_f32(-3.0)]).unwrap();
+        let (bytes, note) = encode(a.view());
+        assert!(note.unwrap().contains("float32"));
+        let back = decode(&bytes, "mem").unwrap();
+        assert_eq!(back.as_slice::<f32>(), Some(&[0.25f32, -3.0][..]));
+    }
+
+    /// A `.npy` file as numpy writes it (version 1.0 header padded to 64 bytes).
+    fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = format!(
+            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn reads_big_endian_and_fortran_order() {
+        let data: Vec<u8> = [1i32, 2].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let a = decode(&npy(">i4", false, "(2,)", &data), "mem").unwrap();
+        assert_eq!(a.as_slice::<i32>(), Some(&[1, 2][..]));
+
+        // [[1, 2, 3], [4, 5, 6]] stored column-major: 1 4 2 5 3 6.
+        let data: Vec<u8> = [1u8, 4, 2, 5, 3, 6].to_vec();
+        let a = decode(&npy("|u1", true, "(2, 3)", &data), "mem").unwrap();
+        assert_eq!(a.dims(), &[2, 3]);
+        assert_eq!(a.as_slice::<u8>(), Some(&[1u8, 2, 3, 4, 5, 6][..]));
+    }
+
+    #[test]
+    fn bad_files_are_clear_errors() {
+        let cases = [
+            (
+                npy("<f4", false, "(1000000000, 1000000000)", &[0; 8]),
+                "the file holds 8 bytes",
+            ),
+            (npy("<f4", false, "(4,)", &[0; 8]), "the file holds 8 bytes"),
+            (
+                npy("<c8", false, "(1,)", &[0; 8]),
+                "not an element type ort-bind binds",
+            ),
+            (
+                npy("<U3", false, "(1,)", &[0; 12]),
+                "not an element type ort-bind binds",
+            ),
+            (b"\x93NUMPY\x01\x00garbage".to_vec(), "bad header"),
+            (b"not numpy at all".to_vec(), "bad header"),
+        ];
+        for (bytes, want) in cases {
+            let err = decode(&bytes, "case.npy").unwrap_err().to_string();
+            assert!(
+                err.contains(want) && err.contains("case.npy"),
+                "{want}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! ONNX `TensorProto` files (`.pb`): the serialized tensors ONNX's backend test data and
+//! model zoos ship as `input_N.pb` / `output_N.pb`.
+//!
+//! The message is declared by hand for `prost` with the official field numbers of
+//! `onnx/onnx.proto`. Payloads are read from `raw_data` (little-endian, fixed width) or from
+//! the typed fields ONNX uses when `raw_data` is empty: `float_data` (float32),
+//! `double_data` (float64), `int64_data` (int64), `uint64_data` (uint32, uint64) and
+//! `int32_data` (every narrower type, float16/bfloat16 as their bit patterns, bool as 0/1).
+
+use std::path::Path;
+
+use super::{DataError, element_count, read_file, write_file};
+use ort_bind_runtime::{DType, HostArray, HostArrayRef, HostData, HostDataRef, bf16, f16};
+
+/// `TensorProto`, with the fields ort-bind reads.
+#[derive(Clone, PartialEq, prost::Message)]
+struct TensorProto {
+    /// `dims = 1`.
+    #[prost(int64, repeated, tag = "1")]
+    dims: Vec<i64>,
+    /// `data_type = 2`.
+    #[prost(int32, tag = "2")]
+    data_type: i32,
+    /// `segment = 3`: only its presence is checked.
+    #[prost(message, optional, tag = "3")]
+    segment: Option<Segment>,
+    /// `float_data = 4`.
+    #[prost(float, repeated, tag = "4")]
+    float_data: Vec<f32>,
+    /// `int32_data = 5`.
+    #[prost(int32, repeated, tag = "5")]
+    int32_data: Vec<i32>,
+    /// `string_data = 6`: only counted.
+    #[prost(bytes = "vec", repeated, tag = "6")]
+    string_data: Vec<Vec<u8>>,
+    /// `int64_data = 7`.
+    #[prost(int64, repeated, tag = "7")]
+    int64_data: Vec<i64>,
+    /// `name = 8`.
+    #[prost(string, tag = "8")]
+    name: String,
+    /// `raw_data = 9`.
+    #[prost(bytes = "vec", tag = "9")]
+    raw_data: Vec<u8>,
+    /// `double_data = 10`.
+    #[prost(double, repeated, tag = "10")]
+    double_data: Vec<f64>,
+    /// `uint64_data = 11`.
+    #[prost(uint64, repeated, tag = "11")]
+    uint64_data: Vec<u64>,
+    /// `data_location = 14` (`0` default, `1` external).
+    #[prost(int32, tag = "14")]
+    data_location: i32,
+}
+
+/// `TensorProto.Segment`: no fields read.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Segment {}
+
+/// ONNX `TensorProto.DataType` codes of the element types ort-bind binds.
+const CODES: &[(i32, DType)] = &[
+    (1, DType::F32),
+    (2, DType::U8),
+    (3, DType::I8),
+    (4, DType::U16),
+    (5, DType::I16),
+    (6, DType::I32),
+    (7, DType::I64),
+    (9, DType::Bool),
+    (10, DType::F16),
+    (11, DType::F64),
+    (12, DType::U32),
+    (13, DType::U64),
+    (16, DType::BF16),
+];
+
+/// Names of the codes ort-bind does not bind, for messages.
+fn unbound_code_name(code: i32) -> &'static str {
+    match code {
+        0 => "undefined",
+        8 => "string",
+        14 => "complex64",
+        15 => "complex128",
+        17..=20 => "float8",
+        21 | 22 => "int4/uint4",
+        23 => "float4e2m1",
+        24 | 25 => "int2/uint2",
+        26 => "float8e8m0",
+        _ => "unknown",
+    }
+}
+
+/// The ONNX `TensorProto.DataType` code of `dtype`.
+pub fn onnx_code(dtype: DType) -> i32 {
+    CODES
+        .iter()
+        .find(|(_, d)| *d == dtype)
+        .map(|(c, _)| *c)
+        .expect("every DType has an ONNX code")
+}
+
+/// Reads a `TensorProto` file: the tensor's name (may be empty) and its values.
+pub fn read(path: impl AsRef<Path>) -> Result<(String, HostArray), DataError> {
+    let path = path.as_ref();
+    decode(&read_file(path)?, &path.display().to_string())
+}
+
+/// Decodes a serialized `TensorProto`; `origin` names the bytes in errors.
+pub fn decode(bytes: &[u8], origin: &str) -> Result<(String, HostArray), DataError> {
+    let invalid = |detail: String| DataError::Invalid {
+        origin: origin.to_owned(),
+        format: "ONNX TensorProto",
+        detail,
+    };
+    let unsupported = |detail: String| DataError::Unsupported {
+        origin: origin.to_owned(),
+        detail,
+    };
+    let proto = <TensorProto as prost::Message>::decode(bytes)
+        .map_err(|e| invalid(format!("protobuf decoding failed ({e})")))?;
+    let dtype = CODES
+        .iter()
+        .find(|(c, _)| *c == proto.data_type)
+        .map(|(_, d)| *d)
+        .ok_or_else(|| {
+            unsupported(format!(
+                "tensor `{}` has element type {} (code {}), which ort-bind does not bind",
+                proto.name,
+                unbound_code_name(proto.data_type),
+                proto.data_type
+            ))
+        })?;
+    if proto.data_location == 1 {
+        return Err(unsupported(format!(
+            "tensor `{}` keeps its data in an external file, which this reader does not follow",
+            proto.name
+        )));
+    }
+    if proto.segment.is_some() {
+        return Err(unsupported(format!(
+            "tensor `{}` is one segment of a larger tensor",
+            proto.name
+        )));
+    }
+    let dims = proto
+        .dims
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| invalid(format!("negative dim {d}"))))
+        .collect::<Result<Vec<usize>, _>>()?;
+    let count = element_count(&dims).ok_or_else(|| {
+        invalid(format!(
+            "dims {dims:?} hold more elements than fit in memory"
+        ))
+    })?;
+
+    let data = if !proto.raw_data.is_empty() {
+        from_raw(dtype, &proto.raw_data, count).map_err(invalid)?
+    } else {
+        from_typed(dtype, &proto).map_err(invalid)?
+    };
+    if data.len() != count {
+        return Err(invalid(format!(
+            "dims {dims:?} need {count} values, the tensor holds {}",
+            data.len()
+        )));
+    }
+    let array = HostArray::new(dims, data).map_err(|e| invalid(e.to_string()))?;
+    Ok((proto.name, array))
+}
+
+/// Decodes little-endian `raw_data` holding `count` values.
+fn from_raw(dtype: DType, raw: &[u8], count: usize) -> Result<HostData, String> {
+    let size = dtype.size();
+    if count.checked_mul(size) != Some(raw.len()) {
+        return Err(format!(
+            "raw_data holds {} bytes where {count} {dtype} values need {}",
+            raw.len(),
+            count.saturating_mul(size)
+        ));
+    }
+    macro_rules! le {
+        ($t:ty, $variant:ident) => {
+            HostData::$variant(
+                raw.chunks_exact(size_of::<$t>())
+                    .map(|c| <$t>::from_le_bytes(c.try_into().expect("chunk of the type's size")))
+                    .collect(),
+            )
+        };
+    }
+    Ok(match dtype {
+        DType::F32 => le!(f32, F32),
+        DType::F64 => le!(f64, F64),
+        DType::I8 => le!(i8, I8),
+        DType::I16 => le!(i16, I16),
+        DType::I32 => le!(i32, I32),
+        DType::I64 => le!(i64, I64),
+        DType::U8 => le!(u8, U8),
+        DType::U16 => le!(u16, U16),
+        DType::U32 => le!(u32, U32),
+        DType::U64 => le!(u64, U64),
+        DType::F16 => HostData::F16(
+            raw.chunks_exact(2)
+                .map(|c| f16::from_le_bytes([c[0], c[1]]))
+                .collect(),
+        ),
+        DType::BF16 => HostData::BF16(
+            raw.chunks_exact(2)
+                .map(|c| bf16::from_le_bytes([c[0], c[1]]))
+                .collect(),
+        ),
+        DType::Bool => HostData::Bool(raw.iter().map(|&b| b != 0).collect()),
+    })
+}
+
+/// Narrows the `int32_data` values into `T`, refusing values out of its range.
+fn narrow<T: TryFrom<i32>>(values: &[i32], dtype: DType) -> Result<Vec<T>, String> {
+    values
+        .iter()
+        .map(|&v| {
+            T::try_from(v).map_err(|_| format!("int32_data value {v} is out of range for {dtype}"))
+        })
+        .collect()
+}
+
+/// Decodes the typed field ONNX uses for `dtype` when `raw_data` is empty.
+fn from_typed(dtype: DType, p: &TensorProto) -> Result<HostData, String> {
+    Ok(match dtype {
+        DType::F32 => HostData::F32(p.float_data.clone()),
+        DType::F64 => HostData::F64(p.double_data.clone()),
+        DType::I64 => HostData::I64(p.int64_data.clone()),
+        DType::I32 => HostData::I32(p.int32_data.clone()),
+        DType::I16 => HostData::I16(narrow(&p.int32_data, dtype)?),
+        DType::I8 => HostData::I8(narrow(&p.int32_data, dtype)?),
+        DType::U16 => HostData::U16(narrow(&p.int32_data, dtype)?),
+        DType::U8 => HostData::U8(narrow(&p.int32_data, dtype)?),
+        DType::Bool => HostData::Bool(
+            narrow::<u8>(&p.int32_data, dtype)?
+                .into_iter()
+                .map(|b| b != 0)
+                .collect(),
+        ),
+        DType::F16 => HostData::F16(
+            narrow::<u16>(&p.int32_data, dtype)?
+                .into_iter()
+                .map(f16::from_bits)
+                .collect(),
+        ),
+        DType::BF16 => HostData::BF16(
+            narrow::<u16>(&p.int32_data, dtype)?
+                .into_iter()
+                .map(bf16::from_bits)
+                .collect(),
+        ),
+        DType::U64 => HostData::U64(p.uint64_data.clone()),
+        DType::U32 => HostData::U32(
+            p.uint64_data
+                .iter()
+                .map(|&v| {
+                    u32::try_from(v)
+                        .map_err(|_| format!("uint64_data value {v} is out of range for uint32"))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    })
+}
+
+/// Serializes `array` as a `TensorProto` named `name`, values in `raw_data`.
+pub fn encode(name: &str, array: HostArrayRef<'_>) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(array.data().len() * array.dtype().size());
+    macro_rules! put {
+        ($values:expr) => {
+            for v in $values {
+                raw.extend_from_slice(&v.to_le_bytes());
+            }
+        };
+    }
+    match array.data() {
+        HostDataRef::F32(v) => put!(v),
+        HostDataRef::F64(v) => put!(v),
+        HostDataRef::F16(v) => put!(v),
+        HostDataRef::BF16(v) => put!(v),
+        HostDataRef::I8(v) => put!(v),
+        HostDataRef::I16(v) => put!(v),
+        HostDataRef::I32(v) => put!(v),
+        HostDataRef::I64(v) => put!(v),
+        HostDataRef::U8(v) => put!(v),
+        HostDataRef::U16(v) => put!(v),
+        HostDataRef::U32(v) => put!(v),
+        HostDataRef::U64(v) => put!(v),
+        HostDataRef::Bool(v) => raw.extend(v.iter().map(|&b| u8::from(b))),
+    }
+    let proto = TensorProto {
+        dims: array.dims().iter().map(|&d| d as i64).collect(),
+        data_type: onnx_code(array.dtype()),
+        name: name.to_owned(),
+        raw_data: raw,
+        ..TensorProto::default()
+    };
+    prost::Message::encode_to_vec(&proto)
+}
+
+/// Writes `array` to `path` as a `TensorProto` named `name`.
+pub fn write(path: impl AsRef<Path>, name: &str, array: HostArrayRef<'_>) -> Result<(), DataError> {
+    write_file(path.as_ref(), &encode(name, array))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_data_round_trips_for_every_type() {
+        let arrays = [
+            HostArray::from_vec(vec![2, 2], vec![1.5f32, -2.0, 0.0, f32::INFINITY]).unwrap(),
+            HostArray::from_vec(vec![3], vec![1i64, -2, i64::MAX]).unwrap(),
+            HostArray::from_vec(vec![2], vec![true, false]).unwrap(),
+            HostArray::from_vec(vec![], vec![f16::from_f32(0.5)]).unwrap(),
+            HostArray::from_vec(vec![1, 2], vec![bf16::from_f32(-3.0), bf16::ONE]).unwrap(),
+            HostArray::from_vec(vec![0, 4], Vec::<u16>::new()).unwrap(),
+            HostArray::from_vec(vec![2], vec![u64::MAX, 7]).unwrap(),
+        ];
+        for a in arrays {
+            let bytes = encode("t", a.view());
+            let (name, back) = decode(&bytes, "mem").unwrap();
+            assert_eq!(name, "t");
+            assert_eq!(back, a);
+        }
+    }
+
+    #[test]
+    fn typed_fields_are_read() {
+        let p = TensorProto {
+            dims: vec![3],
+            data_type: 3, // int8
+            int32_data: vec![-1, 2, 127],
+            ..TensorProto::default()
+        };
+        let (_, a) = decode(&prost::Message::encode_to_vec(&p), "mem").unwrap();
+        assert_eq!(a.as_slice::<i8>(), Some(&[-1i8, 2, 127][..]));
+
+        let p = TensorProto {
+            dims: vec![2],
+            data_type: 10, // float16 as bits
+            int32_data: vec![0x3c00, 0xc000],
+            ..TensorProto::default()
+        };
+        let (_, a) = decode(&prost::Message::encode_to_vec(&p), "mem").unwrap();
+        assert_eq!(
+            a.as_slice::<f16>(),
+            Some(&[f16::ONE, f16::from_f32(-2.0)][..])
+        );
+
+        let p = TensorProto {
+            dims: vec![1],
+            data_type: 12, // uint32 in uint64_data
+            uint64_data: vec![4_000_000_000],
+            ..TensorProto::default()
+        };
+        let (_, a) = decode(&prost::Message::encode_to_vec(&p), "mem").unwrap();
+        assert_eq!(a.as_slice::<u32>(), Some(&[4_000_000_000u32][..]));
+    }
+
+    #[test]
+    fn bad_tensors_are_clear_errors() {
+        let enc = |p: TensorProto| prost::Message::encode_to_vec(&p);
+        let cases = [
+            (
+                enc(TensorProto {
+                    dims: vec![2],
+                    data_type: 1,
+                    float_data: vec![1.0],
+                    ..TensorProto::default()
+                }),
+                "need 2 values, the tensor holds 1",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![2],
+                    data_type: 1,
+                    raw_data: vec![0; 7],
+                    ..TensorProto::default()
+                }),
+                "raw_data holds 7 bytes",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![1],
+                    data_type: 8,
+                    name: "s".into(),
+                    string_data: vec![b"a".to_vec()],
+                    ..TensorProto::default()
+                }),
+                "element type string",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![-1],
+                    data_type: 1,
+                    ..TensorProto::default()
+                }),
+                "negative dim -1",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![i64::MAX, i64::MAX],
+                    data_type: 1,
+                    ..TensorProto::default()
+                }),
+                "more elements than fit",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![1],
+                    data_type: 2,
+                    int32_data: vec![300],
+                    ..TensorProto::default()
+                }),
+                "300 is out of range for uint8",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![1],
+                    data_type: 1,
+                    data_location: 1,
+                    ..TensorProto::default()
+                }),
+                "external file",
+            ),
+            (vec![0xff, 0xff, 0xff], "protobuf decoding failed"),
+        ];
+        for (bytes, want) in cases {
+            let err = decode(&bytes, "case.pb").unwrap_err().to_string();
+            assert!(err.contains(want) && err.contains("case.pb"), "{err}");
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! Proof that steady-state runs allocate nothing in ort-bind (or in the generated code):
+//! a counting global allocator wraps the system allocator and counts, per thread, every
+//! allocation and reallocation made through Rust's global allocator.
+//!
+//! What this counts, precisely: every heap allocation made by Rust code in this process
+//! on the measuring thread: ort-bind's runtime, the generated bindings, the test itself.
+//! What it cannot see: ONNX Runtime is C++ and allocates with its own allocators
+//! (`malloc`/`new`, and its CPU arena, which it fills once and reuses), never through
+//! Rust's global allocator; its worker threads are not the measuring thread either.
+//! So "0" below means: no allocation by ort-bind per run, not "no allocation in the
+//! process". Outputs that ONNX Runtime allocates (shapes it decides at run time) come from
+//! its arena on the CPU; see `AllocatedOutput`'s docs for when that memory is reused.
+//!
+//! This file is its own test binary: a binary has one global allocator.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// The Silero VAD bindings `build.rs` generated (`examples/vad.rs` gets the same module
+/// from `bindings!`).
+mod vad_bindings {
+    ort_bind::include_bindings!("silero_vad");
+}
+#[path = "../../examples/vad/silero.rs"]
+mod silero;
+
+mod add {
+    ort_bind::include_bindings!("add");
+}
+mod add16 {
+    ort_bind::include_bindings!("add16");
+}
+mod dynamic {
+    ort_bind::include_bindings!("dynamic");
+}
+mod dynamic_renamed {
+    ort_bind::include_bindings!("dynamic_renamed");
+}
+mod nonzero {
+    ort_bind::include_bindings!("nonzero");
+}
+mod state {
+    ort_bind::include_bindings!("state");
+}
+mod messy {
+    ort_bind::include_bindings!("messy");
+}
+
+struct Counting;
+
+thread_local! {
+    // `const` initialisation and no destructor: reading it never allocates.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump() {
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
+// counter is a thread-local `Cell` that never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made on this thread while `f` runs.
+fn allocations(f: impl FnOnce()) -> u64 {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+const RUNS: usize = 1000;
+
+type R = ort_bind::Result<()>;
+
+#[test]
+fn the_counter_counts() {
+    let n = allocations(|| {
+        let v: Vec<u8> = Vec::with_capacity(10);
+        std::hint::black_box(v);
+    });
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn fixed_dims_runs_allocate_nothing() -> R {
+    let model = add16::Model::load()?;
+    let mut b = model.bind(add16::Dims {})?;
+    b.inputs().b.fill(0.5);
+    b.run()?; // warm-up: ONNX Runtime's first run sets up its own state
+    let mut result = Ok(());
+    let n = allocations(|| {
+        for i in 0..RUNS {
+            b.inputs().a.fill(i as f32);
+            if let Err(e) = b.run() {
+                result = Err(e);
+                return;
+            }
+            assert_eq!(b.outputs().out.as_slice()[15], i as f32 + 0.5);
+        }
+    });
+    result?;
+    println!("add16 (fixed dims): {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0);
+    Ok(())
+}
+
+#[test]
+fn unchanged_dynamic_dims_allocate_nothing() -> R {
+    let model = add::Model::load()?;
+    let mut b = model.bind(add::Dims { n: 256 })?;
+    b.inputs().y.fill(1.0);
+    b.run()?;
+    let mut result = Ok(());
+    let n = allocations(|| {
+        for i in 0..RUNS {
+            // Setting the same dims again is free: nothing is rebound or allocated.
+            let r = b.set_dims(add::Dims { n: 256 }).and_then(|()| {
+                b.inputs().x.fill(i as f32);
+                b.run()
+            });
+            if let Err(e) = r {
+                result = Err(e);
+                return;
+            }
+            assert_eq!(b.outputs().sum.as_slice()[255], i as f32 + 1.0);
+        }
+    });
+    result?;
+    println!("add (dynamic n, unchanged): {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0);
+    Ok(())
+}
+
+#[test]
+fn state_ping_pong_allocates_nothing() -> R {
+    let model = state::Model::load()?;
+    let mut b = model.bind(state::Dims {})?;
+    b.inputs().x.copy_from_slice(&[0.25, 0.25, 0.25, 0.25])?;
+    b.inputs().state.fill(0.0);
+    b.run()?;
+    b.feed_state_n_into_state()?;
+    let mut result = Ok(());
+    let n = allocations(|| {
+        for _ in 0..RUNS {
+            if let Err(e) = b.run().and_then(|()| b.feed_state_n_into_state()) {
+                result = Err(e);
+                return;
+            }
+        }
+    });
+    result?;
+    println!("state.onnx ping-pong: {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0);
+    // Each run added sum(x) = 1 to every state element: 1 (warm-up) + RUNS.
+    assert!(
+        b.inputs()
+            .state
+            .as_slice()
+            .iter()
+            .all(|&v| v == (RUNS + 1) as f32)
+    );
+    Ok(())
+}
+
+#[test]
+fn silero_vad_streaming_allocates_nothing() -> Result<(), silero::BoxError> {
+    let model = silero::load(&silero::model_path()?)?;
+    let mut vad = silero::Vad::new(&model)?;
+    let chunk: Vec<f32> = (0..silero::CHUNK)
+        .map(|i| (i as f32 * 0.05).sin() * 0.3)
+        .collect();
+    vad.process(&chunk)?;
+    let mut result = Ok(());
+    let mut last = 0.0;
+    let n = allocations(|| {
+        for _ in 0..RUNS {
+            match vad.process(&chunk) {
+                Ok(p) => last = p,
+                Err(e) => {
+                    result = Err(e);
+                    return;
+                }
+            }
+        }
+    });
+    result?;
+    println!("silero vad (write chunk, run, read, swap state): {n} allocations in {RUNS} chunks");
+    assert_eq!(n, 0);
+    assert!((0.0..=1.0).contains(&last));
+    Ok(())
+}
+
+#[test]
+fn outputs_onnx_runtime_allocates_cost_ort_bind_nothing() -> R {
+    let model = nonzero::Model::load()?;
+    let mut b = model.bind(nonzero::Dims {})?;
+    b.inputs()
+        .x
+        .copy_from_slice(&[0.0, 1.0, 0.0, 2.0, 0.0, 3.0])?;
+    b.run()?;
+    let mut result = Ok(());
+    let n = allocations(|| {
+        for i in 0..RUNS {
+            // The output's shape changes with the data: [1, 3] or [1, 4].
+            b.inputs().x.as_mut_slice()[0] = (i % 2) as f32;
+            if let Err(e) = b.run() {
+                result = Err(e);
+                return;
+            }
+            let indices = b.outputs().indices.expect("produced");
+            assert_eq!(indices.dims(), &[1, 3 + i % 2]);
+        }
+    });
+    result?;
+    println!("nonzero (ORT-allocated output): {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0);
+    Ok(())
+}
+
+#[test]
+fn only_growth_past_capacity_allocates() -> R {
+    let model = dynamic_renamed::Model::load()?;
+    let d = |batch| dynamic_renamed::Dims { batch };
+    let mut b = model.bind(d(8))?;
+    b.run()?;
+    let mut result = Ok(());
+    let mut step = |batch: usize| {
+        allocations(|| {
+            if let Err(e) = b.set_dims(d(batch)).and_then(|()| {
+                b.inputs().x.fill(1.0);
+                b.run()
+            }) {
+                result = Err(e);
+            }
+        })
+    };
+    // Shrinking, and growing back within capacity: metadata only.
+    let shrink = step(2);
+    let regrow = step(8);
+    // Past capacity: x [batch, 4], y [batch, 3] and z [batch, 3] each grow once.
+    let grow = step(16);
+    let same = step(16);
+    let shrink_again = step(1);
+    result?;
+    println!(
+        "dims changes: shrink {shrink}, regrow within capacity {regrow}, grow past capacity {grow}, \
+         unchanged {same}, shrink {shrink_again}"
+    );
+    assert_eq!((shrink, regrow, same, shrink_again), (0, 0, 0, 0));
+    assert_eq!(grow, 3);
+    let z = b.outputs().z;
+    assert_eq!(z.dims(), &[1, 3]);
+    Ok(())
+}
+
+#[test]
+fn dims_changes_with_allocated_outputs_allocate_only_to_grow() -> R {
+    // `dynamic.onnx` as exported: `z` [N, 3] is allocated by ONNX Runtime.
+    let model = dynamic::Model::load()?;
+    let mut b = model.bind(dynamic::Dims { batch: 4 })?;
+    b.run()?;
+    let mut result = Ok(());
+    let mut counts = Vec::new();
+    for batch in [2, 4, 3, 4, 8] {
+        counts.push(allocations(|| {
+            if let Err(e) = b.set_dims(dynamic::Dims { batch }).and_then(|()| b.run()) {
+                result = Err(e);
+            }
+        }));
+        std::mem::replace(&mut result, Ok(()))?;
+        assert_eq!(b.outputs().z.expect("produced").dims(), &[batch, 3]);
+    }
+    println!("dynamic.onnx batch 2, 4, 3, 4, 8: {counts:?} allocations");
+    // Only 4 -> 8 grows x and y past their capacity.
+    assert_eq!(counts, [0, 0, 0, 0, 2]);
+    Ok(())
+}
+
+#[test]
+fn messy_names_and_scalars_run_without_allocating() -> R {
+    let model = messy::Model::load()?;
+    let dims =
+        messy::Dims::from_input_shapes(&[2, 3], &[5], &[7], &[2, 4], &[4], &[4], &[], &[2, 2])?;
+    let mut b = model.bind(dims)?;
+    b.run()?;
+    let mut result = Ok(());
+    let n = allocations(|| {
+        for i in 0..RUNS {
+            b.inputs().step.fill(i as i64);
+            if let Err(e) = b.run() {
+                result = Err(e);
+                return;
+            }
+            assert_eq!(b.outputs().self_.as_slice(), &[i as i64]);
+        }
+    });
+    result?;
+    println!("messy.onnx: {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0);
+    Ok(())
+}

@@ -1,0 +1,545 @@
+//! Shared by `tests/conformance.rs` and `tests/onnx_simple.rs`: the types the generated
+//! conformance indexes (build/conformance.rs) name as `crate::harness::*`, loading ONNX's
+//! test data sets, and running and tallying cases.
+//!
+//! Every case ends in exactly one [`Verdict`]: it passed, it failed (with the reason), or
+//! codegen refused its model (with codegen's own error: an element type or value kind
+//! ort-bind does not bind). Nothing is skipped silently.
+
+#![allow(dead_code)] // each test target uses part of it
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ort_bind_cli::data::{self, Tolerance};
+use ort_bind::{DynElement, HostArray, HostArrayRef, Shape, TensorMut, TensorRef};
+
+/// One model test of ONNX's backend test data.
+#[derive(Debug)]
+pub(crate) struct Case {
+    /// `simple`, `pytorch-converted`, `pytorch-operator` or `light`.
+    pub(crate) group: &'static str,
+    /// The test's name (its folder, or the model's stem for `light`).
+    pub(crate) name: &'static str,
+    /// The model file.
+    pub(crate) model: &'static str,
+    /// Where its inputs and expected outputs are.
+    pub(crate) data: Data,
+    /// How it runs.
+    pub(crate) run: Run,
+}
+
+/// Where a case's data is.
+#[derive(Debug)]
+pub(crate) enum Data {
+    /// A folder with `test_data_set_*/{input,output}_*.pb`.
+    Sets(&'static str),
+    /// Inputs made like ONNX's runner makes them for its `light` models (float32
+    /// `arange(n) / n` in these shapes), and expected outputs in these files.
+    Dummy {
+        /// One shape per model input.
+        shapes: &'static [&'static [usize]],
+        /// `output_N.pb` files, in output order.
+        expected: &'static [&'static str],
+    },
+}
+
+/// What the generated index says about running a case.
+#[derive(Debug)]
+pub(crate) enum Run {
+    /// Bindings were generated; this runs them over the data sets.
+    Bound(fn(&[DataSet]) -> Result<(), Failure>),
+    /// Codegen refused the model; its error.
+    Unsupported(&'static str),
+    /// Reading the model or writing its bindings failed: a bug, counted as a failure.
+    CodegenFailed(&'static str),
+}
+
+/// Why a case failed.
+#[derive(Debug)]
+pub(crate) struct Failure(pub(crate) String);
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<ort_bind::Error> for Failure {
+    fn from(e: ort_bind::Error) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+impl From<data::DataError> for Failure {
+    fn from(e: data::DataError) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+/// The tolerance ONNX's runner applies (no test of these groups overrides it with a
+/// `data.json`).
+pub(crate) const TOLERANCE: Tolerance = Tolerance::ONNX_BACKEND;
+
+/// One data set: inputs in model order and expected outputs in model order.
+#[derive(Debug)]
+pub(crate) struct DataSet {
+    /// Folder or file it came from, for messages.
+    pub(crate) origin: String,
+    pub(crate) inputs: Vec<HostArray>,
+    pub(crate) expected: Vec<HostArray>,
+}
+
+/// The files `dir/<prefix>_0.pb`, `dir/<prefix>_1.pb`, ... up to the first gap.
+fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    (0..)
+        .map(|i| dir.join(format!("{prefix}_{i}.pb")))
+        .take_while(|p| p.is_file())
+        .collect()
+}
+
+fn read_all(files: &[PathBuf]) -> Result<Vec<HostArray>, Failure> {
+    files
+        .iter()
+        .map(|f| data::read_array(f).map_err(Failure::from))
+        .collect()
+}
+
+/// ONNX's dummy input for the `light` models: `(arange(n) / n).astype(float32)`, computed
+/// in float64 and rounded to float32 as numpy does.
+pub(crate) fn dummy_input(shape: &[usize]) -> HostArray {
+    let n: usize = shape.iter().product();
+    let values: Vec<f32> = (0..n).map(|i| (i as f64 / n as f64) as f32).collect();
+    HostArray::from_vec(shape.to_vec(), values).expect("length is the product of the shape")
+}
+
+impl Data {
+    /// Loads every data set of the case.
+    pub(crate) fn load(&self) -> Result<Vec<DataSet>, Failure> {
+        match self {
+            Data::Sets(dir) => {
+                let mut sets: Vec<PathBuf> = std::fs::read_dir(dir)
+                    .map_err(|e| Failure(format!("cannot list {dir}: {e}")))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        p.is_dir()
+                            && p.file_name()
+                                .is_some_and(|n| n.to_string_lossy().starts_with("test_data_set_"))
+                    })
+                    .collect();
+                sets.sort();
+                if sets.is_empty() {
+                    return Err(Failure(format!("{dir} has no test_data_set_* folder")));
+                }
+                sets.iter()
+                    .map(|set| {
+                        Ok(DataSet {
+                            origin: set.display().to_string(),
+                            inputs: read_all(&numbered(set, "input"))?,
+                            expected: read_all(&numbered(set, "output"))?,
+                        })
+                    })
+                    .collect()
+            }
+            Data::Dummy { shapes, expected } => {
+                let files: Vec<PathBuf> = expected.iter().map(PathBuf::from).collect();
+                Ok(vec![DataSet {
+                    origin: expected.first().copied().unwrap_or("(dummy)").to_owned(),
+                    inputs: shapes.iter().map(|s| dummy_input(s)).collect(),
+                    expected: read_all(&files)?,
+                }])
+            }
+        }
+    }
+}
+
+impl DataSet {
+    fn input(&self, index: usize) -> Result<&HostArray, Failure> {
+        self.inputs.get(index).ok_or_else(|| {
+            Failure(format!(
+                "{}: the model has an input {index}, the data set has {} inputs",
+                self.origin,
+                self.inputs.len()
+            ))
+        })
+    }
+
+    /// The dims of input `index`.
+    pub(crate) fn input_dims(&self, index: usize) -> Result<&[usize], Failure> {
+        Ok(self.input(index)?.dims())
+    }
+
+    /// Copies input `index` into a bound input tensor, in place.
+    pub(crate) fn fill<T: DynElement, S: Shape>(
+        &self,
+        index: usize,
+        tensor: &mut TensorMut<'_, T, S>,
+    ) -> Result<(), Failure> {
+        let input = self.input(index)?;
+        let values = input.as_slice::<T>().ok_or_else(|| {
+            Failure(format!(
+                "input `{}` is {} in the bindings, the data is {}",
+                tensor.name(),
+                T::DTYPE,
+                input.dtype()
+            ))
+        })?;
+        if tensor.dims() != input.dims() {
+            return Err(Failure(format!(
+                "input `{}` was sized {:?}, the data is {:?}",
+                tensor.name(),
+                tensor.dims(),
+                input.dims()
+            )));
+        }
+        tensor.copy_from_slice(values)?;
+        Ok(())
+    }
+
+    /// A checker of this set's expected outputs.
+    pub(crate) fn check(&self) -> Check<'_> {
+        Check {
+            set: self,
+            checked: 0,
+            problems: Vec::new(),
+        }
+    }
+}
+
+/// Compares outputs, in model order, with the expected ones.
+#[derive(Debug)]
+pub(crate) struct Check<'s> {
+    set: &'s DataSet,
+    checked: usize,
+    problems: Vec<String>,
+}
+
+impl Check<'_> {
+    fn compare(&mut self, index: usize, name: &str, actual: HostArrayRef<'_>) {
+        self.checked += 1;
+        let Some(expected) = self.set.expected.get(index) else {
+            self.problems
+                .push(format!("output {index} `{name}` has no expected value"));
+            return;
+        };
+        if let Err(m) = data::compare(actual, expected.view(), TOLERANCE) {
+            self.problems.push(format!("output `{name}`: {m}"));
+        }
+    }
+
+    /// Checks output `index`, read in place from its pre-allocated tensor.
+    pub(crate) fn output<T: DynElement, S: Shape>(
+        &mut self,
+        index: usize,
+        output: &TensorRef<'_, T, S>,
+    ) {
+        match HostArrayRef::of(output.dims(), output.as_slice()) {
+            Ok(view) => self.compare(index, output.name(), view),
+            Err(e) => self
+                .problems
+                .push(format!("output `{}`: {e}", output.name())),
+        }
+    }
+
+    /// Checks output `index`, allocated by ONNX Runtime (`None` if the run did not produce it).
+    pub(crate) fn allocated<T: DynElement, S: Shape>(
+        &mut self,
+        index: usize,
+        output: Option<&TensorRef<'_, T, S>>,
+    ) {
+        match output {
+            Some(output) => self.output(index, output),
+            None => {
+                self.checked += 1;
+                self.problems
+                    .push(format!("output {index} was not produced"));
+            }
+        }
+    }
+
+    /// The verdict over every output checked.
+    pub(crate) fn finish(self) -> Result<(), Failure> {
+        let mut problems = self.problems;
+        if self.checked != self.set.expected.len() {
+            problems.push(format!(
+                "the model has {} outputs, the data set expects {}",
+                self.checked,
+                self.set.expected.len()
+            ));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Failure(format!(
+                "{}: {}",
+                self.set.origin,
+                problems.join("; ")
+            )))
+        }
+    }
+}
+
+/// Why ONNX Runtime 1.31 cannot load a model stamped with an old opset.
+const OLD_OPSET: &str = "ONNX Runtime 1.31 has no kernel for this operator version (it supports \
+                         opset 7 and later); Python onnxruntime 1.31.1 fails to load it the same way";
+/// Why ONNX Runtime cannot load a model using the training-only `Gradient` operator.
+const TRAINING_OP: &str = "`ai.onnx.preview.training.Gradient` exists only in ONNX Runtime's \
+                           training builds; Python onnxruntime 1.31.1 fails to load it the same way";
+
+/// Cases known to fail for reasons outside ort-bind: `(group/name, text the failure must
+/// contain, why)`. A listed case that fails differently, or passes, is an unexplained result.
+/// Their bindings are still generated and compiled; only ONNX Runtime's session creation
+/// refuses them.
+pub(crate) const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
+    (
+        "simple/test_gradient_of_add",
+        "Gradient(-1) is not a registered function/op",
+        TRAINING_OP,
+    ),
+    (
+        "simple/test_gradient_of_add_and_mul",
+        "Gradient(-1) is not a registered function/op",
+        TRAINING_OP,
+    ),
+    (
+        "pytorch-converted/test_AvgPool1d",
+        "no implementation for AveragePool(1)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_AvgPool1d_stride",
+        "no implementation for AveragePool(1)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_AvgPool2d",
+        "no implementation for AveragePool(1)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_AvgPool2d_stride",
+        "no implementation for AveragePool(1)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_AvgPool3d",
+        "no implementation for AveragePool(1)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_AvgPool3d_stride",
+        "no implementation for AveragePool(1)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_AvgPool3d_stride1_pad0_gpu_input",
+        "no implementation for AveragePool(1)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_BatchNorm1d_3d_input_eval",
+        "no implementation for BatchNormalization(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_BatchNorm2d_eval",
+        "no implementation for BatchNormalization(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_BatchNorm2d_momentum_eval",
+        "no implementation for BatchNormalization(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_BatchNorm3d_eval",
+        "no implementation for BatchNormalization(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_BatchNorm3d_momentum_eval",
+        "no implementation for BatchNormalization(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_GLU",
+        "no implementation for Mul(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_GLU_dim",
+        "no implementation for Mul(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_Linear",
+        "no implementation for Gemm(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_PReLU_1d",
+        "no implementation for PRelu(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_PReLU_1d_multiparam",
+        "no implementation for PRelu(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_PReLU_2d",
+        "no implementation for PRelu(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_PReLU_2d_multiparam",
+        "no implementation for PRelu(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_PReLU_3d",
+        "no implementation for PRelu(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_PReLU_3d_multiparam",
+        "no implementation for PRelu(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_PoissonNLLLLoss_no_reduce",
+        "no implementation for Mul(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-converted/test_Softsign",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_add_broadcast",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_add_size1_broadcast",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_add_size1_right_broadcast",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_add_size1_singleton_broadcast",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_addconstant",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_addmm",
+        "no implementation for Gemm(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_basic",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_mm",
+        "no implementation for Gemm(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_non_float_params",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_params",
+        "no implementation for Add(6)",
+        OLD_OPSET,
+    ),
+    (
+        "pytorch-operator/test_operator_pow",
+        "no implementation for Pow(1)",
+        OLD_OPSET,
+    ),
+];
+
+/// Why a failure is expected, when `id` is listed in [`KNOWN_FAILURES`] and `failure` says
+/// what the list says it does.
+pub(crate) fn explain(id: &str, failure: &str) -> Option<&'static str> {
+    KNOWN_FAILURES
+        .iter()
+        .find(|(k, _, _)| *k == id)
+        // ONNX Runtime words it "Could not find an implementation for Op(N)".
+        .filter(|(_, text, _)| failure.replace("Could not find an", "no").contains(text))
+        .map(|(_, _, why)| *why)
+}
+
+/// Whether `id` is listed in [`KNOWN_FAILURES`].
+pub(crate) fn is_listed(id: &str) -> bool {
+    KNOWN_FAILURES.iter().any(|(k, _, _)| *k == id)
+}
+
+/// How a case ended.
+#[derive(Debug)]
+pub(crate) enum Verdict {
+    /// Every data set matched.
+    Passed,
+    /// Something went wrong; why.
+    Failed(String),
+    /// Codegen refused the model; its error.
+    Unsupported(String),
+}
+
+/// Runs one case, catching panics (a panic is a failure of that case, not of the run).
+pub(crate) fn run_case(case: &Case) -> (Verdict, Duration) {
+    let start = Instant::now();
+    let verdict = match case.run {
+        Run::Unsupported(reason) => Verdict::Unsupported(reason.to_owned()),
+        Run::CodegenFailed(reason) => Verdict::Failed(format!("codegen failed: {reason}")),
+        Run::Bound(run) => {
+            let result = std::panic::catch_unwind(|| case.data.load().and_then(|sets| run(&sets)));
+            match result {
+                Ok(Ok(())) => Verdict::Passed,
+                Ok(Err(failure)) => Verdict::Failed(failure.0),
+                Err(panic) => Verdict::Failed(format!(
+                    "panicked: {}",
+                    panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default()
+                )),
+            }
+        }
+    };
+    (verdict, start.elapsed())
+}
+
+/// Counts per group.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Tally {
+    pub(crate) passed: usize,
+    pub(crate) failed: usize,
+    pub(crate) unsupported: usize,
+}
+
+impl Tally {
+    pub(crate) fn add(&mut self, verdict: &Verdict) {
+        match verdict {
+            Verdict::Passed => self.passed += 1,
+            Verdict::Failed(_) => self.failed += 1,
+            Verdict::Unsupported(_) => self.unsupported += 1,
+        }
+    }
+}

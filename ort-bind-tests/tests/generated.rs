@@ -1,0 +1,254 @@
+//! Integration tests: real inference on CPU through bindings that the root
+//! `build.rs` generated from the fixture models (see `tests/fixtures/README.md`).
+
+mod add {
+    ort_bind::include_bindings!("add");
+}
+mod add16 {
+    ort_bind::include_bindings!("add16");
+}
+mod messy {
+    ort_bind::include_bindings!("messy");
+}
+mod scalar {
+    ort_bind::include_bindings!("scalar");
+}
+mod alltypes {
+    ort_bind::include_bindings!("alltypes");
+}
+mod ir3 {
+    ort_bind::include_bindings!("ir3_init_as_input");
+}
+mod external {
+    ort_bind::include_bindings!("external");
+}
+mod state {
+    ort_bind::include_bindings!("state");
+}
+
+use ort_bind::{Error, bf16, f16};
+
+#[test]
+fn add_runs_in_place() -> ort_bind::Result<()> {
+    let model = add::Model::load()?;
+    let mut binding = model.bind(add::Dims { n: 4 })?;
+    binding.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
+    binding.inputs().y.fill(10.0);
+    binding.run()?;
+    assert_eq!(binding.outputs().sum.as_slice(), &[11.0, 12.0, 13.0, 14.0]);
+    // Inputs keep their values between runs: change one and run again.
+    binding.inputs().y.fill(-1.0);
+    binding.run()?;
+    assert_eq!(binding.outputs().sum.as_slice(), &[0.0, 1.0, 2.0, 3.0]);
+    Ok(())
+}
+
+#[test]
+fn outputs_are_read_in_place_from_the_bound_buffer() -> ort_bind::Result<()> {
+    let model = add16::Model::load()?;
+    let mut binding = model.bind(add16::Dims {})?;
+    let before = binding.outputs().out.as_slice().as_ptr();
+    let a: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    binding.inputs().a.copy_from_slice(&a)?;
+    binding.inputs().b.fill(0.5);
+    binding.run()?;
+    let out = binding.outputs().out;
+    // Same buffer before and after the run: ONNX Runtime wrote into our memory.
+    assert_eq!(out.as_slice().as_ptr(), before);
+    let want: Vec<f32> = a.iter().map(|v| v + 0.5).collect();
+    assert_eq!(out.as_slice(), want.as_slice());
+    assert_eq!(out.dims(), &[16]);
+    Ok(())
+}
+
+#[test]
+fn wrong_length_is_an_error_naming_the_tensor() -> ort_bind::Result<()> {
+    let model = add::Model::load()?;
+    let mut binding = model.bind(add::Dims { n: 3 })?;
+    let err = binding.inputs().x.copy_from_slice(&[1.0, 2.0]).unwrap_err();
+    match &err {
+        Error::Length {
+            tensor,
+            expected,
+            found,
+            ..
+        } => {
+            assert_eq!((tensor.as_str(), *expected, *found), ("x", 3, 2));
+        }
+        other => panic!("unexpected error {other:?}"),
+    }
+    assert!(err.to_string().contains("`x`"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn messy_names_bind_and_run() -> ort_bind::Result<()> {
+    let model = messy::Model::load()?;
+    let mut b = model.bind(messy::Dims {
+        batch: 2,
+        type_dim0: 1,
+        v_1x_dim0: 2,
+        save_infer_model_scale_0_tmp_1_dim1: 5,
+    })?;
+    {
+        let mut i = b.inputs();
+        i.gpu_0_data_0
+            .copy_from_slice(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0])?;
+        i.r#type.copy_from_slice(&[0.0])?;
+        i.v_1x.copy_from_slice(&[1.0, -2.0])?;
+        i.save_infer_model_scale_0_tmp_1.fill(1.0);
+        i.a_b.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
+        i.a_b_2.copy_from_slice(&[10.0, 20.0, 30.0, 40.0])?;
+        i.step.copy_from_slice(&[7])?;
+        let h: Vec<f16> = [1.0f32, 2.0, 3.0, 4.0].map(f16::from_f32).to_vec();
+        i.half.copy_from_slice(&h)?;
+    }
+    b.run()?;
+    let o = b.outputs();
+    assert_eq!(
+        o.gpu_0_softmax_1.as_slice(),
+        &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert_eq!(
+        o.sigmoid_0_tmp_0.expect("produced by the run").as_slice(),
+        &[0.5]
+    );
+    assert_eq!(
+        o.out_1x.expect("produced by the run").as_slice(),
+        &[-1.0, 2.0]
+    );
+    assert_eq!(
+        o.save_infer_model_scale_1_tmp_1
+            .expect("produced by the run")
+            .as_slice(),
+        &[1.0; 10]
+    );
+    assert_eq!(o.a_b.as_slice(), &[11.0, 22.0, 33.0, 44.0]);
+    assert_eq!(o.self_.as_slice(), &[7]);
+    assert_eq!(o.self_.dims(), &[] as &[usize]);
+    let h: Vec<f32> = o.half_out.as_slice().iter().map(|v| v.to_f32()).collect();
+    assert_eq!(h, [1.0, 2.0, 3.0, 4.0]);
+    Ok(())
+}
+
+#[test]
+fn scalar_input_and_output() -> ort_bind::Result<()> {
+    let model = scalar::Model::load()?;
+    let mut b = model.bind(scalar::Dims {})?;
+    b.inputs().x.copy_from_slice(&[1.25])?;
+    b.run()?;
+    assert_eq!(b.outputs().y.as_slice(), &[2.5]);
+    assert!(b.outputs().y.dims().is_empty());
+    Ok(())
+}
+
+#[test]
+fn every_element_type_round_trips() -> ort_bind::Result<()> {
+    let model = alltypes::Model::load()?;
+    let mut b = model.bind(alltypes::Dims {})?;
+    {
+        let mut i = b.inputs();
+        i.x_float32.copy_from_slice(&[1.5, -2.0])?;
+        i.x_float64.copy_from_slice(&[1.5, -2.0])?;
+        i.x_float16
+            .copy_from_slice(&[f16::from_f32(1.5), f16::from_f32(-2.0)])?;
+        i.x_bfloat16
+            .copy_from_slice(&[bf16::from_bits(0x3FC0), bf16::from_bits(0xC000)])?;
+        i.x_int8.copy_from_slice(&[i8::MIN, i8::MAX])?;
+        i.x_int16.copy_from_slice(&[i16::MIN, i16::MAX])?;
+        i.x_int32.copy_from_slice(&[i32::MIN, i32::MAX])?;
+        i.x_int64.copy_from_slice(&[i64::MIN, i64::MAX])?;
+        i.x_uint8.copy_from_slice(&[0, u8::MAX])?;
+        i.x_uint16.copy_from_slice(&[0, u16::MAX])?;
+        i.x_uint32.copy_from_slice(&[0, u32::MAX])?;
+        i.x_uint64.copy_from_slice(&[0, u64::MAX])?;
+        i.x_bool.copy_from_slice(&[true, false])?;
+    }
+    b.run()?;
+    let o = b.outputs();
+    assert_eq!(o.y_float32.as_slice(), &[1.5, -2.0]);
+    assert_eq!(o.y_float64.as_slice(), &[1.5, -2.0]);
+    assert_eq!(o.y_float16.as_slice()[1].to_f32(), -2.0);
+    assert_eq!(o.y_bfloat16.as_slice()[0].to_bits(), 0x3FC0);
+    assert_eq!(o.y_int8.as_slice(), &[i8::MIN, i8::MAX]);
+    assert_eq!(o.y_int16.as_slice(), &[i16::MIN, i16::MAX]);
+    assert_eq!(o.y_int32.as_slice(), &[i32::MIN, i32::MAX]);
+    assert_eq!(o.y_int64.as_slice(), &[i64::MIN, i64::MAX]);
+    assert_eq!(o.y_uint8.as_slice(), &[0, u8::MAX]);
+    assert_eq!(o.y_uint16.as_slice(), &[0, u16::MAX]);
+    assert_eq!(o.y_uint32.as_slice(), &[0, u32::MAX]);
+    assert_eq!(o.y_uint64.as_slice(), &[0, u64::MAX]);
+    assert_eq!(o.y_bool.as_slice(), &[true, false]);
+    Ok(())
+}
+
+#[test]
+fn initializers_listed_as_inputs_are_not_inputs() -> ort_bind::Result<()> {
+    let model = ir3::Model::load()?;
+    let mut b = model.bind(ir3::Dims {})?;
+    b.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+    b.run()?;
+    assert_eq!(b.outputs().y.as_slice(), &[11.0, 22.0, 33.0]);
+    Ok(())
+}
+
+#[test]
+fn external_data_models_run() -> ort_bind::Result<()> {
+    let model = external::Model::load()?;
+    let mut b = model.bind(external::Dims {})?;
+    b.inputs().x.fill(0.5);
+    b.run()?;
+    assert_eq!(b.outputs().y.as_slice(), &[1.5, 2.5, 3.5, 4.5]);
+    Ok(())
+}
+
+#[test]
+fn state_feeds_back_without_copy() -> ort_bind::Result<()> {
+    let model = state::Model::load()?;
+    let mut b = model.bind(state::Dims {})?;
+    b.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
+    let s0: Vec<f32> = (0..16).map(|v| v as f32).collect();
+    b.inputs().state.copy_from_slice(&s0)?;
+    b.run()?;
+    let s1: Vec<f32> = s0.iter().map(|v| v + 10.0).collect();
+    assert_eq!(b.outputs().state_n.as_slice(), s1.as_slice());
+    let out_ptr = b.outputs().state_n.as_slice().as_ptr();
+    b.feed_state_n_into_state()?;
+    // The input now owns the buffer the output was written into: no copy happened.
+    assert_eq!(b.inputs().state.as_slice().as_ptr(), out_ptr);
+    assert_eq!(b.inputs().state.as_slice(), s1.as_slice());
+    b.run()?;
+    let s2: Vec<f32> = s1.iter().map(|v| v + 10.0).collect();
+    assert_eq!(b.outputs().state_n.as_slice(), s2.as_slice());
+    Ok(())
+}
+
+#[test]
+fn a_model_that_does_not_match_the_bindings_is_rejected() {
+    let err = add::Model::from_file(
+        "tests/fixtures/add16.onnx",
+        &ort_bind::SessionOptions::new(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::SignatureMismatch { .. }), "{err:?}");
+    assert!(err.to_string().contains("no input `x`"), "{err}");
+}
+
+#[test]
+fn a_missing_model_file_is_an_error() {
+    let err = add::Model::from_file("tests/fixtures/nope.onnx", &ort_bind::SessionOptions::new())
+        .unwrap_err();
+    assert!(err.to_string().contains("nope.onnx"), "{err}");
+}
+
+#[test]
+fn codegen_library_writes_what_build_rs_wrote() {
+    // `ort-bind generate` prints what the library returns (ort-bind-cli's tests check it).
+    let modules = ort_bind_codegen::Builder::new()
+        .model("tests/fixtures/messy.onnx")
+        .generate()
+        .expect("codegen");
+    let written = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/ort-bind/messy.rs"))
+        .expect("build.rs wrote messy.rs");
+    assert_eq!(modules[0].source, written);
+}

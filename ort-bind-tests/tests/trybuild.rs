@@ -1,0 +1,73 @@
+//! Compile-time checks of `#[derive(OnnxBinding)]` and `bindings!`: every mistake class
+//! is a compile-fail case under `tests/ui/` with its expected diagnostics beside it, and
+//! the pass cases under `tests/ui/pass/` must build.
+//!
+//! trybuild builds the cases as binaries of a project in
+//! `<target>/tests/trybuild/ort-bind-tests/`, which is their `CARGO_MANIFEST_DIR`: model paths in
+//! the cases (`models/add.onnx`) resolve there. This test first puts the models the cases
+//! use into `<project>/models/`: copies of the fixtures, a malformed file, a model whose
+//! offline signature cache is stale, and a cache whose model is absent.
+//!
+//! To accept changed diagnostics after reading them: `TRYBUILD=overwrite cargo test --test
+//! trybuild`.
+
+use std::path::{Path, PathBuf};
+
+/// The trybuild project dir (trybuild puts it under the target dir Cargo reports).
+fn project_dir() -> PathBuf {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version=1", "--no-deps"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata failed");
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
+    let target = meta["target_directory"]
+        .as_str()
+        .expect("metadata names the target directory");
+    Path::new(target).join("tests/trybuild/ort-bind-tests")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn prepare(project: &Path) {
+    let models = project.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let _ = std::fs::remove_dir_all(project.join(ort_bind_codegen::cache::CACHE_DIR));
+    for name in [
+        "add", "add16", "alltypes", "dynamic", "messy", "nonzero", "scalar", "state",
+    ] {
+        std::fs::copy(
+            fixture(&format!("{name}.onnx")),
+            models.join(format!("{name}.onnx")),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        models.join("malformed.onnx"),
+        b"this is not an ONNX model\n",
+    )
+    .unwrap();
+
+    // `models/stale.onnx`: its cache was written for add.onnx, the model is now add16.onnx.
+    std::fs::copy(fixture("add.onnx"), models.join("stale.onnx")).unwrap();
+    ort_bind_codegen::cache::write(project, Path::new("models/stale.onnx")).unwrap();
+    std::fs::copy(fixture("add16.onnx"), models.join("stale.onnx")).unwrap();
+
+    // `models/offline.onnx`: only its cache exists (written from add.onnx).
+    std::fs::copy(fixture("add.onnx"), models.join("offline.onnx")).unwrap();
+    ort_bind_codegen::cache::write(project, Path::new("models/offline.onnx")).unwrap();
+    std::fs::remove_file(models.join("offline.onnx")).unwrap();
+}
+
+#[test]
+fn ui() {
+    prepare(&project_dir());
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+    t.pass("tests/ui/pass/*.rs");
+}
