@@ -40,5 +40,8 @@ fn main() {
     };
     println!("cargo:rustc-env=ORT_BIND_BUNDLED_DYLIB={bundled}");
     // One line: rustc-env values cannot hold newlines.
-    println!("cargo:rustc-env=ORT_BIND_BUILD_NOTE={}", note.replace('\n', " "));
+    println!(
+        "cargo:rustc-env=ORT_BIND_BUILD_NOTE={}",
+        note.replace('\n', " ")
+    );
 }

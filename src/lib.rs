@@ -58,7 +58,7 @@ pub use ort_bind_runtime::*;
 /// }
 ///
 /// # fn main() -> ort_bind::Result<()> {
-/// let session = Session::from_file(AddIo::<Cpu>::MODEL_PATH, &SessionOptions::new())?;
+/// let session = Session::from_file(AddIo::<Cpu>::MODEL.find()?, &SessionOptions::new())?;
 /// let io = AddIo::allocate(&Cpu, &AddIoDims { n: 3 })?;
 /// let mut bound = Bound::new(&session, io)?; // binds every tensor once
 /// bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
@@ -93,7 +93,8 @@ pub use ort_bind_runtime::*;
 /// or unnamed dynamic dimension of the bound values: what `AddIo::allocate` and
 /// [`Bound::set_dims`] take), the view structs `AddIoInputs` / `AddIoOutputs` that
 /// [`Bound::inputs`] / [`Bound::outputs`] hand out (one field per struct field), and
-/// `AddIo::MODEL_PATH`. The model path is relative to the crate's `Cargo.toml`; where
+/// `AddIo::MODEL_PATH` and `AddIo::MODEL` (a [`ModelFile`]: `MODEL.find()` looks for the model
+/// after deployment, see the README). The model path is relative to the crate's `Cargo.toml`; where
 /// the model is absent at build time the offline signature cache written by
 /// `ort-bind prepare` stands in (see the README). Editing the model makes the next
 /// `cargo build` re-run the checks.
@@ -129,7 +130,6 @@ pub use ort_bind_macros::bindings;
 pub mod __private {
     pub use ort_bind_macros::track_model;
 }
-
 
 /// Includes the bindings `build.rs` generated for the model named `$name`
 /// (the file stem, or the name given to `Builder::model_as`).

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ort_bind_runtime::HostArray;
 use ort_bind_cli::data::{npy, tensor_proto};
+use ort_bind_runtime::HostArray;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -250,7 +250,11 @@ fn runs_onnx_backend_test_data() {
     ];
     // The two cases only, from the same wheel the conformance tests use (pip runs once).
     let root = ort_bind_fetch::WheelCache::new("onnx==1.23.2", "onnx-1.23.2-cli-cases")
-        .keep(|name| CASES.iter().any(|c| name.starts_with(&format!("{PREFIX}{c}/"))))
+        .keep(|name| {
+            CASES
+                .iter()
+                .any(|c| name.starts_with(&format!("{PREFIX}{c}/")))
+        })
         .get()
         .expect("ONNX's backend test data (the onnx==1.23.2 wheel, fetched with pip)")
         .join(PREFIX);

@@ -232,12 +232,34 @@ fn relative_path(path: &Path) -> String {
     text.strip_prefix("./").unwrap_or(&text).to_owned()
 }
 
+/// Formatted source with the `format` feature (prettyplease); else the tokens as one
+/// line per item, which compiles the same. The CLI turns `format` on.
+#[cfg(feature = "format")]
+fn unparse(file: &syn::File) -> String {
+    prettyplease::unparse(file)
+}
+
+#[cfg(not(feature = "format"))]
+fn unparse(file: &syn::File) -> String {
+    use quote::ToTokens as _;
+    let mut out = String::new();
+    for attr in &file.attrs {
+        out.push_str(&attr.to_token_stream().to_string());
+        out.push('\n');
+    }
+    for item in &file.items {
+        out.push_str(&item.to_token_stream().to_string());
+        out.push('\n');
+    }
+    out
+}
+
 /// Formats generated tokens as a file with the `@generated` header.
 pub fn format_source(tokens: &proc_macro2::TokenStream, label: &str) -> String {
     let body = match syn::parse2::<syn::File>(tokens.clone()) {
         Ok(mut file) => {
             syn::visit_mut::VisitMut::visit_file_mut(&mut NormaliseDocs, &mut file);
-            prettyplease::unparse(&file)
+            unparse(&file)
         }
         // Unreachable for tokens `expand` produced; keep them unformatted rather than fail.
         Err(_) => tokens.to_string(),

@@ -255,7 +255,8 @@ fn checked_in_hostile_files() {
 #[test]
 #[ignore = "writes the checked-in corpus"]
 fn write_hostile_corpus() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests/tests/fixtures/hostile");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ort-bind-tests/tests/fixtures/hostile");
     std::fs::create_dir_all(&dir).expect("create corpus dir");
     for (file, bytes, _) in corpus_files() {
         std::fs::write(dir.join(file), bytes).expect("write corpus file");

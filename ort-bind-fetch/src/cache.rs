@@ -8,12 +8,7 @@ pub const NO_FETCH_VAR: &str = "ORT_BIND_NO_FETCH";
 
 /// The environment variables that decide what is fetched and where it is kept, for
 /// `cargo:rerun-if-env-changed`.
-pub const ENV_VARS: &[&str] = &[
-    "ORT_BIND_CACHE_DIR",
-    NO_FETCH_VAR,
-    "XDG_CACHE_HOME",
-    "HOME",
-];
+pub const ENV_VARS: &[&str] = &["ORT_BIND_CACHE_DIR", NO_FETCH_VAR, "XDG_CACHE_HOME", "HOME"];
 
 /// The variables the cache root is computed from; a value so tests can fake them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

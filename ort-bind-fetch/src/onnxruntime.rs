@@ -243,7 +243,10 @@ mod tests {
         let found = linux().main_libraries_in(&dir);
         assert_eq!(
             found,
-            [dir.join("libonnxruntime.so.1.31.1"), dir.join("libonnxruntime.so")]
+            [
+                dir.join("libonnxruntime.so.1.31.1"),
+                dir.join("libonnxruntime.so")
+            ]
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

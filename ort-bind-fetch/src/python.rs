@@ -151,8 +151,9 @@ pub(crate) fn pip_download(
                     .map_err(|e| format!("cannot list {}: {e}", into.display()))?
                     .filter_map(|entry| entry.ok().map(|e| e.path()))
                     .find(|p| p.extension().is_some_and(|x| x == "whl"));
-                return wheel
-                    .ok_or_else(|| format!("`{python} -m pip download` succeeded but left no wheel"));
+                return wheel.ok_or_else(|| {
+                    format!("`{python} -m pip download` succeeded but left no wheel")
+                });
             }
         }
     }

@@ -72,7 +72,11 @@ impl fmt::Display for FetchError {
                 write!(f, "wheel `{}`: {detail}", wheel.display())
             }
             FetchError::Io { path, source } => {
-                write!(f, "cannot write the cache at `{}`: {source}", path.display())
+                write!(
+                    f,
+                    "cannot write the cache at `{}`: {source}",
+                    path.display()
+                )
             }
         }
     }
@@ -218,8 +222,8 @@ impl WheelCache {
             path: download.to_path_buf(),
             source,
         })?;
-        let wheel =
-            python::pip_download(&self.requirement, self.index_url.as_deref(), download).map_err(|detail| FetchError::Pip {
+        let wheel = python::pip_download(&self.requirement, self.index_url.as_deref(), download)
+            .map_err(|detail| FetchError::Pip {
                 requirement: self.requirement.clone(),
                 detail,
             })?;
@@ -394,7 +398,9 @@ mod tests {
     #[test]
     fn enclosed_names() {
         assert!(is_enclosed("a/b/c.so"));
-        for bad in ["", "/abs", "a/../b", "..", "a//b", "./a", "c:/x", "a\\b", "a\0"] {
+        for bad in [
+            "", "/abs", "a/../b", "..", "a//b", "./a", "c:/x", "a\\b", "a\0",
+        ] {
             assert!(!is_enclosed(bad), "{bad:?}");
         }
     }
@@ -423,7 +429,11 @@ mod tests {
             .get()
             .unwrap_err();
         assert!(matches!(err, FetchError::Pip { .. }), "{err}");
-        assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(!root.join("absent").exists());
         fs::remove_dir_all(&root).unwrap();
     }

@@ -26,6 +26,8 @@ pub mod error;
 pub mod library;
 pub mod logging;
 pub mod model_file;
+#[cfg(feature = "ndarray")]
+pub mod ndarray_views;
 pub mod session;
 pub mod shape;
 pub mod slot;
@@ -52,6 +54,11 @@ pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
 /// callers name the same version: `ort_bind_runtime::cudarc::driver::CudaStream`.
 #[cfg(feature = "cuda")]
 pub use cudarc;
+
+/// The `ndarray` crate the host views are built on (the `ndarray` feature), so callers name
+/// the same version.
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 
 /// Re-exported so generated code can name ONNX element codes.
 pub use ort::sys::ONNXTensorElementDataType;

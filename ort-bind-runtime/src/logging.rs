@@ -86,7 +86,12 @@ mod tests {
             OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING
         );
         // Every level a filter lets through maps to a severity ONNX Runtime reports.
-        for level in [LogLevel::Verbose, LogLevel::Info, LogLevel::Warning, LogLevel::Error] {
+        for level in [
+            LogLevel::Verbose,
+            LogLevel::Info,
+            LogLevel::Warning,
+            LogLevel::Error,
+        ] {
             let filter = level_of(level).to_level_filter();
             assert!(OrtLoggingLevel::from(level) as i32 >= severity_for(filter) as i32);
         }

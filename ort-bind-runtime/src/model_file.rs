@@ -157,7 +157,10 @@ impl ModelFile {
             in_folder("in the current directory", dir);
         }
         if !self.build_path.is_empty() {
-            out.push(at("where it was at build time".into(), self.build_path.into()));
+            out.push(at(
+                "where it was at build time".into(),
+                self.build_path.into(),
+            ));
         }
         out
     }
@@ -272,9 +275,18 @@ mod tests {
         };
         let err = ModelFile::first_file(MODEL.candidates_in(&none), MODEL.file_name()).unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("model `yolo-v8.onnx` not found; looked at:"), "{text}");
-        assert!(text.contains("beside the executable: /nonexistent/models/yolo-v8.onnx"), "{text}");
-        assert!(text.contains("where it was at build time: /build/models/yolo-v8.onnx"), "{text}");
+        assert!(
+            text.starts_with("model `yolo-v8.onnx` not found; looked at:"),
+            "{text}"
+        );
+        assert!(
+            text.contains("beside the executable: /nonexistent/models/yolo-v8.onnx"),
+            "{text}"
+        );
+        assert!(
+            text.contains("where it was at build time: /build/models/yolo-v8.onnx"),
+            "{text}"
+        );
         assert!(text.contains("ORT_BIND_MODEL_DIR"), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -20,7 +20,10 @@ use ort_bind_runtime::{
     Error, OutputValue, Session, SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
 };
 
-const ADD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../ort-bind-tests/tests/fixtures/add.onnx");
+const ADD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../ort-bind-tests/tests/fixtures/add.onnx"
+);
 
 /// Builds and loads the fake driver once per process (before any CUDA call).
 fn fake() -> &'static libloading::Library {

@@ -19,10 +19,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use ort_bind_fetch::{ENV_VARS, WheelCache};
 use ort_bind_codegen::ident::{snake_case, to_ident};
 use ort_bind_codegen::plan::{Plan, Storage, plan};
 use ort_bind_codegen::{Dim, ValueKind, read_signature};
+use ort_bind_fetch::{ENV_VARS, WheelCache};
 
 /// The wheel that ships the test data.
 const ONNX_WHEEL: &str = "onnx==1.23.2";

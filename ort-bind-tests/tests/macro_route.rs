@@ -170,7 +170,11 @@ pub mod m {
     }
 
     // Edit the model: its inputs are now `a` and `b`.
-    std::fs::copy(root.join("ort-bind-tests/tests/fixtures/add16.onnx"), &model).unwrap();
+    std::fs::copy(
+        root.join("ort-bind-tests/tests/fixtures/add16.onnx"),
+        &model,
+    )
+    .unwrap();
     let edited = cargo_build(&dir, &target);
     assert!(!edited.ok, "the edited model no longer fits the struct");
     assert!(

@@ -26,7 +26,12 @@ impl log::Log for StderrLogger {
     }
     fn log(&self, record: &log::Record<'_>) {
         if self.enabled(record.metadata()) {
-            eprintln!("LOGGED {} {}: {}", record.level(), record.target(), record.args());
+            eprintln!(
+                "LOGGED {} {}: {}",
+                record.level(),
+                record.target(),
+                record.args()
+            );
         }
     }
     fn flush(&self) {}
@@ -121,7 +126,9 @@ fn a_logger_receives_onnx_runtime_messages() {
         "{logged:?}"
     );
     assert!(
-        stderr.lines().all(|l| l.starts_with("LOGGED") || l.trim().is_empty()),
+        stderr
+            .lines()
+            .all(|l| l.starts_with("LOGGED") || l.trim().is_empty()),
         "lines outside the logger: {stderr}"
     );
     assert!(files_under(&home).is_empty());

@@ -205,15 +205,24 @@ pub fn suggested_type(kind: SlotKind, elem: ElementType, dims: Option<&[Dim]>) -
     format!("{slot}<{}, {}>", elem.rust_name(), shape_type_text(dims))
 }
 
-/// Renders a type the way rustfmt would (`Tensor<f32, (Dyn,)>`), for messages.
+/// Renders a type the way rustfmt would (`Tensor<f32, (Dyn,)>`), for messages: the
+/// token text without the spaces `TokenStream`'s `Display` puts around punctuation.
 pub fn render_type(ty: &syn::Type) -> String {
-    let file: syn::File = syn::parse_quote!(type __T = #ty;);
-    let text = prettyplease::unparse(&file);
-    text.trim()
-        .trim_start_matches("type __T =")
-        .trim_end_matches(';')
-        .trim()
-        .to_owned()
+    let text = quote::ToTokens::to_token_stream(ty).to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let glue_to_previous = matches!(c, ',' | '<' | '>' | ')' | ']' | ';' | ':');
+        if glue_to_previous && out.ends_with(' ') {
+            out.pop();
+        }
+        let previous = out.chars().last();
+        let glued_after = matches!(previous, Some('<' | '(' | '[' | '&' | ':'));
+        if c == ' ' && (glued_after || out.is_empty()) {
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The generic arguments of a `Tensor<..>`/`AllocatedOutput<..>` type, to edit.

@@ -392,4 +392,20 @@ fn suggested_types() {
         render_type(&syn::parse_quote!(Tensor < f32 , ( Dyn , ) >)),
         "Tensor<f32, (Dyn,)>"
     );
+    for (ty, text) in [
+        (
+            syn::parse_quote!(ort_bind::Tensor<f32, (Fix<1>, Dyn), ort_bind::Cuda<0>>),
+            "ort_bind::Tensor<f32, (Fix<1>, Dyn), ort_bind::Cuda<0>>",
+        ),
+        (syn::parse_quote!(&'a [f32; 4]), "&'a [f32; 4]"),
+        (syn::parse_quote!(Vec<Vec<u8>>), "Vec<Vec<u8>>"),
+        (syn::parse_quote!(()), "()"),
+        (
+            syn::parse_quote!(AllocatedOutput<i64, AnyRank>),
+            "AllocatedOutput<i64, AnyRank>",
+        ),
+    ] {
+        let ty: syn::Type = ty;
+        assert_eq!(render_type(&ty), text);
+    }
 }

@@ -146,7 +146,11 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
         .as_ref()
         .map(|r| r.model.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let model_relative = container.model.as_ref().map(|l| l.value()).unwrap_or_default();
+    let model_relative = container
+        .model
+        .as_ref()
+        .map(|l| l.value())
+        .unwrap_or_default();
     let tracking = match &resolved {
         Some(r) => super::track::tokens(
             &krate,

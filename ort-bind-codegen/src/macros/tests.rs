@@ -241,7 +241,10 @@ fn bindings_generate_what_the_builder_writes() {
     let from_macro = format_source(&module, "dynamic.onnx");
     let sig = crate::read_signature(&path).unwrap();
     let from_builder = generate_source(&sig, &path, &syn::parse_quote!(::ort_bind)).unwrap();
-    assert_eq!(from_macro, as_written(&from_builder, &path, "tests/fixtures/dynamic.onnx"));
+    assert_eq!(
+        from_macro,
+        as_written(&from_builder, &path, "tests/fixtures/dynamic.onnx")
+    );
 }
 
 #[test]
@@ -267,7 +270,10 @@ fn bindings_take_the_builder_options() {
     let from_builder =
         crate::builder::generate_source_with(&sig, &path, &syn::parse_quote!(::ort_bind), &options)
             .unwrap();
-    assert_eq!(from_macro, as_written(&from_builder, &path, "tests/fixtures/dynamic.onnx"));
+    assert_eq!(
+        from_macro,
+        as_written(&from_builder, &path, "tests/fixtures/dynamic.onnx")
+    );
     // `N` is `batch` now: the dims struct has one field.
     assert!(!from_macro.contains("pub n: usize"), "{from_macro}");
 

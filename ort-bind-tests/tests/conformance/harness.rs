@@ -12,8 +12,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ort_bind_cli::data::{self, Tolerance};
 use ort_bind::{DynElement, HostArray, HostArrayRef, Shape, TensorMut, TensorRef};
+use ort_bind_cli::data::{self, Tolerance};
 
 /// One model test of ONNX's backend test data.
 #[derive(Debug)]
