@@ -12,18 +12,13 @@ use std::fmt::Debug;
 
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::session::Session;
 use crate::sys::MemoryInfo;
 
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
-#[cfg(feature = "cuda")]
-mod pinned;
 
 #[cfg(feature = "cuda")]
-pub use cuda::{Cuda, cuda_provider_available};
-#[cfg(feature = "cuda")]
-pub use pinned::CudaPinned;
+pub use cuda::{Cuda, CudaPinned, cuda_provider_available};
 
 /// Where a tensor's memory lives.
 ///
@@ -60,6 +55,23 @@ impl HostDevice for Cpu {}
 pub(crate) mod private {
     use super::*;
 
+    /// What a session runs on, as far as binding memory to it goes: what
+    /// `DeviceImpl::check_session` checks a tensor's memory against. Made from a
+    /// [`Session`](crate::Session) (`From<&Session>`, in `session.rs`), so that devices need
+    /// not know sessions.
+    #[derive(Debug, Clone, Copy, Default)]
+    #[allow(unreachable_pub)] // named by the sealed `DeviceImpl` trait, unreachable from outside
+    pub struct SessionDevice<'a> {
+        /// With the CUDA execution provider: its device ordinal, and the caller's stream the
+        /// session runs on (`None`: a stream ONNX Runtime created).
+        #[cfg(feature = "cuda")]
+        pub(crate) cuda: Option<(
+            usize,
+            Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+        )>,
+        pub(crate) _session: std::marker::PhantomData<&'a ()>,
+    }
+
     /// What a device must do for the runtime; hidden from users (sealed).
     #[allow(unreachable_pub)]
     pub trait DeviceImpl {
@@ -91,9 +103,14 @@ pub(crate) mod private {
         /// Mutable host view of the first `len` elements, for host-accessible devices.
         fn host_slice_mut<T: Element>(buf: &mut Self::Buffer<T>, len: usize) -> Option<&mut [T]>;
 
-        /// Checks that memory of this device may be bound to `session` (named `tensor` in
-        /// errors): device memory only where the session runs on the same device and stream.
-        fn check_session(&self, session: &Session, tensor: &str) -> Result<()>;
+        /// Checks that memory of this device may be bound to `session` (a `&Session`; named
+        /// `tensor` in errors): device memory only where the session runs on the same
+        /// device and stream.
+        fn check_session<'s>(
+            &self,
+            session: impl Into<SessionDevice<'s>>,
+            tensor: &str,
+        ) -> Result<()>;
     }
 }
 
@@ -138,7 +155,11 @@ impl private::DeviceImpl for Cpu {
         buf.get_mut(..len)
     }
 
-    fn check_session(&self, _session: &Session, _tensor: &str) -> Result<()> {
+    fn check_session<'s>(
+        &self,
+        _session: impl Into<private::SessionDevice<'s>>,
+        _tensor: &str,
+    ) -> Result<()> {
         // Any session can read and write host memory (a device provider copies it).
         Ok(())
     }

@@ -219,12 +219,6 @@ impl Session {
         self.device.cuda.as_ref().map(|c| c.ordinal())
     }
 
-    /// The CUDA set-up of the session, if any.
-    #[cfg(feature = "cuda")]
-    pub(crate) fn cuda(&self) -> Option<&crate::device::cuda::CudaSession> {
-        self.device.cuda.as_deref()
-    }
-
     /// Run options for runs that return before the device has finished, when the session
     /// runs on a caller's stream (`None` otherwise: runs use the defaults and return
     /// when the work is done).
@@ -252,6 +246,22 @@ impl Session {
     pub fn check_signature(&self, inputs: &[ValueSpec], outputs: &[ValueSpec]) -> Result<()> {
         check_side("input", self.inner.inputs(), inputs)?;
         check_side("output", self.inner.outputs(), outputs)
+    }
+}
+
+/// What devices check bound memory against (so that they need not know sessions).
+impl<'a> From<&'a Session> for crate::device::private::SessionDevice<'a> {
+    #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+    fn from(session: &'a Session) -> Self {
+        crate::device::private::SessionDevice {
+            #[cfg(feature = "cuda")]
+            cuda: session
+                .device
+                .cuda
+                .as_deref()
+                .map(|c| (c.ordinal(), c.stream())),
+            _session: std::marker::PhantomData,
+        }
     }
 }
 

@@ -9,6 +9,9 @@
 //! Host access through ort-bind waits for ort-bind's asynchronous copies that use the
 //! buffer (each buffer carries a CUDA event), so the host never races a copy engine.
 //!
+//! Allocation goes through the driver layer (`driver.rs`); this file imports only it, the
+//! error layer and the device traits.
+//!
 //! [`TensorMut::copy_from_pinned`]: crate::TensorMut::copy_from_pinned
 
 use std::ffi::c_void;
@@ -18,13 +21,13 @@ use std::sync::{Arc, OnceLock};
 use cudarc::driver::{CudaContext, PinnedHostSlice};
 use ort::sys::OrtMemType;
 
-use super::cuda::{alloc_error, driver_error, no_panic};
-use super::private::DeviceImpl;
-use super::{Device, HostDevice};
+use super::driver::{self, PinnedAllocError};
+use super::error::{alloc_error, driver_error, no_panic};
+use crate::device::private::{DeviceImpl, SessionDevice};
+use crate::device::{Device, HostDevice};
 use crate::element::Element;
 use crate::error::Result;
 use crate::library;
-use crate::session::Session;
 use crate::sys::MemoryInfo;
 
 /// Page-locked host memory of a CUDA context: host memory the GPU copies to and from
@@ -78,17 +81,13 @@ pub(crate) fn alloc_zeroed<T: Element>(
             device: CudaPinned::NAME.to_owned(),
         });
     }
-    // Plain page-locked memory (flags 0), not write-combined: the host reads outputs back.
-    // SAFETY: the memory is uninitialised until it is zeroed below, before anyone reads it.
-    let mut slice = no_panic("allocating pinned memory", || unsafe {
-        ctx.alloc_pinned_with_flags::<T>(len, 0)
+    no_panic("allocating pinned memory", || {
+        driver::alloc_pinned_zeroed::<T>(ctx, len)
     })?
-    .map_err(|e| alloc_error(e, bytes, CudaPinned::NAME))?;
-    slice
-        .as_mut_slice()
-        .map_err(|e| driver_error(e, "zeroing pinned memory"))?
-        .fill(T::default());
-    Ok(slice)
+    .map_err(|e| match e {
+        PinnedAllocError::Alloc(e) => alloc_error(e, bytes, CudaPinned::NAME),
+        PinnedAllocError::Zero(e) => driver_error(e, "zeroing pinned memory"),
+    })
 }
 
 /// Pinned memory of a [`CudaPinned`] tensor.
@@ -163,8 +162,18 @@ impl DeviceImpl for CudaPinned {
         buf.slice.as_mut_slice().ok()?.get_mut(..len)
     }
 
-    fn check_session(&self, _session: &Session, _tensor: &str) -> Result<()> {
+    fn check_session<'s>(
+        &self,
+        _session: impl Into<SessionDevice<'s>>,
+        _tensor: &str,
+    ) -> Result<()> {
         // Host memory: every session can use it (a device provider copies it).
         Ok(())
     }
 }
+
+// A pinned tensor is host memory as far as the type system is concerned.
+const _: fn() = || {
+    fn host<D: HostDevice>() {}
+    host::<CudaPinned>();
+};
