@@ -5,7 +5,7 @@
 #   scripts/gpu-check.sh [SECONDS]        # default 900; nothing runs past it
 #
 # What it runs (log in target/gpu-check/log.txt):
-#   1. tests/cuda.rs (feature `cuda`): device memory, copies, adoption, out of memory,
+#   1. ort-bind-tests/tests/cuda.rs (feature `cuda`): device memory, copies, adoption, out of memory,
 #      device/stream checks, and runs through the generated bindings on the CUDA
 #      execution provider (device inputs/outputs, the caller's stream, data-dependent
 #      outputs, dims changes, state feed-back, pinned and host tensors);
@@ -133,9 +133,9 @@ fi
 
 # --- build, tests, benchmark ---------------------------------------------------------
 step "build (release, feature cuda)" \
-    cargo test --release --features cuda --test cuda --test ui_cuda --no-run
+    cargo test --release -p ort-bind-tests --features cuda --test cuda --test ui_cuda --no-run
 step "build the benchmark" cargo build --release --features cuda --example cuda_bench
-step "CUDA tests (tests/cuda.rs)" bash -c "cargo test --release --features cuda --test cuda \
+step "CUDA tests (ort-bind-tests/tests/cuda.rs)" bash -c "cargo test --release -p ort-bind-tests --features cuda --test cuda \
     -- --nocapture --test-threads=1 2>&1 | tee '$OUT/cuda-tests.txt'; exit \${PIPESTATUS[0]}"
 step "runtime CUDA tests (unit, fake driver)" \
     cargo test --release -p ort-bind-runtime --features cuda --lib --test cuda_fake_driver
