@@ -328,6 +328,8 @@ pub struct DimField {
     pub source: DimSource,
     /// `(value name, axis)` pairs that use this dim, for documentation.
     pub used_by: Vec<(String, usize)>,
+    /// More to say in the field's doc (e.g. the exporter's name for the dim).
+    pub note: Option<String>,
 }
 
 /// A recurrent pair: an output with the same type and dims as an input, whose buffer
@@ -411,6 +413,7 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
                         input: v.name.clone(),
                     },
                     used_by: vec![],
+                    note: None,
                 });
                 Storage::OwnedAnyRank(idx)
             }
@@ -425,6 +428,7 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
                                     field: dim_idents.allocate(name),
                                     source: DimSource::Named(name.clone()),
                                     used_by: vec![],
+                                    note: None,
                                 });
                                 dims.len() - 1
                             });
@@ -439,6 +443,7 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
                                     axis,
                                 },
                                 used_by: vec![(v.name.clone(), axis)],
+                                note: None,
                             });
                             AxisSize::Field(dims.len() - 1)
                         }
