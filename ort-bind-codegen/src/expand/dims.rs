@@ -19,6 +19,12 @@ pub(crate) fn dim_what(source: &DimSource) -> String {
         DimSource::Shape { input } => {
             format!("Whole shape of input `{input}`, whose rank the model leaves open")
         }
+        DimSource::OutputAxis { output, axis } => {
+            format!("Unnamed dynamic axis {axis} of output `{output}`")
+        }
+        DimSource::OutputShape { output } => {
+            format!("Whole shape of output `{output}`, whose rank the model leaves open")
+        }
     }
 }
 
@@ -33,9 +39,10 @@ pub(crate) fn fields(plan: &Plan) -> Vec<TokenStream> {
                 .iter()
                 .map(|(n, a)| format!("`{n}` axis {a}"))
                 .collect();
-            let ty = match &d.source {
-                DimSource::Shape { .. } => quote!(::std::vec::Vec<usize>),
-                _ => quote!(usize),
+            let ty = if d.source.is_shape() {
+                quote!(::std::vec::Vec<usize>)
+            } else {
+                quote!(usize)
             };
             let what = dim_what(&d.source);
             let mut doc = if used.is_empty() {
@@ -57,6 +64,7 @@ pub(crate) fn fields(plan: &Plan) -> Vec<TokenStream> {
 pub(crate) fn solvable_from_inputs(plan: &Plan) -> bool {
     plan.dims.iter().enumerate().all(|(i, d)| match &d.source {
         DimSource::Shape { .. } => true,
+        DimSource::OutputShape { .. } => false,
         _ => plan.inputs.iter().any(|v| match &v.storage {
             Storage::Owned(axes) => axes.contains(&AxisSize::Field(i)),
             _ => false,
@@ -76,19 +84,20 @@ pub(crate) fn from_input_shapes(
         let mut next = 0;
         plan.dims
             .iter()
-            .map(|d| match d.source {
-                DimSource::Shape { .. } => None,
-                _ => {
+            .map(|d| {
+                (!d.source.is_shape()).then(|| {
                     next += 1;
-                    Some(next - 1)
-                }
+                    next - 1
+                })
             })
             .collect()
     };
     let solver_names = plan.dims.iter().filter_map(|d| match &d.source {
         DimSource::Named(n) => Some(n.clone()),
-        DimSource::Axis { .. } => Some(d.field.trim_start_matches("r#").to_owned()),
-        DimSource::Shape { .. } => None,
+        DimSource::Axis { .. } | DimSource::OutputAxis { .. } => {
+            Some(d.field.trim_start_matches("r#").to_owned())
+        }
+        DimSource::Shape { .. } | DimSource::OutputShape { .. } => None,
     });
     let shape_params: Vec<_> = plan
         .inputs
@@ -119,7 +128,7 @@ pub(crate) fn from_input_shapes(
     let solved_idents: Vec<_> = plan
         .dims
         .iter()
-        .filter(|d| !matches!(d.source, DimSource::Shape { .. }))
+        .filter(|d| !d.source.is_shape())
         .map(|d| to_ident(&d.field))
         .collect();
     let init = plan.dims.iter().map(|d| {

@@ -7,7 +7,7 @@ use quote::quote;
 use super::tokens::{dims_expr, elem_tokens, shape_tokens};
 use super::{in_field, out_field, views};
 use crate::ident::to_ident;
-use crate::plan::{DimSource, Plan, PlannedValue, Storage};
+use crate::plan::{Plan, PlannedValue, Storage};
 
 /// `ValueSpec::of::<T>(name, rank)` for every value, the list `BindingIo` checks
 /// sessions against.
@@ -124,6 +124,17 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         let f = out_field(v);
         quote!(#i => value.store_in(&mut self.#f),)
     });
+    let clear_allocated = has_allocated.then(|| {
+        let clears = allocated.iter().map(|(_, v)| {
+            let f = out_field(v);
+            quote!(self.#f.clear();)
+        });
+        quote! {
+            fn clear_allocated(&mut self) {
+                #(#clears)*
+            }
+        }
+    });
     let store_body = if has_allocated {
         quote! {
             match index {
@@ -141,9 +152,10 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
     // stays the same).
     let dims_assign = plan.dims.iter().map(|d| {
         let f = to_ident(&d.field);
-        match d.source {
-            DimSource::Shape { .. } => quote!(self.dims.#f.clone_from(&dims.#f);),
-            _ => quote!(self.dims.#f = dims.#f;),
+        if d.source.is_shape() {
+            quote!(self.dims.#f.clone_from(&dims.#f);)
+        } else {
+            quote!(self.dims.#f = dims.#f;)
         }
     });
     let inputs_view_init = views::inputs_init(plan);
@@ -216,6 +228,8 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
             fn store_output(&mut self, index: usize, value: #rt::OutputValue) -> #rt::Result<()> {
                 #store_body
             }
+
+            #clear_allocated
 
             fn inputs_mut(&mut self) -> Inputs<'_, D> {
                 Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData }

@@ -122,6 +122,9 @@ struct Offline {
 fn assert_io<Io: ort_bind::BindingIo + ort_bind::SplitIo>() {}
 
 fn main() {
+    let _ = Fixed::allocate(&Cpu);
+    let _ = SymbolicFixed::<Cpu>::allocate(&Cpu);
+    let _ = PartialOutputs::allocate(&Cpu, &PartialOutputsDims { batch: 1 });
     assert_io::<Fixed>();
     assert_io::<SymbolicFixed>();
     assert_io::<Aliased>();
@@ -133,7 +136,8 @@ fn main() {
     assert_io::<Offline>();
     let _ = (
         FixedDims {},
-        SymbolicFixedDims { n: 4 },
+        // `x: Fix<4>` fixes the symbolic `n` for the whole struct: no dims are left.
+        SymbolicFixedDims {},
         PartialOutputsDims { batch: 1 },
         MessyDims { batch: 1, type_dim0: 1, one_x_dim0: 1, scale_dim1: 1 },
         OfflineDims { n: 1 },
