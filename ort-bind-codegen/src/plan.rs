@@ -115,47 +115,67 @@ pub enum PlanError {
         reason: String,
     },
     /// Two fields of a user's struct ([`plan_struct`]) fix one dim to different sizes.
-    #[error(
-        "{dim} is {size} in field `{field}` (axis {axis}: `Fix<{size}>`) but {other_size} in \
-         field `{other_field}` (axis {other_axis}: `Fix<{other_size}>`): one binding cannot have both"
-    )]
-    PinsDisagree {
-        /// The dim, in words (``dim `batch` ``, ``unnamed axis 1 of `state` ``).
-        dim: String,
-        /// Index of the field (in [`plan_struct`]'s `fields`) reported.
-        at: usize,
-        /// Rust name of that field.
-        field: String,
-        /// Its axis.
-        axis: usize,
-        /// The size it writes.
-        size: u64,
-        /// Rust name of the field that fixed the dim first.
-        other_field: String,
-        /// Its axis.
-        other_axis: usize,
-        /// The size it writes.
-        other_size: u64,
-    },
+    #[error("{0}")]
+    PinsDisagree(Box<PinsDisagree>),
     /// A field of a user's struct fixes an axis that the model (through a recurrent
     /// pair) sizes otherwise.
-    #[error(
-        "axis {axis} of field `{field}` is `Fix<{size}>`, but the binding sizes it {want}: {why}"
-    )]
-    PinContradicts {
-        /// Index of the field (in [`plan_struct`]'s `fields`).
-        at: usize,
-        /// Rust name of the field.
-        field: String,
-        /// The axis.
-        axis: usize,
-        /// The size the field writes.
-        size: u64,
-        /// The size the plan gives the axis.
-        want: u64,
-        /// Where that size comes from.
-        why: String,
-    },
+    #[error("{0}")]
+    PinContradicts(Box<PinContradicts>),
+}
+
+impl PlanError {
+    /// For the errors about one field of a user's struct ([`plan_struct`]): the field's
+    /// index among the fields given, and the axis.
+    pub fn field_axis(&self) -> Option<(usize, usize)> {
+        match self {
+            PlanError::PinsDisagree(p) => Some((p.at, p.axis)),
+            PlanError::PinContradicts(p) => Some((p.at, p.axis)),
+            _ => None,
+        }
+    }
+}
+
+/// Two fields fix one dim to different sizes ([`PlanError::PinsDisagree`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{dim} is {size} in field `{field}` (axis {axis}: `Fix<{size}>`) but {other_size} in \
+     field `{other_field}` (axis {other_axis}: `Fix<{other_size}>`): one binding cannot have both"
+)]
+pub struct PinsDisagree {
+    /// The dim, in words (``dim `batch` ``, ``unnamed axis 1 of input `state` ``).
+    pub dim: String,
+    /// Index of the field (in [`plan_struct`]'s `fields`) reported.
+    pub at: usize,
+    /// Rust name of that field.
+    pub field: String,
+    /// Its axis.
+    pub axis: usize,
+    /// The size it writes.
+    pub size: u64,
+    /// Rust name of the field that fixed the dim first.
+    pub other_field: String,
+    /// Its axis.
+    pub other_axis: usize,
+    /// The size it writes.
+    pub other_size: u64,
+}
+
+/// A field fixes an axis the plan sizes otherwise ([`PlanError::PinContradicts`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("axis {axis} of field `{field}` is `Fix<{size}>`, but the binding sizes it {want}: {why}")]
+pub struct PinContradicts {
+    /// Index of the field (in [`plan_struct`]'s `fields`).
+    pub at: usize,
+    /// Rust name of the field.
+    pub field: String,
+    /// The axis.
+    pub axis: usize,
+    /// The size the field writes.
+    pub size: u64,
+    /// The size the plan gives the axis.
+    pub want: u64,
+    /// Where that size comes from.
+    pub why: String,
 }
 
 /// Settings of one model that the signature alone cannot give: dims that are really
@@ -884,7 +904,7 @@ pub fn plan_struct(
                 AxisSize::Field(i) => match pinned[i] {
                     None => pinned[i] = Some((k, axis, n)),
                     Some((first, first_axis, m)) if m != n => {
-                        errors.push(PlanError::PinsDisagree {
+                        errors.push(PlanError::PinsDisagree(Box::new(PinsDisagree {
                             dim: dim_words(&plan.dims[i]),
                             at: k,
                             field: f.field.clone(),
@@ -893,7 +913,7 @@ pub fn plan_struct(
                             other_field: fields[first].field.clone(),
                             other_axis: first_axis,
                             other_size: m,
-                        });
+                        })));
                     }
                     Some(_) => {}
                 },
@@ -918,14 +938,14 @@ pub fn plan_struct(
                         ),
                         None => format!("the model fixes it to {m}"),
                     };
-                    errors.push(PlanError::PinContradicts {
+                    errors.push(PlanError::PinContradicts(Box::new(PinContradicts {
                         at: k,
                         field: f.field.clone(),
                         axis,
                         size: n,
                         want: m,
                         why,
-                    });
+                    })));
                 }
                 AxisSize::Fixed(_) => {}
             }
@@ -1507,7 +1527,7 @@ mod tests {
         // The pair sizes `stateN` axis 0 as `state`'s 2.
         let err = plan_struct(&sig, &ModelOptions::new(), &f(Some(3))).unwrap_err();
         assert!(
-            matches!(err[0], PlanError::PinContradicts { at: 3, want: 2, .. }),
+            matches!(&err[0], PlanError::PinContradicts(p) if p.at == 3 && p.want == 2),
             "{err:?}"
         );
         // Two fields pin one dim apart.

@@ -145,10 +145,18 @@ fn near_file(root: &std::path::Path, rel: &std::path::Path) -> Option<String> {
     let (stem, ext) = file.rsplit_once('.').unwrap_or((file, ""));
     let stems: Vec<&str> = files
         .iter()
-        .filter_map(|f| f.rsplit_once('.').filter(|(_, e)| *e == ext).map(|(s, _)| s))
+        .filter_map(|f| {
+            f.rsplit_once('.')
+                .filter(|(_, e)| *e == ext)
+                .map(|(s, _)| s)
+        })
         .collect();
     let best = crate::check::closest(stem, stems.iter().copied())?;
-    Some(dir.join(format!("{best}.{ext}")).to_string_lossy().into_owned())
+    Some(
+        dir.join(format!("{best}.{ext}"))
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// Body of the hidden `track_model!("<link>", "<model>")`: points the link path at the

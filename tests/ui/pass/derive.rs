@@ -119,9 +119,45 @@ struct Offline {
     sum: Tensor<f32, (Dyn,)>,
 }
 
+// Silero VAD's signature (the README's example): `dims` names its unnamed axes, the
+// types fix every dim, `stateN` pairs with `state` by name.
+#[derive(OnnxBinding)]
+#[onnx(model = "models/silero_vad.onnx")]
+struct Vad {
+    #[onnx(dims = "batch, samples")]
+    input: Tensor<f32, (Fix<1>, Fix<512>)>,
+    #[onnx(dims = "2, batch, 128")]
+    state: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+    sr: Tensor<i64, ()>,
+    output: AllocatedOutput<f32, (Dyn, Fix<1>)>,
+    #[onnx(name = "stateN")]
+    next: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+}
+
+// The same with the samples axis left open: the dims ask for exactly that dim.
+#[derive(OnnxBinding)]
+#[onnx(model = "models/silero_vad.onnx")]
+struct VadOpen {
+    #[onnx(dims = "batch, samples")]
+    input: Tensor<f32, (Fix<1>, Dyn)>,
+    #[onnx(dims = "2, batch, 128")]
+    state: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+    sr: Tensor<i64, ()>,
+    output: AllocatedOutput<f32, (Dyn, Fix<1>)>,
+    #[onnx(name = "stateN")]
+    next: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+}
+
 fn assert_io<Io: ort_bind::BindingIo + ort_bind::SplitIo>() {}
 
 fn main() {
+    let VadDims {} = VadDims::default();
+    let _ = Vad::allocate(&Cpu);
+    let _: fn(&mut ort_bind::Bound<Vad>) -> ort_bind::Result<()> = Vad::feed_back;
+    let _: fn(&mut ort_bind::Bound<Vad>) -> ort_bind::Result<()> = Vad::feed_next_into_state;
+    let VadOpenDims { samples } = VadOpenDims { samples: 512 };
+    let _ = VadOpen::allocate(&Cpu, &VadOpenDims { samples });
+    let _ = VadOpenDims::from_input_shapes(&[1, 512], &[2, 1, 128], &[]);
     let _ = Fixed::allocate(&Cpu);
     let _ = SymbolicFixed::<Cpu>::allocate(&Cpu);
     let _ = PartialOutputs::allocate(&Cpu, &PartialOutputsDims { batch: 1 });

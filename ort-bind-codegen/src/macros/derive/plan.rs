@@ -314,21 +314,21 @@ pub(super) fn plan(
         Ok(p) => p,
         Err(problems) => {
             for p in problems {
+                if let Some((at, axis)) = p.field_axis() {
+                    let range = field_of_use(at)
+                        .map_or(Range::of(&proc_macro2::TokenStream::new()), |k| {
+                            axis_range(&fields[k], axis)
+                        });
+                    let help = if matches!(p, PlanError::PinsDisagree(_)) {
+                        "\n  help: write the same size in both fields, or `Dyn` in one of them \
+                         (it then takes the other's size)"
+                    } else {
+                        "\n  help: write that size, or `Dyn`"
+                    };
+                    errors.push(spanned_error(range, format!("{p}{help}")));
+                    continue;
+                }
                 match &p {
-                    PlanError::PinsDisagree { at, axis, .. }
-                    | PlanError::PinContradicts { at, axis, .. } => {
-                        let range = field_of_use(*at)
-                            .map_or(Range::of(&proc_macro2::TokenStream::new()), |k| {
-                                axis_range(&fields[k], *axis)
-                            });
-                        let help = if matches!(p, PlanError::PinsDisagree { .. }) {
-                            "\n  help: write the same size in both fields, or `Dyn` in one of them \
-                             (it then takes the other's size)"
-                        } else {
-                            "\n  help: write that size, or `Dyn`"
-                        };
-                        errors.push(spanned_error(range, format!("{p}{help}")));
-                    }
                     PlanError::FeedBack {
                         output,
                         input,
