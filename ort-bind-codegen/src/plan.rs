@@ -1095,6 +1095,24 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
     Ok(out)
 }
 
+/// The derive's way to name the axes of `value` ([`axes`] of one value): the
+/// `#[onnx(dims = "..")]` attribute a field binding it would carry to get the same dims
+/// fields as the generated module (fixed axes as their size, axes ONNX Runtime sizes as
+/// `_`), as a template to edit: `dims = "x_dim0, 3, x_dim2, x_dim3"`. `None` when `axes`
+/// lists no axis of that value.
+pub fn dims_attribute(axes: &[AxisInfo], role: Role, value: &str) -> Option<String> {
+    let entries: Vec<String> = axes
+        .iter()
+        .filter(|a| a.role == role && a.value == value)
+        .map(|a| match &a.binding {
+            AxisBinding::Fixed(n) => n.to_string(),
+            AxisBinding::Field(f) => f.clone(),
+            AxisBinding::Runtime => "_".to_owned(),
+        })
+        .collect();
+    (!entries.is_empty()).then(|| format!("dims = \"{}\"", entries.join(", ")))
+}
+
 /// Whether the output's declared dims leave room for the input's shape, axis by axis:
 /// equal, or open on the output (`?`, or a named dim that no input carries).
 fn compatible(
