@@ -448,3 +448,29 @@ fn declared_feed_back_and_split() -> ort_bind::Result<()> {
     );
     Ok(())
 }
+
+// An output ONNX Runtime allocates reads as absent once the dims change, until the next run.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/dynamic.onnx")]
+struct Allocated {
+    x: Tensor<f32, (Dyn, Fix<4>)>,
+    z: AllocatedOutput<f32, (Dyn, Fix<3>)>,
+}
+
+#[test]
+fn allocated_outputs_are_absent_after_set_dims() -> ort_bind::Result<()> {
+    let session = session(Allocated::MODEL_PATH)?;
+    let mut bound = Bound::new(
+        &session,
+        Allocated::allocate(&Cpu, &AllocatedDims { batch: 2 })?,
+    )?;
+    bound.inputs().x.fill(1.0);
+    bound.run()?;
+    assert_eq!(bound.outputs().z.expect("run").dims(), &[2, 3]);
+    bound.set_dims(&AllocatedDims { batch: 1 })?;
+    assert!(bound.outputs().z.is_none(), "stale output after set_dims");
+    bound.inputs().x.fill(1.0);
+    bound.run()?;
+    assert_eq!(bound.outputs().z.expect("run").dims(), &[1, 3]);
+    Ok(())
+}
