@@ -34,6 +34,25 @@ use crate::dtype::ElementType;
 use crate::ident::IdentAllocator;
 use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
 
+/// Which side of the model a value is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A graph input.
+    Input,
+    /// A graph output.
+    Output,
+}
+
+impl Role {
+    /// `input` / `output`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+        }
+    }
+}
+
 /// Why a model cannot get generated bindings.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -95,6 +114,68 @@ pub enum PlanError {
         /// Why not.
         reason: String,
     },
+    /// Two fields of a user's struct ([`plan_struct`]) fix one dim to different sizes.
+    #[error("{0}")]
+    PinsDisagree(Box<PinsDisagree>),
+    /// A field of a user's struct fixes an axis that the model (through a recurrent
+    /// pair) sizes otherwise.
+    #[error("{0}")]
+    PinContradicts(Box<PinContradicts>),
+}
+
+impl PlanError {
+    /// For the errors about one field of a user's struct ([`plan_struct`]): the field's
+    /// index among the fields given, and the axis.
+    pub fn field_axis(&self) -> Option<(usize, usize)> {
+        match self {
+            PlanError::PinsDisagree(p) => Some((p.at, p.axis)),
+            PlanError::PinContradicts(p) => Some((p.at, p.axis)),
+            _ => None,
+        }
+    }
+}
+
+/// Two fields fix one dim to different sizes ([`PlanError::PinsDisagree`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{dim} is {size} in field `{field}` (axis {axis}: `Fix<{size}>`) but {other_size} in \
+     field `{other_field}` (axis {other_axis}: `Fix<{other_size}>`): one binding cannot have both"
+)]
+pub struct PinsDisagree {
+    /// The dim, in words (``dim `batch` ``, ``unnamed axis 1 of input `state` ``).
+    pub dim: String,
+    /// Index of the field (in [`plan_struct`]'s `fields`) reported.
+    pub at: usize,
+    /// Rust name of that field.
+    pub field: String,
+    /// Its axis.
+    pub axis: usize,
+    /// The size it writes.
+    pub size: u64,
+    /// Rust name of the field that fixed the dim first.
+    pub other_field: String,
+    /// Its axis.
+    pub other_axis: usize,
+    /// The size it writes.
+    pub other_size: u64,
+}
+
+/// A field fixes an axis the plan sizes otherwise ([`PlanError::PinContradicts`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("axis {axis} of field `{field}` is `Fix<{size}>`, but the binding sizes it {want}: {why}")]
+pub struct PinContradicts {
+    /// Index of the field (in [`plan_struct`]'s `fields`).
+    pub at: usize,
+    /// Rust name of the field.
+    pub field: String,
+    /// The axis.
+    pub axis: usize,
+    /// The size the field writes.
+    pub size: u64,
+    /// The size the plan gives the axis.
+    pub want: u64,
+    /// Where that size comes from.
+    pub why: String,
 }
 
 /// Settings of one model that the signature alone cannot give: dims that are really
@@ -332,6 +413,29 @@ pub enum DimSource {
         /// ONNX name of the input.
         input: String,
     },
+    /// An unnamed dynamic axis of one output the user sizes (the derive's `Tensor`
+    /// outputs; generated modules let ONNX Runtime allocate such outputs instead).
+    OutputAxis {
+        /// ONNX name of the output.
+        output: String,
+        /// Axis index.
+        axis: usize,
+    },
+    /// The whole shape of an output of unknown rank the user sizes (derive only).
+    OutputShape {
+        /// ONNX name of the output.
+        output: String,
+    },
+}
+
+impl DimSource {
+    /// Whether the field holds a whole shape (a `Vec<usize>`) rather than one size.
+    pub fn is_shape(&self) -> bool {
+        matches!(
+            self,
+            DimSource::Shape { .. } | DimSource::OutputShape { .. }
+        )
+    }
 }
 
 /// One field of the dims struct.
@@ -343,6 +447,8 @@ pub struct DimField {
     pub source: DimSource,
     /// `(value name, axis)` pairs that use this dim, for documentation.
     pub used_by: Vec<(String, usize)>,
+    /// More to say in the field's doc (e.g. the exporter's name for the dim).
+    pub note: Option<String>,
 }
 
 /// A recurrent pair: an output with the same type and dims as an input, whose buffer
@@ -371,10 +477,7 @@ pub struct Plan {
 impl Plan {
     /// Whether every dims field is a plain `usize` (the dims struct can be `Copy`).
     pub fn dims_are_copy(&self) -> bool {
-        !self
-            .dims
-            .iter()
-            .any(|d| matches!(d.source, DimSource::Shape { .. }))
+        !self.dims.iter().any(|d| d.source.is_shape())
     }
 }
 
@@ -397,6 +500,23 @@ fn tensor_of<'a>(
     }
 }
 
+/// Every reason `sig` cannot be bound at all, in model order (a value that is not a
+/// bindable tensor, no outputs); empty when it can.
+pub fn refusals(sig: &ModelSignature) -> Vec<PlanError> {
+    let mut out = Vec::new();
+    for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
+        for v in values {
+            if let Err(e) = tensor_of(v, role) {
+                out.push(e);
+            }
+        }
+    }
+    if sig.outputs.is_empty() {
+        out.push(PlanError::NoOutputs);
+    }
+    out
+}
+
 /// Plans bindings for `sig`, from its signature alone.
 pub fn plan(sig: &ModelSignature) -> Result<Plan, PlanError> {
     plan_with(sig, &ModelOptions::new())
@@ -407,6 +527,95 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
     if sig.outputs.is_empty() {
         return Err(PlanError::NoOutputs);
     }
+    plan_core(sig, options, &|_| OutputUse::Auto).map(|(plan, _)| plan)
+}
+
+/// How the plan treats one model output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputUse {
+    /// Not bound (a derive struct without a field for it): left out of the plan.
+    Skip,
+    /// Pre-allocated when its dims follow from the inputs', else allocated by ONNX
+    /// Runtime (generated modules).
+    Auto,
+    /// Always pre-allocated: dims no input gives become dims fields (a derive `Tensor`).
+    Owned,
+    /// Allocated by ONNX Runtime (a derive `AllocatedOutput`); never in a pair.
+    Allocated,
+}
+
+/// Whether a dim name says nothing a reader can use: `?`, `unk__123`,
+/// `p2o.DynamicDimension.0`, `DynamicDimension_3`, `-1`, `None`, or a name without a
+/// letter. Such dims keep what the name tells (every axis named alike is one dim) but
+/// get a field named after where they are used.
+pub fn is_placeholder_name(name: &str) -> bool {
+    let lower = name.trim().to_ascii_lowercase();
+    let digits_after = |prefix: &str| {
+        lower.strip_prefix(prefix).is_some_and(|rest| {
+            rest.trim_start_matches(['.', '_'])
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+    };
+    !lower.bytes().any(|b| b.is_ascii_alphabetic())
+        || lower == "none"
+        || lower == "unknown"
+        || digits_after("unk__")
+        || digits_after("p2o.dynamicdimension")
+        || digits_after("dynamicdimension")
+        || digits_after("dynamic_dimension")
+}
+
+/// The dims field of the named dim `name`, made on its first use at `(value, field,
+/// axis)`: named like the dim, unless that name is an exporter's placeholder.
+fn named_field(
+    idents: &mut IdentAllocator,
+    dims: &mut Vec<DimField>,
+    named: &mut HashMap<String, usize>,
+    name: &str,
+    (value, field, axis): (&str, &str, usize),
+) -> usize {
+    if let Some(&i) = named.get(name) {
+        return i;
+    }
+    let (ident, note) = if is_placeholder_name(name) {
+        (
+            idents.allocate(&format!("{field}_dim{axis}")),
+            Some(format!(
+                "The model calls it `{name}` (an exporter's placeholder), first on `{value}` \
+                 axis {axis}."
+            )),
+        )
+    } else {
+        (idents.allocate(name), None)
+    };
+    dims.push(DimField {
+        field: ident,
+        source: DimSource::Named(name.to_owned()),
+        used_by: vec![],
+        note,
+    });
+    named.insert(name.to_owned(), dims.len() - 1);
+    dims.len() - 1
+}
+
+/// The plan, and for each planned output its index among the model's outputs.
+fn plan_core(
+    sig: &ModelSignature,
+    options: &ModelOptions,
+    use_of: &dyn Fn(usize) -> OutputUse,
+) -> Result<(Plan, Vec<usize>), PlanError> {
+    plan_core_named(sig, options, use_of, &|_, _| None)
+}
+
+/// [`plan_core`], with `field_of(role, model index)` naming values' fields (the
+/// derive's struct fields) instead of the identifiers codegen makes.
+fn plan_core_named(
+    sig: &ModelSignature,
+    options: &ModelOptions,
+    use_of: &dyn Fn(usize) -> OutputUse,
+    field_of: &dyn Fn(Role, usize) -> Option<String>,
+) -> Result<(Plan, Vec<usize>), PlanError> {
     let sig = apply_dim_options(sig, options)?;
     let mut dim_idents = IdentAllocator::new();
     let mut dims: Vec<DimField> = Vec::new();
@@ -414,9 +623,12 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
 
     let mut input_idents = IdentAllocator::new();
     let mut inputs = Vec::with_capacity(sig.inputs.len());
-    for v in &sig.inputs {
+    for (index, v) in sig.inputs.iter().enumerate() {
         let (elem, vdims) = tensor_of(v, "input")?;
-        let field = input_idents.allocate(&v.name);
+        let field = match field_of(Role::Input, index) {
+            Some(f) => f,
+            None => input_idents.allocate(&v.name),
+        };
         let storage = match vdims {
             None => {
                 let idx = dims.len();
@@ -426,6 +638,7 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
                         input: v.name.clone(),
                     },
                     used_by: vec![],
+                    note: None,
                 });
                 Storage::OwnedAnyRank(idx)
             }
@@ -435,14 +648,13 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
                     let size = match d {
                         Dim::Fixed(n) => AxisSize::Fixed(*n),
                         Dim::Named(name) => {
-                            let idx = *named.entry(name.clone()).or_insert_with(|| {
-                                dims.push(DimField {
-                                    field: dim_idents.allocate(name),
-                                    source: DimSource::Named(name.clone()),
-                                    used_by: vec![],
-                                });
-                                dims.len() - 1
-                            });
+                            let idx = named_field(
+                                &mut dim_idents,
+                                &mut dims,
+                                &mut named,
+                                name,
+                                (&v.name, &field, axis),
+                            );
                             dims[idx].used_by.push((v.name.clone(), axis));
                             AxisSize::Field(idx)
                         }
@@ -454,6 +666,7 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
                                     axis,
                                 },
                                 used_by: vec![(v.name.clone(), axis)],
+                                note: None,
                             });
                             AxisSize::Field(dims.len() - 1)
                         }
@@ -475,22 +688,34 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
 
     let mut output_idents = IdentAllocator::new();
     let mut outputs = Vec::with_capacity(sig.outputs.len());
-    for v in &sig.outputs {
+    let mut model_index = Vec::with_capacity(sig.outputs.len());
+    let mut uses = Vec::with_capacity(sig.outputs.len());
+    for (index, v) in sig.outputs.iter().enumerate() {
+        let use_ = use_of(index);
+        if use_ == OutputUse::Skip {
+            continue;
+        }
         let (elem, vdims) = tensor_of(v, "output")?;
-        let field = output_idents.allocate(&v.name);
+        let field = match field_of(Role::Output, index) {
+            Some(f) => f,
+            None => output_idents.allocate(&v.name),
+        };
         // Pre-allocate only when every axis is fixed or a named dim some input carries:
         // then the size is known before the run.
-        let storage = vdims
-            .and_then(|ds| {
-                ds.iter()
-                    .map(|d| match d {
-                        Dim::Fixed(n) => Some(AxisSize::Fixed(*n)),
-                        Dim::Named(name) => named.get(name).map(|&i| AxisSize::Field(i)),
-                        Dim::Dynamic => None,
-                    })
-                    .collect::<Option<Vec<_>>>()
-            })
-            .map_or(Storage::Allocated, Storage::Owned);
+        let storage = match use_ {
+            OutputUse::Allocated => Storage::Allocated,
+            _ => vdims
+                .and_then(|ds| {
+                    ds.iter()
+                        .map(|d| match d {
+                            Dim::Fixed(n) => Some(AxisSize::Fixed(*n)),
+                            Dim::Named(name) => named.get(name).map(|&i| AxisSize::Field(i)),
+                            Dim::Dynamic => None,
+                        })
+                        .collect::<Option<Vec<_>>>()
+                })
+                .map_or(Storage::Allocated, Storage::Owned),
+        };
         outputs.push(PlannedValue {
             name: v.name.clone(),
             field,
@@ -499,9 +724,60 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
             doc: v.doc_string.clone(),
             storage,
         });
+        model_index.push(index);
+        uses.push(use_);
     }
 
-    let feed_back = feed_back_pairs(&inputs, &mut outputs, &named, &dims, options)?;
+    let pairable: Vec<bool> = uses.iter().map(|u| *u != OutputUse::Allocated).collect();
+    let feed_back = feed_back_pairs(&inputs, &mut outputs, &pairable, &named, &dims, options)?;
+
+    // Outputs the user sizes, which no input and no pair sized: their own dims fields.
+    for (o, use_) in outputs.iter_mut().zip(&uses) {
+        if *use_ != OutputUse::Owned || o.storage != Storage::Allocated {
+            continue;
+        }
+        o.storage = match &o.dims {
+            None => {
+                dims.push(DimField {
+                    field: dim_idents.allocate(&format!("{}_shape", o.field)),
+                    source: DimSource::OutputShape {
+                        output: o.name.clone(),
+                    },
+                    used_by: vec![],
+                    note: None,
+                });
+                Storage::OwnedAnyRank(dims.len() - 1)
+            }
+            Some(ds) => {
+                let mut axes = Vec::with_capacity(ds.len());
+                for (axis, d) in ds.iter().enumerate() {
+                    axes.push(match d {
+                        Dim::Fixed(n) => AxisSize::Fixed(*n),
+                        Dim::Named(name) => AxisSize::Field(named_field(
+                            &mut dim_idents,
+                            &mut dims,
+                            &mut named,
+                            name,
+                            (&o.name, &o.field, axis),
+                        )),
+                        Dim::Dynamic => {
+                            dims.push(DimField {
+                                field: dim_idents.allocate(&format!("{}_dim{axis}", o.field)),
+                                source: DimSource::OutputAxis {
+                                    output: o.name.clone(),
+                                    axis,
+                                },
+                                used_by: vec![],
+                                note: None,
+                            });
+                            AxisSize::Field(dims.len() - 1)
+                        }
+                    });
+                }
+                Storage::Owned(axes)
+            }
+        };
+    }
 
     for o in &outputs {
         match &o.storage {
@@ -516,12 +792,340 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
             Storage::Allocated => {}
         }
     }
-    Ok(Plan {
-        inputs,
-        outputs,
-        dims,
-        feed_back,
+    Ok((
+        Plan {
+            inputs,
+            outputs,
+            dims,
+            feed_back,
+        },
+        model_index,
+    ))
+}
+
+/// One field of a user's struct (`#[derive(OnnxBinding)]`), as the plan needs it: what
+/// it binds and what its type fixes.
+#[derive(Debug, Clone)]
+pub struct FieldUse {
+    /// Rust field name (without `r#`).
+    pub field: String,
+    /// Which side of the model it binds.
+    pub role: Role,
+    /// Index among the model's inputs or outputs.
+    pub index: usize,
+    /// Whether ONNX Runtime allocates it (an `AllocatedOutput`).
+    pub allocated: bool,
+    /// Per axis of the field's type, the size it fixes (`Fix<N>`), or `None` (`Dyn`,
+    /// or not readable); `None` for the whole when the type shows no tuple shape.
+    pub pins: Option<Vec<Option<u64>>>,
+}
+
+/// A plan for a user's struct: [`Plan`] over the values its fields bind, with the dims
+/// its field types fix taken out of the dims struct.
+#[derive(Debug, Clone)]
+pub struct StructPlan {
+    /// The plan: inputs in model order, then the bound outputs in model order.
+    pub plan: Plan,
+    /// Per field (same order as given): its value's position in `plan.inputs` or
+    /// `plan.outputs`.
+    pub values: Vec<(Role, usize)>,
+    /// Per planned output, its index among the model's outputs.
+    pub output_index: Vec<usize>,
+}
+
+/// How a dim reads in messages: ``dim `batch` ``, ``unnamed axis 1 of `state` ``.
+fn dim_words(d: &DimField) -> String {
+    match &d.source {
+        DimSource::Named(n) if d.note.is_some() => format!("dim `{}` (the model's `{n}`)", d.field),
+        DimSource::Named(n) => format!("dim `{n}`"),
+        DimSource::Axis { input, axis } => format!("unnamed axis {axis} of input `{input}`"),
+        DimSource::OutputAxis { output, axis } => {
+            format!("unnamed axis {axis} of output `{output}`")
+        }
+        DimSource::Shape { input } => format!("the shape of input `{input}`"),
+        DimSource::OutputShape { output } => format!("the shape of output `{output}`"),
+    }
+}
+
+/// Plans the struct whose fields are `fields`: the same plan as [`plan_with`] (dims,
+/// recurrent pairs, who allocates what), restricted to the outputs the struct binds, with
+/// every output written as a `Tensor` pre-allocated (its dims no input gives become dims
+/// fields), and every dim a field type fixes with `Fix<N>` fixed for the whole struct.
+///
+/// Errors: everything [`plan_with`] refuses, and two fields fixing one dim to different
+/// sizes ([`PlanError::PinsDisagree`]) or fixing an axis a recurrent pair sizes
+/// otherwise ([`PlanError::PinContradicts`]), each naming the field ([`FieldUse`] index).
+/// Fields the model fixes to another size are not reported here: checking field types
+/// against the model (the `check` module) does that.
+pub fn plan_struct(
+    sig: &ModelSignature,
+    options: &ModelOptions,
+    fields: &[FieldUse],
+) -> Result<StructPlan, Vec<PlanError>> {
+    let refused = refusals(sig);
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    let mut out_field: HashMap<usize, usize> = HashMap::new();
+    let mut in_field: HashMap<usize, usize> = HashMap::new();
+    for (k, f) in fields.iter().enumerate() {
+        match f.role {
+            Role::Input => in_field.entry(f.index).or_insert(k),
+            Role::Output => out_field.entry(f.index).or_insert(k),
+        };
+    }
+    let use_of = |index: usize| match out_field.get(&index) {
+        None => OutputUse::Skip,
+        Some(&k) if fields[k].allocated => OutputUse::Allocated,
+        Some(_) => OutputUse::Owned,
+    };
+    let field_of = |role: Role, index: usize| {
+        let k = match role {
+            Role::Input => in_field.get(&index),
+            Role::Output => out_field.get(&index),
+        }?;
+        Some(fields[*k].field.clone())
+    };
+    let (mut plan, output_index) =
+        plan_core_named(sig, options, &use_of, &field_of).map_err(|e| vec![e])?;
+    let values: Vec<(Role, usize)> = fields
+        .iter()
+        .map(|f| match f.role {
+            Role::Input => (Role::Input, f.index),
+            Role::Output => (
+                Role::Output,
+                output_index.iter().position(|&i| i == f.index).unwrap_or(0),
+            ),
+        })
+        .collect();
+
+    // Sizes the field types fix, per dims field: the first (field, axis, size) seen.
+    let mut pinned: Vec<Option<(usize, usize, u64)>> = vec![None; plan.dims.len()];
+    let mut errors = Vec::new();
+    for (k, (f, &(role, pos))) in fields.iter().zip(&values).enumerate() {
+        let v = match role {
+            Role::Input => &plan.inputs[pos],
+            Role::Output => &plan.outputs[pos],
+        };
+        let (Some(pins), Storage::Owned(axes)) = (&f.pins, &v.storage) else {
+            continue;
+        };
+        if pins.len() != axes.len() {
+            continue; // a rank mismatch, reported by the check
+        }
+        for (axis, (pin, size)) in pins.iter().zip(axes).enumerate() {
+            let Some(n) = *pin else { continue };
+            match *size {
+                AxisSize::Field(i) => match pinned[i] {
+                    None => pinned[i] = Some((k, axis, n)),
+                    Some((first, first_axis, m)) if m != n => {
+                        errors.push(PlanError::PinsDisagree(Box::new(PinsDisagree {
+                            dim: dim_words(&plan.dims[i]),
+                            at: k,
+                            field: f.field.clone(),
+                            axis,
+                            size: n,
+                            other_field: fields[first].field.clone(),
+                            other_axis: first_axis,
+                            other_size: m,
+                        })));
+                    }
+                    Some(_) => {}
+                },
+                AxisSize::Fixed(m) if m != n => {
+                    let model_fixes = matches!(
+                        v.dims.as_ref().and_then(|d| d.get(axis)),
+                        Some(Dim::Fixed(_))
+                    );
+                    // The model's own fixed axes are the check's to report.
+                    if model_fixes {
+                        continue;
+                    }
+                    let why = match plan
+                        .feed_back
+                        .iter()
+                        .find(|fb| role == Role::Output && fb.output == pos)
+                    {
+                        Some(fb) => format!(
+                            "output `{}` feeds back into input `{}`, whose axis {axis} the \
+                             model fixes to {m}",
+                            v.name, plan.inputs[fb.input].name
+                        ),
+                        None => format!("the model fixes it to {m}"),
+                    };
+                    errors.push(PlanError::PinContradicts(Box::new(PinContradicts {
+                        at: k,
+                        field: f.field.clone(),
+                        axis,
+                        size: n,
+                        want: m,
+                        why,
+                    })));
+                }
+                AxisSize::Fixed(_) => {}
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    // Fixed dims leave the dims struct; the others are renumbered.
+    let sizes: Vec<Option<u64>> = pinned.iter().map(|p| p.map(|(_, _, n)| n)).collect();
+    let mut used = vec![false; plan.dims.len()];
+    for v in plan.inputs.iter().chain(&plan.outputs) {
+        match &v.storage {
+            Storage::Owned(axes) => {
+                for a in axes {
+                    if let AxisSize::Field(i) = a {
+                        used[*i] = sizes[*i].is_none();
+                    }
+                }
+            }
+            Storage::OwnedAnyRank(i) => used[*i] = true,
+            Storage::Allocated => {}
+        }
+    }
+    let mut renumber = vec![usize::MAX; plan.dims.len()];
+    let mut kept = Vec::new();
+    for (i, d) in std::mem::take(&mut plan.dims).into_iter().enumerate() {
+        if used[i] {
+            renumber[i] = kept.len();
+            kept.push(d);
+        }
+    }
+    plan.dims = kept;
+    for v in plan.inputs.iter_mut().chain(plan.outputs.iter_mut()) {
+        match &mut v.storage {
+            Storage::Owned(axes) => {
+                for a in axes {
+                    if let AxisSize::Field(i) = *a {
+                        *a = match sizes[i] {
+                            Some(n) => AxisSize::Fixed(n),
+                            None => AxisSize::Field(renumber[i]),
+                        };
+                    }
+                }
+            }
+            Storage::OwnedAnyRank(i) => *i = renumber[*i],
+            Storage::Allocated => {}
+        }
+    }
+    Ok(StructPlan {
+        plan,
+        values,
+        output_index,
     })
+}
+
+/// How one axis of a value is sized in the bindings: what `ort-bind inspect` shows next
+/// to it ([`axes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AxisBinding {
+    /// Fixed by the model: no field.
+    Fixed(u64),
+    /// Sized by this field of `Dims`.
+    Field(String),
+    /// Decided by ONNX Runtime during each run (the output is allocated by it).
+    Runtime,
+}
+
+/// One axis of one input or output, as the generated bindings see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AxisInfo {
+    /// Input or output.
+    pub role: Role,
+    /// ONNX name of the value.
+    pub value: String,
+    /// Axis index.
+    pub axis: usize,
+    /// The axis as the model declares it.
+    pub declared: Dim,
+    /// How the bindings size it.
+    pub binding: AxisBinding,
+    /// The option that names (or renames) the dim, in the words `ModelOptions` and
+    /// `bindings!` share (`dim("x", 0, "NAME")`, `rename_dim("N", "NAME")`); `None` for an
+    /// axis the model fixes.
+    pub rename: Option<String>,
+}
+
+/// Every axis of every input and output of `sig` under `options`, in model order: the
+/// `Dims` field it becomes (or why it has none) and the option that renames it. Values
+/// of unknown rank have no axes listed. Pure: for `ort-bind inspect`.
+///
+/// ```
+/// use ort_bind_codegen::plan::{AxisBinding, ModelOptions, axes};
+/// use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueKind, ValueSig};
+/// let t = |name: &str, dims| ValueSig {
+///     name: name.into(),
+///     kind: ValueKind::Tensor { elem: ElementType::F32, dims: Some(dims) },
+///     doc_string: String::new(),
+/// };
+/// let sig = ModelSignature {
+///     inputs: vec![t("x", vec![Dim::Named("p2o.DynamicDimension.0".into()), Dim::Fixed(3)])],
+///     outputs: vec![t("y", vec![Dim::Named("p2o.DynamicDimension.1".into())])],
+///     ..Default::default()
+/// };
+/// let a = axes(&sig, &ModelOptions::new()).unwrap();
+/// assert_eq!(a[0].binding, AxisBinding::Field("x_dim0".into()));
+/// assert_eq!(a[0].rename.as_deref(), Some(r#"rename_dim("p2o.DynamicDimension.0", "NAME")"#));
+/// assert_eq!(a[1].binding, AxisBinding::Fixed(3));
+/// assert_eq!(a[2].binding, AxisBinding::Runtime);
+/// ```
+pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo>, PlanError> {
+    let plan = plan_with(sig, options)?;
+    let mut out = Vec::new();
+    for (role, values) in [(Role::Input, &plan.inputs), (Role::Output, &plan.outputs)] {
+        for v in values {
+            let Some(dims) = &v.dims else { continue };
+            for (axis, d) in dims.iter().enumerate() {
+                let binding = match &v.storage {
+                    Storage::Owned(axes) => match axes.get(axis) {
+                        Some(AxisSize::Fixed(n)) => AxisBinding::Fixed(*n),
+                        Some(AxisSize::Field(i)) => AxisBinding::Field(plan.dims[*i].field.clone()),
+                        None => AxisBinding::Runtime,
+                    },
+                    Storage::OwnedAnyRank(i) => AxisBinding::Field(plan.dims[*i].field.clone()),
+                    Storage::Allocated => match d {
+                        Dim::Fixed(n) => AxisBinding::Fixed(*n),
+                        _ => AxisBinding::Runtime,
+                    },
+                };
+                let rename = match d {
+                    Dim::Fixed(_) => None,
+                    Dim::Named(n) => Some(format!("rename_dim({n:?}, \"NAME\")")),
+                    Dim::Dynamic => Some(format!("dim({:?}, {axis}, \"NAME\")", v.name)),
+                };
+                out.push(AxisInfo {
+                    role,
+                    value: v.name.clone(),
+                    axis,
+                    declared: d.clone(),
+                    binding,
+                    rename,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The derive's way to name the axes of `value` ([`axes`] of one value): the
+/// `#[onnx(dims = "..")]` attribute a field binding it would carry to get the same dims
+/// fields as the generated module (fixed axes as their size, axes ONNX Runtime sizes as
+/// `_`), as a template to edit: `dims = "x_dim0, 3, x_dim2, x_dim3"`. `None` when `axes`
+/// lists no axis of that value.
+pub fn dims_attribute(axes: &[AxisInfo], role: Role, value: &str) -> Option<String> {
+    let entries: Vec<String> = axes
+        .iter()
+        .filter(|a| a.role == role && a.value == value)
+        .map(|a| match &a.binding {
+            AxisBinding::Fixed(n) => n.to_string(),
+            AxisBinding::Field(f) => f.clone(),
+            AxisBinding::Runtime => "_".to_owned(),
+        })
+        .collect();
+    (!entries.is_empty()).then(|| format!("dims = \"{}\"", entries.join(", ")))
 }
 
 /// Whether the output's declared dims leave room for the input's shape, axis by axis:
@@ -638,6 +1242,7 @@ impl<'a> NameIndex<'a> {
 fn feed_back_pairs(
     inputs: &[PlannedValue],
     outputs: &mut [PlannedValue],
+    pairable: &[bool],
     named: &HashMap<String, usize>,
     dims: &[DimField],
     options: &ModelOptions,
@@ -660,6 +1265,13 @@ fn feed_back_pairs(
         if pairs.iter().any(|p| p.output == oi || p.input == ii) {
             return Err(err("one of them is already in another pair".into()));
         }
+        if !pairable[oi] {
+            return Err(err(
+                "the output is an `AllocatedOutput`, whose memory ONNX Runtime allocates: \
+                 only a `Tensor` output can become an input"
+                    .into(),
+            ));
+        }
         let (o, i) = (&outputs[oi], &inputs[ii]);
         if o.elem != i.elem {
             return Err(err(format!(
@@ -677,7 +1289,7 @@ fn feed_back_pairs(
     if options.no_auto_feed_back {
         return Ok(pairs);
     }
-    let mut out_taken = vec![false; outputs.len()];
+    let mut out_taken: Vec<bool> = pairable.iter().map(|p| !p).collect();
     let mut in_taken = vec![false; inputs.len()];
     for p in &pairs {
         out_taken[p.output] = true;
@@ -839,6 +1451,129 @@ mod tests {
                 ("output".to_string(), 0),
                 ("stateN".to_string(), 1)
             ]
+        );
+    }
+
+    #[test]
+    fn placeholder_names() {
+        for p in [
+            "?",
+            "",
+            "-1",
+            "None",
+            "unk__123",
+            "p2o.DynamicDimension.0",
+            "DynamicDimension_3",
+        ] {
+            assert!(is_placeholder_name(p), "{p}");
+        }
+        for n in ["batch", "N", "seq_len", "height", "unk", "p2o_batch"] {
+            assert!(!is_placeholder_name(n), "{n}");
+        }
+    }
+
+    /// The real models in `tests/fixtures/signatures` (PP-OCRv4 det, Silero VAD).
+    fn real(name: &str) -> ModelSignature {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/signatures")
+            .join(name);
+        crate::read_signature(path).unwrap()
+    }
+
+    #[test]
+    fn exporter_placeholders_become_fields_named_where_they_are_used() {
+        // x [p2o.DynamicDimension.0, 3, .1, .2] -> sigmoid_0.tmp_0 [.3, 1, .4, .5]
+        let det = real("ppocr_det.onnx");
+        let p = plan(&det).unwrap();
+        assert_eq!(fields(&p), ["x_dim0", "x_dim2", "x_dim3"]);
+        let note = p.dims[0].note.as_deref().unwrap();
+        assert!(note.contains("`p2o.DynamicDimension.0`"), "{note}");
+        // Named apart on the output: ONNX Runtime allocates it, unless renamed.
+        assert_eq!(p.outputs[0].storage, Storage::Allocated);
+        let opts = ModelOptions::new()
+            .rename_dim("p2o.DynamicDimension.3", "batch")
+            .rename_dim("p2o.DynamicDimension.0", "batch")
+            .dim("x", 2, "height")
+            .dim("x", 3, "width")
+            .dim("sigmoid_0.tmp_0", 2, "height")
+            .dim("sigmoid_0.tmp_0", 3, "width");
+        let p = plan_with(&det, &opts).unwrap();
+        assert_eq!(fields(&p), ["batch", "height", "width"]);
+        assert!(matches!(p.outputs[0].storage, Storage::Owned(_)));
+        // Silero VAD: unnamed axes keep `<value>_dim<axis>`; `stateN` pairs with `state`.
+        let p = plan(&real("silero_vad.onnx")).unwrap();
+        assert_eq!(fields(&p), ["input_dim0", "input_dim1", "state_dim1"]);
+        let a = axes(&real("silero_vad.onnx"), &ModelOptions::new()).unwrap();
+        let state1 = a
+            .iter()
+            .find(|a| a.value == "state" && a.axis == 1)
+            .unwrap();
+        assert_eq!(state1.binding, AxisBinding::Field("state_dim1".into()));
+        assert_eq!(state1.rename.as_deref(), Some(r#"dim("state", 1, "NAME")"#));
+        let out0 = a
+            .iter()
+            .find(|a| a.value == "output" && a.axis == 0)
+            .unwrap();
+        assert_eq!(out0.binding, AxisBinding::Runtime);
+    }
+
+    fn use_(field: &str, role: Role, index: usize, pins: &[Option<u64>]) -> FieldUse {
+        FieldUse {
+            field: field.into(),
+            role,
+            index,
+            allocated: false,
+            pins: Some(pins.to_vec()),
+        }
+    }
+
+    #[test]
+    fn struct_dims_are_what_no_field_type_fixes() {
+        let sig = silero();
+        let f = |state0: Option<u64>| {
+            vec![
+                use_("input", Role::Input, 0, &[Some(1), Some(512)]),
+                use_("state", Role::Input, 1, &[Some(2), None, Some(128)]),
+                use_("sr", Role::Input, 2, &[]),
+                use_("next", Role::Output, 1, &[state0, None, None]),
+            ]
+        };
+        // Everything pinned but `state` axis 1 (which `stateN` shares through the pair).
+        let p = plan_struct(&sig, &ModelOptions::new(), &f(None)).unwrap();
+        assert_eq!(fields(&p.plan), ["state_dim1"]);
+        assert_eq!(p.plan.feed_back.len(), 1);
+        // `output` is not bound: it is not planned.
+        assert_eq!(p.output_index, [1]);
+        // Pinning it too leaves nothing.
+        let mut all = f(None);
+        all[1].pins = Some(vec![Some(2), Some(1), Some(128)]);
+        let p = plan_struct(&sig, &ModelOptions::new(), &all).unwrap();
+        assert!(p.plan.dims.is_empty());
+        assert_eq!(
+            p.plan.outputs[0].storage,
+            Storage::Owned(vec![
+                AxisSize::Fixed(2),
+                AxisSize::Fixed(1),
+                AxisSize::Fixed(128)
+            ])
+        );
+        // The pair sizes `stateN` axis 0 as `state`'s 2.
+        let err = plan_struct(&sig, &ModelOptions::new(), &f(Some(3))).unwrap_err();
+        assert!(
+            matches!(&err[0], PlanError::PinContradicts(p) if p.at == 3 && p.want == 2),
+            "{err:?}"
+        );
+        // Two fields pin one dim apart.
+        let opts = ModelOptions::new()
+            .dim("input", 0, "batch")
+            .dim("state", 1, "batch");
+        let mut apart = f(None);
+        apart[1].pins = Some(vec![Some(2), Some(2), Some(128)]);
+        let err = plan_struct(&sig, &opts, &apart).unwrap_err();
+        assert_eq!(
+            err[0].to_string(),
+            "dim `batch` is 2 in field `state` (axis 1: `Fix<2>`) but 1 in field `input` (axis 0: \
+             `Fix<1>`): one binding cannot have both"
         );
     }
 

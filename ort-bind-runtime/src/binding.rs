@@ -63,6 +63,10 @@ pub unsafe trait BindingIo {
     /// Receives output `index`'s value after a run, when it was bound with
     /// [`Binder::allocated_output`].
     fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()>;
+    /// Forgets the values [`BindingIo::store_output`] received (each
+    /// [`AllocatedOutput::clear`]), so they read as absent; [`Bound`] calls it when dims
+    /// change and when a run fails. The default does nothing (no allocated outputs).
+    fn clear_allocated(&mut self) {}
     /// Views for filling inputs in place.
     fn inputs_mut(&mut self) -> Self::InputsMut<'_>;
     /// Views for reading outputs in place.
@@ -264,9 +268,11 @@ impl<Io: BindingIo> Bound<Io> {
         } else {
             None
         };
-        self.io_binding
-            .run_with(options)
-            .map_err(|e| self.session.run_error(e))?;
+        if let Err(e) = self.io_binding.run_with(options) {
+            // No result of an earlier run stays readable as if it were this one's.
+            self.io.clear_allocated();
+            return Err(self.session.run_error(e));
+        }
         if Io::HAS_ALLOCATED_OUTPUTS {
             let io = &mut self.io;
             let mut result = Ok(());
@@ -284,6 +290,8 @@ impl<Io: BindingIo> Bound<Io> {
     /// with one allocation when it must) and rebound.
     pub fn set_dims(&mut self, dims: &Io::Dims) -> Result<()> {
         self.ready = false;
+        // Outputs of the old dims are not outputs of the new ones.
+        self.io.clear_allocated();
         self.io.set_dims(dims)?;
         self.rebind()
     }

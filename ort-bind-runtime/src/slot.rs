@@ -68,6 +68,9 @@ pub trait Slot: sealed::Sealed + Sized {
     /// [`AllocatedOutput`] keeps it; a [`Tensor`] drops it (it is a second reference to the
     /// tensor's own memory, which the run already wrote).
     fn store(&mut self, value: OutputValue) -> Result<()>;
+    /// Forgets the last run's value (an [`AllocatedOutput`]: [`AllocatedOutput::clear`]); a
+    /// no-op for a [`Tensor`], whose memory the binding owns.
+    fn clear(&mut self);
 }
 
 /// A [`Slot`] that can be a model input: a [`Tensor`] the caller fills before each run.
@@ -116,6 +119,8 @@ impl<T: Element, S: Shape, D: Device> Slot for Tensor<T, S, D> {
         drop(value);
         Ok(())
     }
+
+    fn clear(&mut self) {}
 }
 
 impl<T: Element, S: Shape, D: Device> InputSlot for Tensor<T, S, D> {
@@ -156,6 +161,10 @@ impl<T: Element, S: Shape, D: Device> Slot for AllocatedOutput<T, S, D> {
 
     fn store(&mut self, value: OutputValue) -> Result<()> {
         value.store_in(self)
+    }
+
+    fn clear(&mut self) {
+        AllocatedOutput::clear(self);
     }
 }
 

@@ -535,12 +535,19 @@ impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
         &self.device
     }
 
-    /// Takes the value ONNX Runtime produced in the last run, checking its type and shape.
-    pub(crate) fn accept(&mut self, value: Value) -> Result<()> {
+    /// Forgets the last run's value (releasing it to ONNX Runtime): [`AllocatedOutput::get`]
+    /// is [`Error::NotRun`] until the next successful run. [`Bound`](crate::Bound) calls it
+    /// when dims change and when a run fails, so a view never shows a stale result.
+    pub fn clear(&mut self) {
         self.value = None;
         self.len = 0;
         self.data = std::ptr::null();
         self.dims.clear();
+    }
+
+    /// Takes the value ONNX Runtime produced in the last run, checking its type and shape.
+    pub(crate) fn accept(&mut self, value: Value) -> Result<()> {
+        self.clear();
         let elem = value.tensor_info(&mut self.scratch)?;
         if elem != T::ONNX_TYPE {
             return Err(Error::OutputType {

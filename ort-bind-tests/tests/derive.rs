@@ -126,10 +126,9 @@ struct Relu {
 #[test]
 fn a_symbolic_dim_fixed_by_the_field() -> ort_bind::Result<()> {
     let session = session(Relu::MODEL_PATH)?;
-    let mut bound = Bound::new(
-        &session,
-        Relu::allocate(&Cpu, &ReluDims { batch: 2, n: 2 })?,
-    )?;
+    // The field types fix `batch` and `N` to 2: no dims are left to give.
+    let ReluDims {} = ReluDims::default();
+    let mut bound = Bound::new(&session, Relu::allocate(&Cpu)?)?;
     bound
         .inputs()
         .x
@@ -141,8 +140,56 @@ fn a_symbolic_dim_fixed_by_the_field() -> ort_bind::Result<()> {
         z.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6),
         "{z:?}"
     );
-    // The field fixes `batch` to 2: other sizes are an error, not a silent mismatch.
-    assert!(bound.set_dims(&ReluDims { batch: 3, n: 3 }).is_err());
+    Ok(())
+}
+
+// The same model with `N` left `Dyn` on the output: the dims ask for exactly that dim.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/dynamic.onnx")]
+struct ReluOpen {
+    x: Tensor<f32, (Fix<2>, Fix<4>)>,
+    z: Tensor<f32, (Dyn, Fix<3>)>,
+}
+
+#[test]
+fn one_dyn_axis_asks_for_exactly_that_dim() -> ort_bind::Result<()> {
+    let session = session(ReluOpen::MODEL_PATH)?;
+    let ReluOpenDims { n } = ReluOpenDims { n: 2 };
+    let mut bound = Bound::new(&session, ReluOpen::allocate(&Cpu, &ReluOpenDims { n })?)?;
+    bound
+        .inputs()
+        .x
+        .copy_from_slice(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])?;
+    bound.run()?;
+    assert_eq!(bound.outputs().z.dims(), &[2, 3]);
+    Ok(())
+}
+
+// `dims` names axes: the output's `N` is the input's `batch`, so one dim sizes both.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/dynamic.onnx")]
+struct Named {
+    #[onnx(dims = "rows, _")]
+    x: Tensor<f32, (Dyn, Fix<4>)>,
+    #[onnx(dims = "rows, 3")]
+    z: Tensor<f32, (Dyn, Fix<3>)>,
+}
+
+#[test]
+fn dims_attribute_names_and_unifies_axes() -> ort_bind::Result<()> {
+    let session = session(Named::MODEL_PATH)?;
+    let NamedDims { rows } = NamedDims::from_input_shapes(&[2, 4])?;
+    assert_eq!(rows, 2);
+    assert!(NamedDims::from_input_shapes(&[2, 5]).is_err());
+    let mut bound = Bound::new(&session, Named::allocate(&Cpu, &NamedDims { rows })?)?;
+    bound
+        .inputs()
+        .x
+        .copy_from_slice(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0])?;
+    bound.run()?;
+    assert_eq!(bound.outputs().z.dims(), &[2, 3]);
+    bound.set_dims(&NamedDims { rows: 1 })?;
+    assert_eq!(bound.outputs().z.dims(), &[1, 3]);
     Ok(())
 }
 
@@ -156,7 +203,7 @@ struct NonZero {
 #[test]
 fn data_dependent_outputs_are_allocated_by_onnx_runtime() -> ort_bind::Result<()> {
     let session = session(NonZero::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, NonZero::allocate(&Cpu, &NonZeroDims {})?)?;
+    let mut bound = Bound::new(&session, NonZero::allocate(&Cpu)?)?;
     assert!(
         bound.outputs().indices.is_none(),
         "nothing before the first run"
@@ -230,7 +277,7 @@ struct AllTypes {
 #[test]
 fn every_element_type() -> ort_bind::Result<()> {
     let session = session(AllTypes::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, AllTypes::allocate(&Cpu, &AllTypesDims {})?)?;
+    let mut bound = Bound::new(&session, AllTypes::allocate(&Cpu)?)?;
     {
         let mut i = bound.inputs();
         i.x_float32.copy_from_slice(&[1.0, -2.0])?;
@@ -346,18 +393,85 @@ struct Recurrent {
 #[test]
 fn state_feeds_back_without_a_copy() -> ort_bind::Result<()> {
     let session = session(Recurrent::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, Recurrent::allocate(&Cpu, &RecurrentDims {})?)?;
+    let mut bound = Bound::new(&session, Recurrent::allocate(&Cpu)?)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
     let start: Vec<f32> = (0..16).map(|v| v as f32).collect();
     bound.inputs().state.copy_from_slice(&start)?;
     bound.run()?;
     let after_one: Vec<f32> = start.iter().map(|v| v + 10.0).collect();
     assert_eq!(bound.outputs().next_state.as_slice(), after_one.as_slice());
-    bound.modify(|io| io.next_state.swap_storage(&mut io.state))?;
+    // `stateN` / `state` pair by name, as in the generated module.
+    Recurrent::feed_back(&mut bound)?;
     bound.run()?;
     let after_two: Vec<f32> = start.iter().map(|v| v + 20.0).collect();
     assert_eq!(bound.outputs().next_state.as_slice(), after_two.as_slice());
     let y: Vec<f32> = (0..8).map(|i| (i + 20 + i + 8 + 20) as f32).collect();
     assert_eq!(bound.outputs().y.as_slice(), y.as_slice());
+    Ok(())
+}
+
+// The pair declared, by ONNX name; `split()` reads an output while filling an input.
+#[derive(OnnxBinding)]
+#[onnx(
+    model = "tests/fixtures/state.onnx",
+    feed_back = "stateN -> state",
+    no_auto_feed_back
+)]
+struct Declared {
+    x: Tensor<f32, (Fix<1>, Fix<4>)>,
+    state: Tensor<f32, (Fix<2>, Fix<1>, Fix<8>)>,
+    #[onnx(name = "stateN")]
+    next_state: Tensor<f32, (Fix<2>, Fix<1>, Fix<8>)>,
+}
+
+#[test]
+fn declared_feed_back_and_split() -> ort_bind::Result<()> {
+    let session = session(Declared::MODEL_PATH)?;
+    let mut bound = Bound::new(&session, Declared::allocate(&Cpu)?)?;
+    bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
+    bound.inputs().state.fill(0.0);
+    bound.run()?;
+    Declared::feed_next_state_into_state(&mut bound)?;
+    assert!(bound.inputs().state.as_slice().iter().all(|&v| v == 10.0));
+    {
+        let (mut i, o) = bound.split();
+        i.x.copy_from_slice(&[0.0; 4])?;
+        assert_eq!(o.next_state.dims(), &[2, 1, 8]);
+    }
+    bound.run()?;
+    assert!(
+        bound
+            .outputs()
+            .next_state
+            .as_slice()
+            .iter()
+            .all(|&v| v == 10.0)
+    );
+    Ok(())
+}
+
+// An output ONNX Runtime allocates reads as absent once the dims change, until the next run.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/dynamic.onnx")]
+struct Allocated {
+    x: Tensor<f32, (Dyn, Fix<4>)>,
+    z: AllocatedOutput<f32, (Dyn, Fix<3>)>,
+}
+
+#[test]
+fn allocated_outputs_are_absent_after_set_dims() -> ort_bind::Result<()> {
+    let session = session(Allocated::MODEL_PATH)?;
+    let mut bound = Bound::new(
+        &session,
+        Allocated::allocate(&Cpu, &AllocatedDims { batch: 2 })?,
+    )?;
+    bound.inputs().x.fill(1.0);
+    bound.run()?;
+    assert_eq!(bound.outputs().z.expect("run").dims(), &[2, 3]);
+    bound.set_dims(&AllocatedDims { batch: 1 })?;
+    assert!(bound.outputs().z.is_none(), "stale output after set_dims");
+    bound.inputs().x.fill(1.0);
+    bound.run()?;
+    assert_eq!(bound.outputs().z.expect("run").dims(), &[1, 3]);
     Ok(())
 }

@@ -156,5 +156,20 @@ fn an_allocated_output_that_breaks_its_declared_shape_is_an_error() -> ort_bind:
     b.inputs().s.copy_from_slice(&[6])?;
     assert!(b.run().is_err());
     assert!(b.outputs().z.is_none());
+    // A run ONNX Runtime rejects (`Reshape` of 6 elements to [4, 4]) and a change of dims
+    // leave no earlier result readable either.
+    let mut b = model.bind(lying_allocated::Dims { n: 6, k: 2 })?;
+    b.inputs().x.copy_from_slice(&x)?;
+    b.inputs().s.copy_from_slice(&[3, 2])?;
+    b.run()?;
+    assert!(b.outputs().z.is_some());
+    b.inputs().s.copy_from_slice(&[4, 4])?;
+    assert!(b.run().is_err());
+    assert!(b.outputs().z.is_none(), "stale output after a failed run");
+    b.inputs().s.copy_from_slice(&[3, 2])?;
+    b.run()?;
+    assert!(b.outputs().z.is_some());
+    b.set_dims(lying_allocated::Dims { n: 6, k: 1 })?;
+    assert!(b.outputs().z.is_none(), "stale output after set_dims");
     Ok(())
 }

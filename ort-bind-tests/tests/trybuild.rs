@@ -8,6 +8,9 @@
 //! use into `<project>/models/`: copies of the fixtures, a malformed file, a model whose
 //! offline signature cache is stale, and a cache whose model is absent.
 //!
+//! `tests/ui/default_features/` holds cases whose diagnostics list implementors of a trait
+//! (which the `cuda` feature extends); they run in builds without it.
+//!
 //! To accept changed diagnostics after reading them: `TRYBUILD=overwrite cargo test --test
 //! trybuild`.
 
@@ -47,6 +50,12 @@ fn prepare(project: &Path) {
         )
         .unwrap();
     }
+    // A real model's signature (no weights: enough for compile-time checks).
+    std::fs::copy(
+        fixture("signatures/silero_vad.onnx"),
+        models.join("silero_vad.onnx"),
+    )
+    .unwrap();
     std::fs::write(
         models.join("malformed.onnx"),
         b"this is not an ONNX model\n",
@@ -69,5 +78,9 @@ fn ui() {
     prepare(&project_dir());
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
+    // rustc lists the types that implement a missing trait, and `--features cuda` adds
+    // device types to that list: these cases' diagnostics are those of the default build.
+    #[cfg(not(feature = "cuda"))]
+    t.compile_fail("tests/ui/default_features/*.rs");
     t.pass("tests/ui/pass/*.rs");
 }

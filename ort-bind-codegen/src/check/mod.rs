@@ -39,24 +39,7 @@ use syntax::{AxisSyntax, ElemSyntax, FieldType, Range, ShapeSyntax, SlotKind};
 /// Largest rank a tuple shape can have; higher ranks need `AnyRank`.
 pub const MAX_TUPLE_RANK: usize = 12;
 
-/// Which side of the model a field binds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// A graph input.
-    Input,
-    /// A graph output.
-    Output,
-}
-
-impl Role {
-    /// `input` / `output`.
-    pub fn word(self) -> &'static str {
-        match self {
-            Role::Input => "input",
-            Role::Output => "output",
-        }
-    }
-}
+pub use crate::plan::Role;
 
 /// One field of the user's struct.
 #[derive(Debug, Clone)]
@@ -235,33 +218,6 @@ fn slot_args_mut(
     match &mut p.path.segments.last_mut()?.arguments {
         syn::PathArguments::AngleBracketed(args) => Some(&mut args.args),
         _ => None,
-    }
-}
-
-/// Model-level problems that stop a struct from binding the model at all: a value that
-/// is not a bindable tensor, or no outputs. `Err` holds one message per problem.
-pub fn check_model(sig: &ModelSignature) -> Result<(), Vec<String>> {
-    let mut problems = Vec::new();
-    for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
-        for v in values {
-            match &v.kind {
-                ValueKind::Tensor { elem, .. } if elem.is_bindable() => {}
-                _ => problems.push(format!(
-                    "model {role} `{}` is {}: ort-bind binds dense tensors of numeric or bool \
-                     elements only",
-                    v.name,
-                    describe_value(v)
-                )),
-            }
-        }
-    }
-    if sig.outputs.is_empty() {
-        problems.push("the model declares no outputs".to_owned());
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems)
     }
 }
 
@@ -616,7 +572,7 @@ fn check_type(
         device: false,
     };
     let Some((elem, dims)) = value.tensor() else {
-        // Unreachable after `check_model`; nothing more to say about the type.
+        // Unreachable after `plan::refusals`; nothing more to say about the type.
         return none;
     };
     let model = describe(elem, dims);

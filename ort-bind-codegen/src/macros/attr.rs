@@ -1,8 +1,11 @@
 //! `#[onnx(...)]` attributes of `#[derive(OnnxBinding)]`, parsed into plain structs.
 //!
 //! Container: `#[onnx(model = "path.onnx")]`, optionally `device = Type` (every field
-//! must live on that device) and `crate = "path"` (where the `ort_bind` facade is, when
-//! renamed). Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`, `#[onnx(output)]`.
+//! must live on that device), `crate = "path"` (where the `ort_bind` facade is, when
+//! renamed), `feed_back = "output -> input"` (a recurrent pair, repeatable) and
+//! `no_auto_feed_back`. Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`,
+//! `#[onnx(output)]`, `#[onnx(dims = "batch, 3, height, width")]` (one entry per axis:
+//! a dim name, a size, or `_`).
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -50,6 +53,10 @@ pub struct ContainerAttrs {
     pub device: Option<syn::Type>,
     /// `crate = "path"`.
     pub krate: Option<syn::Path>,
+    /// `feed_back = "output -> input"`, in order.
+    pub feed_back: Vec<syn::LitStr>,
+    /// `no_auto_feed_back`.
+    pub no_auto_feed_back: bool,
     /// Whether the container attributes had errors (reported already).
     pub had_errors: bool,
 }
@@ -61,6 +68,8 @@ pub struct FieldAttrs {
     pub name: Option<syn::LitStr>,
     /// `input` / `output`.
     pub role: Option<(Role, Span)>,
+    /// `dims = "..."`.
+    pub dims: Option<syn::LitStr>,
 }
 
 fn unknown(errors: &mut Errors, path: &syn::Path, known: &[&str]) {
@@ -113,7 +122,14 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                         errors.at(lit.span(), format!("`{}` is not a Rust path", lit.value()))
                     }
                 }
-            } else if ["name", "input", "output"]
+            } else if meta.path.is_ident("feed_back") {
+                out.feed_back.push(meta.value()?.parse()?);
+            } else if meta.path.is_ident("no_auto_feed_back") {
+                if out.no_auto_feed_back {
+                    duplicate(errors, &meta.path);
+                }
+                out.no_auto_feed_back = true;
+            } else if ["name", "input", "output", "dims"]
                 .iter()
                 .any(|k| meta.path.is_ident(k))
             {
@@ -125,7 +141,11 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                     let _: syn::Expr = meta.value()?.parse()?;
                 }
             } else {
-                unknown(errors, &meta.path, &["model", "device", "crate"]);
+                unknown(
+                    errors,
+                    &meta.path,
+                    &["model", "device", "crate", "feed_back", "no_auto_feed_back"],
+                );
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
                 }
@@ -137,7 +157,8 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                 "expected string literal" => syn::Error::new(
                     e.span(),
                     "expected a string literal: `model = \"path/to/model.onnx\"` (relative to \
-                     the crate's Cargo.toml), `crate = \"path\"`",
+                     the crate's Cargo.toml), `crate = \"path\"`, `feed_back = \"output -> \
+                     input\"`",
                 ),
                 _ => e,
             });
@@ -178,7 +199,13 @@ pub fn field(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
                     }
                 }
                 out.role = Some((role, meta.path.span()));
-            } else if ["model", "device", "crate"]
+            } else if meta.path.is_ident("dims") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                if out.dims.is_some() {
+                    duplicate(errors, &meta.path);
+                }
+                out.dims = Some(lit);
+            } else if ["model", "device", "crate", "feed_back", "no_auto_feed_back"]
                 .iter()
                 .any(|k| meta.path.is_ident(k))
             {
@@ -190,7 +217,7 @@ pub fn field(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
                     let _: syn::Expr = meta.value()?.parse()?;
                 }
             } else {
-                unknown(errors, &meta.path, &["name", "input", "output"]);
+                unknown(errors, &meta.path, &["name", "input", "output", "dims"]);
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
                 }

@@ -142,15 +142,97 @@ impl Parse for Args {
     }
 }
 
+/// The module's items with nothing behind them, emitted next to the error when
+/// `bindings!` fails, so uses of `Model`, `Binding`, `Dims`, `Inputs`, `Outputs` and
+/// `MODEL_PATH` do not each fail a second time (only uses of the model's own field
+/// names still do). The crate cannot compile with the error, so no body ever runs.
+fn stub(error: syn::Error, krate: &syn::Path) -> TokenStream {
+    let error = error.to_compile_error();
+    let rt = krate;
+    quote! {
+        #error
+
+        /// Stand-in: `bindings!` failed (see the error above).
+        #[allow(dead_code, unreachable_pub)]
+        pub const MODEL_PATH: &str = "";
+
+        /// Stand-in: `bindings!` failed (see the error above).
+        #[allow(dead_code, unreachable_pub)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct Dims {}
+
+        /// Stand-in: `bindings!` failed (see the error above).
+        #[allow(dead_code, unreachable_pub)]
+        #[derive(Debug, Clone)]
+        pub struct Model {}
+
+        #[allow(dead_code, unreachable_pub, clippy::needless_pass_by_value)]
+        impl Model {
+            /// Stand-in.
+            pub fn load() -> #rt::Result<Self> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn from_file(
+                _path: impl ::core::convert::AsRef<::std::path::Path>,
+                _options: &#rt::SessionOptions,
+            ) -> #rt::Result<Self> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn from_session(_session: #rt::Session) -> #rt::Result<Self> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn session(&self) -> &#rt::Session { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn bind(&self, _dims: Dims) -> #rt::Result<Binding> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn bind_on<D: #rt::Device>(&self, _device: D, _dims: Dims) -> #rt::Result<Binding<D>> {
+                ::core::unreachable!()
+            }
+        }
+
+        /// Stand-in: `bindings!` failed (see the error above).
+        #[allow(dead_code, unreachable_pub)]
+        #[derive(Debug)]
+        pub struct Inputs<'a, D: #rt::Device = #rt::Cpu>(::core::marker::PhantomData<&'a D>);
+
+        /// Stand-in: `bindings!` failed (see the error above).
+        #[allow(dead_code, unreachable_pub)]
+        #[derive(Debug)]
+        pub struct Outputs<'a, D: #rt::Device = #rt::Cpu>(::core::marker::PhantomData<&'a D>);
+
+        /// Stand-in: `bindings!` failed (see the error above).
+        #[allow(dead_code, unreachable_pub)]
+        #[derive(Debug)]
+        pub struct Binding<D: #rt::Device = #rt::Cpu>(::core::marker::PhantomData<D>);
+
+        #[allow(dead_code, unreachable_pub, clippy::needless_pass_by_value)]
+        impl<D: #rt::Device> Binding<D> {
+            /// Stand-in.
+            pub fn inputs(&mut self) -> Inputs<'_, D> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn outputs(&self) -> Outputs<'_, D> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn split(&mut self) -> (Inputs<'_, D>, Outputs<'_, D>) { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn run(&mut self) -> #rt::Result<()> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn set_dims(&mut self, _dims: Dims) -> #rt::Result<()> { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn dims(&self) -> &Dims { ::core::unreachable!() }
+            /// Stand-in.
+            pub fn feed_back(&mut self) -> #rt::Result<()> { ::core::unreachable!() }
+        }
+    }
+}
+
 /// Expands `bindings!(...)`.
 pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
+    let default_krate: syn::Path = syn::parse_quote!(::ort_bind);
     let args: Args = match syn::parse2(input) {
         Ok(a) => a,
-        Err(e) => return e.to_compile_error(),
+        Err(e) => return stub(e, &default_krate),
     };
+    let krate = args.krate.clone().unwrap_or(default_krate);
     let resolved = match resolve_model(env, &args.path) {
         Ok(r) => r,
-        Err(e) => return e.to_compile_error(),
+        Err(e) => return stub(e, &krate),
     };
     if args.options.embeds() && !resolved.model_present {
         return syn::Error::new(
@@ -166,14 +248,15 @@ pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
     let plan = match plan_with(&resolved.signature, &args.options) {
         Ok(p) => p,
         Err(e) => {
-            return syn::Error::new(
-                args.path.span(),
-                format!("`{}` cannot be bound: {e}", args.path.value()),
-            )
-            .to_compile_error();
+            return stub(
+                syn::Error::new(
+                    args.path.span(),
+                    format!("`{}` cannot be bound: {e}", args.path.value()),
+                ),
+                &krate,
+            );
         }
     };
-    let krate = args.krate.unwrap_or_else(|| syn::parse_quote!(::ort_bind));
     let label = Path::new(&args.path.value())
         .file_name()
         .map_or_else(|| args.path.value(), |n| n.to_string_lossy().into_owned());

@@ -95,12 +95,68 @@ pub fn resolve_model(env: &MacroEnv, lit: &syn::LitStr) -> Result<Resolved, syn:
             );
         }
         if let CacheError::Missing { .. } = e {
+            if let Some(near) = near_file(&env.manifest_dir, &rel) {
+                message.push_str(&format!("\n  help: did you mean \"{near}\"?"));
+            }
             message.push_str(
                 "\n  note: model paths are relative to the crate's Cargo.toml (CARGO_MANIFEST_DIR)",
             );
         }
         syn::Error::new(lit.span(), message)
     })
+}
+
+/// A file next to where `rel` points whose name is close to it (a typo: `modles/add.onnx`,
+/// `models/ad.onnx`), as the path to write instead; the directory is searched one level
+/// (and, when it does not exist, a near directory name is tried first).
+fn near_file(root: &std::path::Path, rel: &std::path::Path) -> Option<String> {
+    let names_in = |dir: &std::path::Path, dirs: bool| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .take(10_000)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir() == dirs))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect()
+    };
+    let file = rel.file_name()?.to_str()?;
+    let parent = rel.parent().unwrap_or(std::path::Path::new(""));
+    let mut dir = parent.to_path_buf();
+    if !root.join(&dir).is_dir() {
+        // One misspelt directory: `modles/` for `models/`.
+        let last = dir.file_name()?.to_str()?.to_owned();
+        let up = dir
+            .parent()
+            .unwrap_or(std::path::Path::new(""))
+            .to_path_buf();
+        let dirs = names_in(&root.join(&up), true);
+        dir = up.join(crate::check::closest(
+            &last,
+            dirs.iter().map(String::as_str),
+        )?);
+    }
+    let files = names_in(&root.join(&dir), false);
+    if files.iter().any(|f| f == file) {
+        return Some(dir.join(file).to_string_lossy().into_owned());
+    }
+    // Stems compared among files of the same extension (`ad.onnx` -> `add.onnx`, but not
+    // `missing.onnx` -> `messy.onnx`).
+    let (stem, ext) = file.rsplit_once('.').unwrap_or((file, ""));
+    let stems: Vec<&str> = files
+        .iter()
+        .filter_map(|f| {
+            f.rsplit_once('.')
+                .filter(|(_, e)| *e == ext)
+                .map(|(s, _)| s)
+        })
+        .collect();
+    let best = crate::check::closest(stem, stems.iter().copied())?;
+    Some(
+        dir.join(format!("{best}.{ext}"))
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// Body of the hidden `track_model!("<link>", "<model>")`: points the link path at the

@@ -119,9 +119,48 @@ struct Offline {
     sum: Tensor<f32, (Dyn,)>,
 }
 
+// Silero VAD's signature (the README's example): `dims` names its unnamed axes, the
+// types fix every dim, `stateN` pairs with `state` by name.
+#[derive(OnnxBinding)]
+#[onnx(model = "models/silero_vad.onnx")]
+struct Vad {
+    #[onnx(dims = "batch, samples")]
+    input: Tensor<f32, (Fix<1>, Fix<512>)>,
+    #[onnx(dims = "2, batch, 128")]
+    state: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+    sr: Tensor<i64, ()>,
+    output: AllocatedOutput<f32, (Dyn, Fix<1>)>,
+    #[onnx(name = "stateN")]
+    next: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+}
+
+// The same with the samples axis left open: the dims ask for exactly that dim.
+#[derive(OnnxBinding)]
+#[onnx(model = "models/silero_vad.onnx")]
+struct VadOpen {
+    #[onnx(dims = "batch, samples")]
+    input: Tensor<f32, (Fix<1>, Dyn)>,
+    #[onnx(dims = "2, batch, 128")]
+    state: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+    sr: Tensor<i64, ()>,
+    output: AllocatedOutput<f32, (Dyn, Fix<1>)>,
+    #[onnx(name = "stateN")]
+    next: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+}
+
 fn assert_io<Io: ort_bind::BindingIo + ort_bind::SplitIo>() {}
 
 fn main() {
+    let VadDims {} = VadDims::default();
+    let _ = Vad::allocate(&Cpu);
+    let _: fn(&mut ort_bind::Bound<Vad>) -> ort_bind::Result<()> = Vad::feed_back;
+    let _: fn(&mut ort_bind::Bound<Vad>) -> ort_bind::Result<()> = Vad::feed_next_into_state;
+    let VadOpenDims { samples } = VadOpenDims { samples: 512 };
+    let _ = VadOpen::allocate(&Cpu, &VadOpenDims { samples });
+    let _ = VadOpenDims::from_input_shapes(&[1, 512], &[2, 1, 128], &[]);
+    let _ = Fixed::allocate(&Cpu);
+    let _ = SymbolicFixed::<Cpu>::allocate(&Cpu);
+    let _ = PartialOutputs::allocate(&Cpu, &PartialOutputsDims { batch: 1 });
     assert_io::<Fixed>();
     assert_io::<SymbolicFixed>();
     assert_io::<Aliased>();
@@ -133,7 +172,8 @@ fn main() {
     assert_io::<Offline>();
     let _ = (
         FixedDims {},
-        SymbolicFixedDims { n: 4 },
+        // `x: Fix<4>` fixes the symbolic `n` for the whole struct: no dims are left.
+        SymbolicFixedDims {},
         PartialOutputsDims { batch: 1 },
         MessyDims { batch: 1, type_dim0: 1, one_x_dim0: 1, scale_dim1: 1 },
         OfflineDims { n: 1 },

@@ -1,190 +1,32 @@
-//! `#[derive(OnnxBinding)]`: parse, resolve the model, check, expand.
+//! Step 5 of the derive: the impls, views and dims of a checked, planned struct.
 //!
-//! For `struct AddIo<D: Device = Cpu> { x: .., #[onnx(name = "y")] other: .., sum: .. }`
-//! the derive emits, next to the struct:
-//!
-//! - `unsafe impl BindingIo for AddIo<D>` (and `SplitIo`), so `Bound::new(&session, io)`
-//!   binds the struct's tensors once and reuses them on every run, exactly like the
-//!   generated module's `Io`; every field goes through the runtime's `Slot` trait, so
-//!   fields whose types are aliases bind the same way;
-//! - `AddIoInputs<'a, D>` / `AddIoOutputs<'a, D>`: the views `Bound::inputs()` and
-//!   `Bound::outputs()` hand out, one field per struct field;
-//! - `AddIoDims`: one `usize` per symbolic or unnamed dynamic dimension of the bound
-//!   values (what `Bound::set_dims` takes), and `AddIo::allocate(&device, &dims)`;
-//! - `AddIo::MODEL_PATH`;
-//! - a `const _` block of trait-bound checks (see `ort_bind::assert`) for whatever the
-//!   syntactic checks could not settle;
-//! - the dependency tracking of the model file (see [`track`](super::track)).
-//!
-//! Every problem becomes a `compile_error!` at the offending span, all at once. When the
-//! model cannot be read at all, the error sits on the `model = "..."` attribute and the
-//! impls are still emitted (without the model's values, every field in both views), so
-//! code that uses the struct does not fail a second time.
+//! Fields are reached through the runtime's `Slot` trait, so a field whose type is an
+//! alias binds like one written `Tensor<..>`; sizes come from the plan
+//! ([`Planned`]): one dims expression per field, the dims struct, the pairs to swap.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::attr::{self, Errors};
-use super::{MacroEnv, resolve_model};
-use crate::check::syntax::{FieldType, SlotKind, parse_field_type};
-use crate::check::{self, FieldBinding, FieldSpec, MAX_TUPLE_RANK, Role, StructSpec};
-use crate::dtype::ElementType;
-use crate::ident::{IdentAllocator, to_ident};
+use super::Field;
+use super::plan::{Planned, bindable};
+use crate::check::syntax::{FieldType, SlotKind};
+use crate::check::{self, FieldBinding, MAX_TUPLE_RANK, Role};
+use crate::expand::dims;
+use crate::expand::tokens::{dims_expr, elem_tokens};
+use crate::plan::Storage;
 use crate::signature::{Dim, ModelSignature};
 
-/// One field of the struct, with everything expansion needs.
-struct Field<'a> {
-    ident: &'a syn::Ident,
-    ty: &'a syn::Type,
-    spec: FieldSpec,
-    binding: Option<FieldBinding>,
-}
-
-/// Expands `#[derive(OnnxBinding)]` on `input`.
-pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
-    let input: syn::DeriveInput = match syn::parse2(input) {
-        Ok(i) => i,
-        Err(e) => return e.to_compile_error(),
-    };
-    let named = match &input.data {
-        syn::Data::Struct(syn::DataStruct {
-            fields: syn::Fields::Named(named),
-            ..
-        }) => named,
-        _ => {
-            return syn::Error::new(
-                input.ident.span(),
-                "`OnnxBinding` can only be derived for a struct with named fields, one per \
-                 model input or output",
-            )
-            .to_compile_error();
-        }
-    };
-
-    let mut errors = Errors::default();
-    let container = attr::container(&input.attrs, &mut errors);
-    let krate: syn::Path = container
-        .krate
-        .clone()
-        .unwrap_or_else(|| syn::parse_quote!(::ort_bind));
-
-    let mut fields: Vec<Field<'_>> = named
-        .named
-        .iter()
-        .map(|f| {
-            let ident = f.ident.as_ref().expect("named fields have names");
-            let attrs = attr::field(&f.attrs, &mut errors);
-            let spec = FieldSpec {
-                ident: ident.to_string().trim_start_matches("r#").to_owned(),
-                ident_span: ident.span(),
-                name: attrs.name.as_ref().map(|l| (l.value(), l.span())),
-                role: attrs.role,
-                written: f.ty.clone(),
-                ty: parse_field_type(&f.ty),
-                ty_range: crate::check::syntax::Range::of(&f.ty),
-            };
-            Field {
-                ident,
-                ty: &f.ty,
-                spec,
-                binding: None,
-            }
-        })
-        .collect();
-
-    // The model: on any problem, one error on the attribute (or the struct name).
-    let resolved = match &container.model {
-        // A misspelled or malformed container attribute was reported already.
-        None if container.had_errors => None,
-        None => {
-            errors.at(
-                input.ident.span(),
-                "`#[derive(OnnxBinding)]` needs the model file: add \
-                 `#[onnx(model = \"path/to/model.onnx\")]` (relative to the crate's Cargo.toml)",
-            );
-            None
-        }
-        Some(lit) => match resolve_model(env, lit) {
-            Err(e) => {
-                errors.push(e);
-                None
-            }
-            Ok(r) => match check::check_model(&r.signature) {
-                Ok(()) => Some(r),
-                Err(problems) => {
-                    errors.at(
-                        lit.span(),
-                        format!("`{}` cannot be bound: {}", lit.value(), problems.join("; ")),
-                    );
-                    None
-                }
-            },
-        },
-    };
-    let sig = resolved.as_ref().map(|r| &r.signature);
-
-    if let Some(sig) = sig {
-        let specs: Vec<FieldSpec> = fields.iter().map(|f| f.spec.clone()).collect();
-        let outcome = check::check_struct(
-            sig,
-            &StructSpec {
-                name_span: input.ident.span(),
-                fields: &specs,
-                device: container.device.as_ref(),
-            },
-        );
-        for (f, b) in fields.iter_mut().zip(outcome.fields) {
-            f.binding = b;
-        }
-        for d in outcome.diagnostics {
-            errors.push(super::spanned_error(d.range, d.render()));
-        }
-    }
-
-    let model_path = resolved
-        .as_ref()
-        .map(|r| r.model.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let model_relative = container
-        .model
-        .as_ref()
-        .map(|l| l.value())
-        .unwrap_or_default();
-    let tracking = match &resolved {
-        Some(r) => super::track::tokens(
-            &krate,
-            r.model_present.then_some(r.model.as_path()),
-            r.cache.as_deref(),
-            &format!("{}:{}", env.site, input.ident),
-        ),
-        None => TokenStream::new(),
-    };
-    let body = expand(
-        &input,
-        &krate,
-        &fields,
-        sig,
-        container.device.as_ref(),
-        (&model_path, &model_relative),
-    );
-    let errors = errors.to_compile_errors();
-    quote! {
-        #errors
-        #body
-        #tracking
-    }
-}
-
-fn elem_tokens(krate: &syn::Path, elem: ElementType) -> TokenStream {
-    match elem {
-        ElementType::F16 => quote!(#krate::f16),
-        ElementType::BF16 => quote!(#krate::bf16),
-        other => {
-            let id = format_ident!("{}", other.rust_name());
-            quote!(#id)
-        }
-    }
+/// The model a struct was planned against.
+pub(super) struct Model<'a> {
+    /// Its signature.
+    pub sig: &'a ModelSignature,
+    /// The struct's plan.
+    pub planned: &'a Planned,
+    /// Path of the model file (`MODEL_PATH`).
+    pub path: &'a str,
+    /// The path as the attribute wrote it, relative to the crate (`MODEL`).
+    pub relative: &'a str,
 }
 
 /// The model's shape as a shape type (`(Fix<1>, Dyn)`, `AnyRank`), through the short
@@ -286,99 +128,19 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
     }
 }
 
-/// Dims struct fields and, per struct field, the dims expression sizing it.
-struct DimsPlan {
-    fields: Vec<(syn::Ident, String, bool)>,
-    per_field: Vec<Option<TokenStream>>,
-}
-
-fn plan_dims(fields: &[Field<'_>], sig: Option<&ModelSignature>) -> DimsPlan {
-    let mut alloc = IdentAllocator::new();
-    let mut out = DimsPlan {
-        fields: Vec::new(),
-        per_field: Vec::new(),
-    };
-    let mut named: Vec<(String, syn::Ident)> = Vec::new();
-    for f in fields {
-        let (Some(sig), Some(b)) = (sig, f.binding) else {
-            out.per_field.push(None);
-            continue;
-        };
-        let allocated = matches!(&f.spec.ty, FieldType::Tensor(t) if t.kind == SlotKind::Allocated);
-        if allocated || f.spec.ty.is_broken() {
-            out.per_field.push(None);
-            continue;
-        }
-        let value = match b.role {
-            Role::Input => &sig.inputs[b.index],
-            Role::Output => &sig.outputs[b.index],
-        };
-        let Some((_, dims)) = value.tensor() else {
-            out.per_field.push(None);
-            continue;
-        };
-        let expr = match dims {
-            None => {
-                let id = to_ident(&alloc.allocate(&format!("{}_shape", f.spec.ident)));
-                out.fields.push((
-                    id.clone(),
-                    format!(
-                        "Whole shape of `{}`, whose rank the model leaves open.",
-                        value.name
-                    ),
-                    false,
-                ));
-                quote!(&dims.#id)
-            }
-            Some(ds) => {
-                let parts = ds.iter().enumerate().map(|(axis, d)| match d {
-                    Dim::Fixed(n) => {
-                        let n = proc_macro2::Literal::u64_unsuffixed(*n);
-                        quote!(#n)
-                    }
-                    Dim::Named(name) => {
-                        let id = match named.iter().find(|(n, _)| n == name) {
-                            Some((_, id)) => id.clone(),
-                            None => {
-                                let id = to_ident(&alloc.allocate(name));
-                                named.push((name.clone(), id.clone()));
-                                out.fields.push((
-                                    id.clone(),
-                                    format!("Symbolic dimension `{name}`."),
-                                    true,
-                                ));
-                                id
-                            }
-                        };
-                        quote!(dims.#id)
-                    }
-                    Dim::Dynamic => {
-                        let id = to_ident(&alloc.allocate(&format!("{}_dim{axis}", f.spec.ident)));
-                        out.fields.push((
-                            id.clone(),
-                            format!("Unnamed dynamic axis {axis} of `{}`.", value.name),
-                            true,
-                        ));
-                        quote!(dims.#id)
-                    }
-                });
-                let parts: Vec<TokenStream> = parts.collect();
-                quote!(&[#(#parts),*])
-            }
-        };
-        out.per_field.push(Some(expr));
-    }
-    out
-}
-
-fn expand(
+/// Everything the derive emits next to the struct. Without a model (see
+/// [`fallback`](super::fallback)) the impls bind nothing and every field is in both views.
+pub(super) fn expand(
     input: &syn::DeriveInput,
     krate: &syn::Path,
     fields: &[Field<'_>],
-    sig: Option<&ModelSignature>,
+    model: Option<Model<'_>>,
     device: Option<&syn::Type>,
-    (model_path, model_relative): (&str, &str),
 ) -> TokenStream {
+    let sig = model.as_ref().map(|m| m.sig);
+    let planned = model.as_ref().map(|m| m.planned);
+    let model_path = model.as_ref().map_or("", |m| m.path);
+    let model_relative = model.as_ref().map_or("", |m| m.relative);
     let name = &input.ident;
     let vis = &input.vis;
     let inputs_name = format_ident!("{}Inputs", name);
@@ -465,7 +227,7 @@ fn expand(
 
     // Specs: every model input and output (the session check compares them all).
     let spec = |v: &crate::signature::ValueSig| {
-        let (elem, dims) = v.tensor().expect("check_model passed");
+        let (elem, dims) = v.tensor().expect("plan::refusals passed");
         let elem = elem_tokens(krate, elem);
         let n = &v.name;
         match dims {
@@ -486,14 +248,6 @@ fn expand(
 
     // Binding: inputs by model index; outputs by model index, in field order (the order
     // ONNX Runtime hands bound outputs back in).
-    let bindable = |f: &Field<'_>| -> Option<FieldBinding> {
-        let b = f.binding?;
-        match &f.spec.ty {
-            ty if ty.is_broken() => None,
-            FieldType::Tensor(t) if b.role == Role::Input && t.kind == SlotKind::Allocated => None,
-            _ => Some(b),
-        }
-    };
     let bind_inputs = fields.iter().filter_map(|f| {
         let b = bindable(f)?;
         (b.role == Role::Input).then(|| {
@@ -522,34 +276,72 @@ fn expand(
             Some(quote!(|| <#ty as __Slot>::ALLOCATED))
         }
     });
+    // Outputs that may be allocated by ONNX Runtime forget their value on a dims change
+    // or a failed run (a `Tensor` forgets nothing: `Slot::clear` is a no-op for it).
+    let clears: Vec<TokenStream> = bound_outputs
+        .iter()
+        .filter(|(f, _)| !matches!(&f.spec.ty, FieldType::Tensor(t) if t.kind == SlotKind::Tensor))
+        .map(|(f, _)| {
+            let id = f.ident;
+            quote!(__Slot::clear(&mut self.#id);)
+        })
+        .collect();
+    let clear_allocated = (!clears.is_empty()).then(|| {
+        quote! {
+            fn clear_allocated(&mut self) {
+                #(#clears)*
+            }
+        }
+    });
     let store_arms = bound_outputs.iter().enumerate().map(|(pos, (f, _))| {
         let id = f.ident;
         quote!(#pos => __Slot::store(&mut self.#id, value),)
     });
 
-    // Dims.
-    let dims = plan_dims(fields, sig);
-    let dims_copy = dims.fields.iter().all(|(_, _, copy)| *copy);
-    let dims_fields = dims.fields.iter().map(|(id, doc, copy)| {
-        let ty = if *copy {
-            quote!(usize)
-        } else {
-            quote!(::std::vec::Vec<usize>)
-        };
-        quote!(#[doc = #doc] pub #id: #ty,)
-    });
+    // Dims, from the plan: per field, the expression sizing it.
+    let dims_tok = quote!(dims);
+    let per_field: Vec<Option<TokenStream>> = fields
+        .iter()
+        .enumerate()
+        .map(|(k, _)| {
+            let planned = planned?;
+            let u = planned.per_field[k]?;
+            let (role, pos) = planned.plan.values[u];
+            let v = match role {
+                Role::Input => &planned.plan.plan.inputs[pos],
+                Role::Output => &planned.plan.plan.outputs[pos],
+            };
+            (v.storage != Storage::Allocated).then(|| dims_expr(&planned.plan.plan, v, &dims_tok))
+        })
+        .collect();
+    let dims_fields = planned.map_or_else(Vec::new, |p| dims::fields(&p.plan.plan));
+    // Without a plan (the fallback) the dims are unknown: `allocate` keeps its `dims`
+    // parameter so calls written for the real struct do not fail a second time.
+    let no_dims = planned.is_some() && dims_fields.is_empty();
+    let dims_copy = planned.is_none_or(|p| p.plan.plan.dims_are_copy());
     let copy = dims_copy.then(|| quote!(::core::marker::Copy,));
-    let resize = fields.iter().zip(&dims.per_field).filter_map(|(f, d)| {
+    let resize = fields.iter().zip(&per_field).filter_map(|(f, d)| {
         let d = d.as_ref()?;
         let id = f.ident;
         Some(quote!(__Slot::resize(&mut self.#id, #d)?;))
     });
+    let from_input_shapes = planned
+        .filter(|p| dims::solvable_from_inputs(&p.plan.plan))
+        .map(|p| {
+            let f = dims::from_input_shapes(&p.plan.plan, krate, &dims_name, &quote!(pub));
+            quote! {
+                #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
+                impl #dims_name {
+                    #f
+                }
+            }
+        });
     let locals: Vec<syn::Ident> = (0..fields.len())
         .map(|i| format_ident!("__field{}", i))
         .collect();
     let allocate_fields = fields
         .iter()
-        .zip(&dims.per_field)
+        .zip(&per_field)
         .zip(&locals)
         .map(|((f, d), local)| {
             let onnx = match (sig, f.binding) {
@@ -591,15 +383,23 @@ fn expand(
     };
     let can_allocate = !fields.iter().any(|f| f.spec.ty.is_broken());
     let allocate = can_allocate.then(|| {
-        let doc = quote! {
-            /// Allocates every field on `device`, sized by `dims`: the tensors a `Bound`
-            /// binds once and reuses.
+        let doc = if no_dims {
+            quote! {
+                /// Allocates every field on `device`: the tensors a `Bound` binds once and
+                /// reuses. The field types fix every dim, so there are no dims to give.
+            }
+        } else {
+            quote! {
+                /// Allocates every field on `device`, sized by `dims`: the tensors a `Bound`
+                /// binds once and reuses.
+            }
         };
+        let dims_param = (!no_dims).then(|| quote!(dims: &#dims_name,));
         match &common_device {
             Some(device) => quote! {
                 #doc
                 #[allow(dead_code)]
-                pub fn allocate(device: &#device, dims: &#dims_name) -> #krate::Result<Self> {
+                pub fn allocate(device: &#device, #dims_param) -> #krate::Result<Self> {
                     #(#allocate_fields)*
                     ::core::result::Result::Ok(Self { #(#field_inits),* })
                 }
@@ -614,7 +414,7 @@ fn expand(
                     #[allow(dead_code)]
                     pub fn allocate<__Device: #krate::Device>(
                         device: &__Device,
-                        dims: &#dims_name,
+                        #dims_param
                     ) -> #krate::Result<Self>
                     where
                         #(#bounds)*
@@ -695,11 +495,20 @@ fn expand(
     let outputs_doc = format!(
         "The model outputs [`{name}`] binds, read in place after a run (`Bound::outputs`)."
     );
-    let dims_doc = format!(
-        "Sizes of the dynamic dimensions of the values [`{name}`] binds: one field per \
-         symbolic dimension, one per unnamed dynamic axis. `{name}::allocate` sizes the \
-         tensors from it; `Bound::set_dims` resizes them (reusing capacity)."
-    );
+    let dims_doc = if no_dims {
+        format!(
+            "The dims of [`{name}`]: none, since its field types fix every dimension of the \
+             values it binds (`{name}::allocate` takes just the device)."
+        )
+    } else {
+        format!(
+            "Sizes of the dynamic dimensions of the values [`{name}`] binds that no field \
+             type fixes: one field per symbolic dimension, one per unnamed dynamic axis. \
+             `{name}::allocate` sizes the tensors from it; `Bound::set_dims` resizes them \
+             (reusing capacity)."
+        )
+    };
+    let feed_back = feed_back_methods(krate, fields, planned, sig);
     let model_path_doc = format!("Path of the ONNX model [`{name}`] was checked against.");
 
     quote! {
@@ -710,6 +519,8 @@ fn expand(
         #vis struct #dims_name {
             #(#dims_fields)*
         }
+
+        #from_input_shapes
 
         #[doc = #inputs_doc]
         #[derive(::core::fmt::Debug)]
@@ -748,6 +559,7 @@ fn expand(
             pub const MODEL: #krate::ModelFile = #krate::ModelFile::new(#model_relative, #model_path);
 
             #allocate
+            #feed_back
         }
 
         // SAFETY: the methods below only bind, resize (`set_dims`, which `Bound` follows
@@ -792,6 +604,8 @@ fn expand(
                 }
             }
 
+            #clear_allocated
+
             fn inputs_mut(&mut self) -> #inputs_name #view_args_anon {
                 #inputs_mut_body
             }
@@ -827,4 +641,81 @@ fn field_doc(f: &Field<'_>, sig: Option<&ModelSignature>) -> String {
         }
         _ => format!("Field `{}`.", f.spec.ident),
     }
+}
+
+/// `feed_<output>_into_<input>(bound)` per pair that swaps, and `feed_back(bound)` for
+/// all of them: buffers are exchanged inside `Bound::modify`, which rebinds; no copy.
+fn feed_back_methods(
+    krate: &syn::Path,
+    fields: &[Field<'_>],
+    planned: Option<&Planned>,
+    sig: Option<&ModelSignature>,
+) -> TokenStream {
+    let (Some(planned), Some(sig)) = (planned, sig) else {
+        return TokenStream::new();
+    };
+    let onnx = |k: usize| {
+        fields[k]
+            .binding
+            .map_or_else(String::new, |b| match b.role {
+                Role::Input => sig.inputs[b.index].name.clone(),
+                Role::Output => sig.outputs[b.index].name.clone(),
+            })
+    };
+    let mut names = std::collections::HashSet::new();
+    let one = planned.swaps.iter().map(|&(o, i)| {
+        let (of, inf) = (fields[o].ident, fields[i].ident);
+        let base = format!(
+            "feed_{}_into_{}",
+            fields[o].spec.ident, fields[i].spec.ident
+        );
+        let mut name = base.clone();
+        let mut n = 2;
+        while !names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let method = format_ident!("{}", name);
+        let doc = format!(
+            " Makes output `{}` (field `{}`) of the last run the next run's input `{}` (field \
+             `{}`) without copying: the two buffers are exchanged and rebound.",
+            onnx(o),
+            fields[o].spec.ident,
+            onnx(i),
+            fields[i].spec.ident
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #method(bound: &mut #krate::Bound<Self>) -> #krate::Result<()> {
+                bound.modify(|io| io.#of.swap_storage(&mut io.#inf))
+            }
+        }
+    });
+    let one: Vec<TokenStream> = one.collect();
+    let all = (!planned.swaps.is_empty()).then(|| {
+        let swaps = planned.swaps.iter().map(|&(o, i)| {
+            let (of, inf) = (fields[o].ident, fields[i].ident);
+            quote!(io.#of.swap_storage(&mut io.#inf)?;)
+        });
+        let pairs: Vec<String> = planned
+            .swaps
+            .iter()
+            .map(|&(o, i)| format!("`{}` -> `{}`", onnx(o), onnx(i)))
+            .collect();
+        let doc = format!(
+            " Feeds every recurrent output of the last run back into its input ({}) without \
+             copying: buffers are exchanged, then rebound once. Allocates nothing.",
+            pairs.join(", ")
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn feed_back(bound: &mut #krate::Bound<Self>) -> #krate::Result<()> {
+                bound.modify(|io| {
+                    #(#swaps)*
+                    ::core::result::Result::Ok(())
+                })
+            }
+        }
+    });
+    quote!(#(#one)* #all)
 }

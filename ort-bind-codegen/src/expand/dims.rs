@@ -1,0 +1,168 @@
+//! The dims struct (one field per dynamic dimension the plan leaves to the user) and
+//! `from_input_shapes`, which solves it from input shapes. Shared by the generated
+//! module (`Dims`) and the derive (`<Struct>Dims`).
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+use super::tokens::type_doc;
+use crate::ident::to_ident;
+use crate::plan::{AxisSize, DimSource, Plan, Storage};
+
+/// What a dims field stands for, in words (`Symbolic dimension `batch``).
+pub(crate) fn dim_what(source: &DimSource) -> String {
+    match source {
+        DimSource::Named(n) => format!("Symbolic dimension `{n}`"),
+        DimSource::Axis { input, axis } => {
+            format!("Unnamed dynamic axis {axis} of input `{input}`")
+        }
+        DimSource::Shape { input } => {
+            format!("Whole shape of input `{input}`, whose rank the model leaves open")
+        }
+        DimSource::OutputAxis { output, axis } => {
+            format!("Unnamed dynamic axis {axis} of output `{output}`")
+        }
+        DimSource::OutputShape { output } => {
+            format!("Whole shape of output `{output}`, whose rank the model leaves open")
+        }
+    }
+}
+
+/// The documented fields of the dims struct.
+pub(crate) fn fields(plan: &Plan) -> Vec<TokenStream> {
+    plan.dims
+        .iter()
+        .map(|d| {
+            let f = to_ident(&d.field);
+            let used: Vec<String> = d
+                .used_by
+                .iter()
+                .map(|(n, a)| format!("`{n}` axis {a}"))
+                .collect();
+            let ty = if d.source.is_shape() {
+                quote!(::std::vec::Vec<usize>)
+            } else {
+                quote!(usize)
+            };
+            let what = dim_what(&d.source);
+            let mut doc = if used.is_empty() {
+                format!(" {what}.")
+            } else {
+                format!(" {what}; sizes {}.", used.join(", "))
+            };
+            if let Some(note) = &d.note {
+                doc.push(' ');
+                doc.push_str(note);
+            }
+            quote! { #[doc = #doc] pub #f: #ty, }
+        })
+        .collect()
+}
+
+/// Whether every dims field is sized by some input's axes, so input shapes determine
+/// the dims (`from_input_shapes` can be generated).
+pub(crate) fn solvable_from_inputs(plan: &Plan) -> bool {
+    plan.dims.iter().enumerate().all(|(i, d)| match &d.source {
+        DimSource::Shape { .. } => true,
+        DimSource::OutputShape { .. } => false,
+        _ => plan.inputs.iter().any(|v| match &v.storage {
+            Storage::Owned(axes) => axes.contains(&AxisSize::Field(i)),
+            _ => false,
+        }),
+    })
+}
+
+/// `pub fn from_input_shapes(..) -> Result<Self>`, building the struct `name`; one
+/// `&[usize]` parameter per input, named like the input's field.
+pub(crate) fn from_input_shapes(
+    plan: &Plan,
+    rt: &syn::Path,
+    name: &syn::Ident,
+    vis: &TokenStream,
+) -> TokenStream {
+    let solver_index: Vec<Option<usize>> = {
+        let mut next = 0;
+        plan.dims
+            .iter()
+            .map(|d| {
+                (!d.source.is_shape()).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect()
+    };
+    let solver_names = plan.dims.iter().filter_map(|d| match &d.source {
+        DimSource::Named(n) => Some(n.clone()),
+        DimSource::Axis { .. } | DimSource::OutputAxis { .. } => {
+            Some(d.field.trim_start_matches("r#").to_owned())
+        }
+        DimSource::Shape { .. } | DimSource::OutputShape { .. } => None,
+    });
+    let shape_params: Vec<_> = plan
+        .inputs
+        .iter()
+        .map(|v| {
+            let p = to_ident(&v.field);
+            quote!(#p: &[usize])
+        })
+        .collect();
+    let solver_calls = plan.inputs.iter().filter_map(|v| {
+        let Storage::Owned(axes) = &v.storage else {
+            return None;
+        };
+        let p = to_ident(&v.field);
+        let name = &v.name;
+        let rules = axes.iter().map(|a| match a {
+            AxisSize::Fixed(n) => {
+                let n = Literal::u64_unsuffixed(*n);
+                quote!(#rt::AxisRule::Fixed(#n))
+            }
+            AxisSize::Field(i) => {
+                let i = solver_index[*i].expect("axis fields are not shape fields");
+                quote!(#rt::AxisRule::Dim(#i))
+            }
+        });
+        Some(quote!(__solver.input(#name, #p, &[#(#rules),*])?;))
+    });
+    let solved_idents: Vec<_> = plan
+        .dims
+        .iter()
+        .filter(|d| !d.source.is_shape())
+        .map(|d| to_ident(&d.field))
+        .collect();
+    let init = plan.dims.iter().map(|d| {
+        let f = to_ident(&d.field);
+        match &d.source {
+            DimSource::Shape { input } => {
+                let v = plan
+                    .inputs
+                    .iter()
+                    .find(|v| &v.name == input)
+                    .expect("shape fields belong to inputs");
+                let p = to_ident(&v.field);
+                quote!(#f: #p.to_vec(),)
+            }
+            _ => quote!(#f,),
+        }
+    });
+    let doc = format!(
+        " The dims under which the inputs have exactly these shapes (one per input, in \
+         model order: {}).\n\n Errors name what disagrees: a rank or a fixed axis that \
+         differs from the model, or two axes of one dim with different sizes.",
+        plan.inputs
+            .iter()
+            .map(|v| format!("`{}` {}", v.name, type_doc(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    quote! {
+        #[doc = #doc]
+        #vis fn from_input_shapes(#(#shape_params),*) -> #rt::Result<Self> {
+            let mut __solver = #rt::DimsSolver::new([#(#solver_names),*]);
+            #(#solver_calls)*
+            let [#(#solved_idents),*] = __solver.finish()?;
+            ::core::result::Result::Ok(#name { #(#init)* })
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Recurrent pairs: `feed_<output>_into_<input>()` per pair and `feed_back()` for all,
+//! each swapping buffers (no copy) inside `Bound::modify`.
+
+use std::collections::HashSet;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{in_field, out_field};
+use crate::plan::Plan;
+
+/// The `Binding` methods for the plan's recurrent pairs.
+pub(crate) fn methods(plan: &Plan, rt: &syn::Path) -> TokenStream {
+    // Names are unique: `feed_{output}_into_{input}` can read the same for two pairs
+    // (output `a` into `ab_into_a`, output `a_into_ab` into `a`); later ones get `_2`, ...
+    let mut feed_names: HashSet<String> = HashSet::new();
+    let feed_back = plan.feed_back.iter().map(|fb| {
+        let o = &plan.outputs[fb.output];
+        let i = &plan.inputs[fb.input];
+        let base = format!(
+            "feed_{}_into_{}",
+            o.field.trim_start_matches("r#"),
+            i.field.trim_start_matches("r#")
+        );
+        let mut name = base.clone();
+        let mut n = 2;
+        while !feed_names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let method = format_ident!("{}", name);
+        let of = out_field(o);
+        let inf = in_field(i);
+        let doc = format!(
+            " Makes output `{}` of the last run the next run's input `{}` without copying: \
+             the two buffers are exchanged and rebound (the output's new buffer holds the \
+             old input, which the next run overwrites).",
+            o.name, i.name
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #method(&mut self) -> #rt::Result<()> {
+                self.inner.modify(|io| io.#of.swap_storage(&mut io.#inf))
+            }
+        }
+    });
+    let feed_back: Vec<TokenStream> = feed_back.collect();
+    let all = all(plan, |o, i| {
+        let of = out_field(&plan.outputs[o]);
+        let inf = in_field(&plan.inputs[i]);
+        quote!(io.#of.swap_storage(&mut io.#inf)?;)
+    })
+    .map(|(doc, swaps)| {
+        quote! {
+            #[doc = #doc]
+            pub fn feed_back(&mut self) -> #rt::Result<()> {
+                self.inner.modify(|io| {
+                    #swaps
+                    ::core::result::Result::Ok(())
+                })
+            }
+        }
+    });
+    quote!(#(#feed_back)* #all)
+}
+
+/// For `feed_back()`: its doc and the swaps (one `swap(output, input)` per pair), or
+/// `None` when there are no pairs or two pairs share a value.
+pub(crate) fn all(
+    plan: &Plan,
+    swap: impl Fn(usize, usize) -> TokenStream,
+) -> Option<(String, TokenStream)> {
+    let (mut fed_out, mut fed_in) = (HashSet::new(), HashSet::new());
+    let distinct = plan
+        .feed_back
+        .iter()
+        .all(|fb| fed_out.insert(fb.output) && fed_in.insert(fb.input));
+    if plan.feed_back.is_empty() || !distinct {
+        return None;
+    }
+    let swaps = plan.feed_back.iter().map(|fb| swap(fb.output, fb.input));
+    let pairs: Vec<String> = plan
+        .feed_back
+        .iter()
+        .map(|fb| {
+            format!(
+                "`{}` -> `{}`",
+                plan.outputs[fb.output].name, plan.inputs[fb.input].name
+            )
+        })
+        .collect();
+    let doc = format!(
+        " Feeds every recurrent output of the last run back into its input ({}) \
+         without copying: buffers are exchanged, then rebound once. Allocates nothing.",
+        pairs.join(", ")
+    );
+    Some((doc, quote!(#(#swaps)*)))
+}

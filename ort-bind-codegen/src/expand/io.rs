@@ -1,0 +1,252 @@
+//! `Io`: the tensors a binding owns, and its `BindingIo` / `SplitIo` impls (bind, resize,
+//! collect ONNX Runtime's outputs, hand out views).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::tokens::{dims_expr, elem_tokens, shape_tokens};
+use super::{in_field, out_field, views};
+use crate::ident::to_ident;
+use crate::plan::{Plan, PlannedValue, Storage};
+
+/// `ValueSpec::of::<T>(name, rank)` for every value, the list `BindingIo` checks
+/// sessions against.
+fn specs<'a>(
+    rt: &'a syn::Path,
+    values: &'a [PlannedValue],
+) -> impl Iterator<Item = TokenStream> + 'a {
+    values.iter().map(move |v| {
+        let name = &v.name;
+        let elem = elem_tokens(rt, v.elem);
+        let rank = match &v.dims {
+            Some(d) => {
+                let r = d.len();
+                quote!(::core::option::Option::Some(#r))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(#rt::ValueSpec::of::<#elem>(#name, #rank))
+    })
+}
+
+/// The `Io` struct and its impls.
+pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
+    let input_specs = specs(rt, &plan.inputs);
+    let output_specs = specs(rt, &plan.outputs);
+    let dims_tok = quote!(dims);
+
+    let io_fields_in = plan.inputs.iter().map(|v| {
+        let f = in_field(v);
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        quote!(#f: #rt::Tensor<#elem, #shape, D>,)
+    });
+    let io_fields_out = plan.outputs.iter().map(|v| {
+        let f = out_field(v);
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        match v.storage {
+            Storage::Allocated => quote!(#f: #rt::AllocatedOutput<#elem, #shape, D>,),
+            _ => quote!(#f: #rt::Tensor<#elem, #shape, D>,),
+        }
+    });
+    // Each tensor is made in its own `let` (with its type spelled out) before the struct
+    // literal: a `?` per field inside one literal makes rustc emit cleanup code quadratic
+    // in the number of fields (a 2,000-value model did not compile in minutes).
+    let io_init_in = plan.inputs.iter().map(|v| {
+        let f = in_field(v);
+        let name = &v.name;
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        let d = dims_expr(plan, v, &dims_tok);
+        quote!(let #f: #rt::Tensor<#elem, #shape, D> = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
+    });
+    let io_init_out = plan.outputs.iter().map(|v| {
+        let f = out_field(v);
+        let name = &v.name;
+        let elem = elem_tokens(rt, v.elem);
+        let shape = shape_tokens(rt, v);
+        match v.storage {
+            Storage::Allocated => quote!(
+                let #f: #rt::AllocatedOutput<#elem, #shape, D> =
+                    #rt::AllocatedOutput::new_in(#name, device.clone());
+            ),
+            _ => {
+                let d = dims_expr(plan, v, &dims_tok);
+                quote!(let #f: #rt::Tensor<#elem, #shape, D> = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
+            }
+        }
+    });
+    let io_field_names: Vec<_> = plan
+        .inputs
+        .iter()
+        .map(in_field)
+        .chain(plan.outputs.iter().map(out_field))
+        .collect();
+    let set_in = plan.inputs.iter().map(|v| {
+        let f = in_field(v);
+        let d = dims_expr(plan, v, &dims_tok);
+        quote!(self.#f.set_dims(#d)?;)
+    });
+    let set_out = plan
+        .outputs
+        .iter()
+        .filter(|v| !matches!(v.storage, Storage::Allocated))
+        .map(|v| {
+            let f = out_field(v);
+            let d = dims_expr(plan, v, &dims_tok);
+            quote!(self.#f.set_dims(#d)?;)
+        });
+    let bind_in = plan.inputs.iter().enumerate().map(|(i, v)| {
+        let f = in_field(v);
+        quote!(binder.input(#i, &self.#f)?;)
+    });
+    let bind_out = plan.outputs.iter().enumerate().map(|(i, v)| {
+        let f = out_field(v);
+        match v.storage {
+            Storage::Allocated => quote!(binder.allocated_output(#i, &self.#f)?;),
+            _ => quote!(binder.output(#i, &self.#f)?;),
+        }
+    });
+    let rebind_allocated = plan.outputs.iter().enumerate().filter_map(|(i, v)| {
+        let f = out_field(v);
+        matches!(v.storage, Storage::Allocated)
+            .then(|| quote!(binder.allocated_output(#i, &self.#f)?;))
+    });
+    let allocated: Vec<(usize, &PlannedValue)> = plan
+        .outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| matches!(v.storage, Storage::Allocated))
+        .collect();
+    let has_allocated = !allocated.is_empty();
+    let store_arms = allocated.iter().map(|(i, v)| {
+        let f = out_field(v);
+        quote!(#i => value.store_in(&mut self.#f),)
+    });
+    let clear_allocated = has_allocated.then(|| {
+        let clears = allocated.iter().map(|(_, v)| {
+            let f = out_field(v);
+            quote!(self.#f.clear();)
+        });
+        quote! {
+            fn clear_allocated(&mut self) {
+                #(#clears)*
+            }
+        }
+    });
+    let store_body = if has_allocated {
+        quote! {
+            match index {
+                #(#store_arms)*
+                _ => ::core::result::Result::Ok(()),
+            }
+        }
+    } else {
+        quote! {
+            let _ = (index, value);
+            ::core::result::Result::Ok(())
+        }
+    };
+    // Field by field, so `Vec` fields reuse their capacity (no allocation when the rank
+    // stays the same).
+    let dims_assign = plan.dims.iter().map(|d| {
+        let f = to_ident(&d.field);
+        if d.source.is_shape() {
+            quote!(self.dims.#f.clone_from(&dims.#f);)
+        } else {
+            quote!(self.dims.#f = dims.#f;)
+        }
+    });
+    let inputs_view_init = views::inputs_init(plan);
+    let outputs_view_init = views::outputs_init(plan);
+
+    quote! {
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
+        #[doc(hidden)]
+        #[derive(Debug)]
+        pub struct Io<D: #rt::Device> {
+            dims: Dims,
+            #(#io_fields_in)*
+            #(#io_fields_out)*
+        }
+
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
+        impl<D: #rt::Device> Io<D> {
+            fn resize(&mut self, dims: &Dims) -> #rt::Result<()> {
+                let _ = dims; // unused when every dim is fixed
+                #(#set_in)*
+                #(#set_out)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn new(device: D, dims: Dims) -> #rt::Result<Self> {
+                #(#io_init_in)*
+                #(#io_init_out)*
+                ::core::result::Result::Ok(Io {
+                    #(#io_field_names,)*
+                    dims,
+                })
+            }
+        }
+
+        // SAFETY: only `set_dims` (and closures run by `Bound::modify`, which rebinds
+        // afterwards) change a bound tensor's storage; the views below read and write
+        // elements in place only.
+        unsafe impl<D: #rt::Device> #rt::BindingIo for Io<D> {
+            const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
+            const OUTPUTS: &'static [#rt::ValueSpec] = &[#(#output_specs),*];
+            const HAS_ALLOCATED_OUTPUTS: bool = #has_allocated;
+            type Dims = Dims;
+            type InputsMut<'a> = Inputs<'a, D> where Self: 'a;
+            type OutputsRef<'a> = Outputs<'a, D> where Self: 'a;
+
+            fn bind<'io>(&'io self, binder: &mut #rt::Binder<'_, 'io>) -> #rt::Result<()> {
+                #(#bind_in)*
+                #(#bind_out)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn rebind_allocated<'io>(&'io self, binder: &mut #rt::Binder<'_, 'io>) -> #rt::Result<()> {
+                let _ = &binder; // unused when no output is allocated by ONNX Runtime
+                #(#rebind_allocated)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn set_dims(&mut self, dims: &Dims) -> #rt::Result<()> {
+                if let ::core::result::Result::Err(e) = self.resize(dims) {
+                    // Back to the old sizes, which fit the capacity every tensor kept:
+                    // the tensors agree with `self.dims` again.
+                    let old = ::core::clone::Clone::clone(&self.dims);
+                    let _ = self.resize(&old);
+                    return ::core::result::Result::Err(e);
+                }
+                #(#dims_assign)*
+                ::core::result::Result::Ok(())
+            }
+
+            fn store_output(&mut self, index: usize, value: #rt::OutputValue) -> #rt::Result<()> {
+                #store_body
+            }
+
+            #clear_allocated
+
+            fn inputs_mut(&mut self) -> Inputs<'_, D> {
+                Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData }
+            }
+
+            fn outputs(&self) -> Outputs<'_, D> {
+                Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData }
+            }
+        }
+
+        impl<D: #rt::Device> #rt::SplitIo for Io<D> {
+            fn split(&mut self) -> (Inputs<'_, D>, Outputs<'_, D>) {
+                (
+                    Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData },
+                    Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData },
+                )
+            }
+        }
+    }
+}

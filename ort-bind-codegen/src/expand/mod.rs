@@ -1,0 +1,109 @@
+//! Plan -> Rust tokens: the module users `include!` (or get from the macro).
+//!
+//! Expansion assumes a valid [`Plan`]; every decision was made there. Generated
+//! code names the runtime through one path (default `::ort_bind`) so it works from
+//! any crate that depends on the facade. One file per generated item:
+//!
+//! - `dims`: `Dims` and `Dims::from_input_shapes` (shared with the derive);
+//! - `model`: `MODEL_PATH`, `Model`, `Binding`;
+//! - `views`: `Inputs` / `Outputs`;
+//! - `io`: the hidden `Io` and its `BindingIo` / `SplitIo` impls;
+//! - `feed_back`: the recurrent-pair methods of `Binding`;
+//! - `tokens`: element and shape types and doc text every item uses.
+
+pub(crate) mod dims;
+mod feed_back;
+mod io;
+mod model;
+pub(crate) mod tokens;
+mod views;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::plan::{Plan, PlannedValue};
+use crate::signature::ModelSignature;
+
+/// Options that shape the generated code without changing what it binds.
+#[derive(Debug, Clone)]
+pub struct ExpandOptions {
+    /// Path of the runtime crate in generated code, e.g. `::ort_bind`.
+    pub runtime: syn::Path,
+    /// Absolute path of the model file at build time, baked into `MODEL_PATH` (the last
+    /// place `Model::load()` looks) and, with `embed`, read into the binary.
+    pub model_path: String,
+    /// The model's path as the user wrote it (relative to the crate): where `Model::load()`
+    /// looks beside the executable, in `ORT_BIND_MODEL_DIR` and the current directory.
+    pub model_relative: String,
+    /// Embed the model's bytes in the binary (`include_bytes!`): `Model::load()` needs no
+    /// file at run time.
+    pub embed: bool,
+    /// Short label for docs (usually the file name).
+    pub label: String,
+}
+
+impl Default for ExpandOptions {
+    fn default() -> Self {
+        ExpandOptions {
+            runtime: syn::parse_quote!(::ort_bind),
+            model_path: String::new(),
+            model_relative: String::new(),
+            embed: false,
+            label: "model".into(),
+        }
+    }
+}
+
+/// The `Io` field holding input `v`.
+fn in_field(v: &PlannedValue) -> Ident {
+    format_ident!("in_{}", v.field.trim_start_matches("r#"))
+}
+
+/// The `Io` field holding output `v`.
+fn out_field(v: &PlannedValue) -> Ident {
+    format_ident!("out_{}", v.field.trim_start_matches("r#"))
+}
+
+/// Generates the bindings module body for one model.
+pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenStream {
+    let rt = &opts.runtime;
+    let label = &opts.label;
+
+    let dims_fields = dims::fields(plan);
+    let copy = plan.dims_are_copy().then(|| quote!(Copy,));
+    let dims_doc = format!(
+        " Sizes of the dynamic dimensions of `{label}`: one field per named symbolic dimension, \
+         and one per unnamed dynamic input axis. A binding is sized from these; \
+         [`Binding::set_dims`] changes them, reusing buffer capacity. \
+         [`Dims::from_input_shapes`] derives them from the shapes of the inputs, \
+         checking those against the model and each other."
+    );
+    let from_input_shapes = dims::from_input_shapes(plan, rt, &format_ident!("Dims"), &quote!(pub));
+
+    let model_path = model::model_path(opts);
+    let model = model::model(sig, plan, rt, opts);
+    let views = views::structs(plan, rt);
+    let binding = model::binding(rt, feed_back::methods(plan, rt));
+    let io = io::io(plan, rt);
+
+    quote! {
+        #model_path
+
+        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
+        #[doc = #dims_doc]
+        #[derive(Debug, Clone, #copy PartialEq, Eq, Hash, Default)]
+        pub struct Dims {
+            #(#dims_fields)*
+        }
+
+        #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
+        impl Dims {
+            #from_input_shapes
+        }
+
+        #model
+        #views
+        #binding
+        #io
+    }
+}

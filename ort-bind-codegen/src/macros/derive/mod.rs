@@ -1,0 +1,175 @@
+//! `#[derive(OnnxBinding)]`, one file per step:
+//!
+//! 1. attributes ([`attr`](super::attr)): `#[onnx(...)]` into plain structs;
+//! 2. [`fields`]: each field's type read from its syntax;
+//! 3. check ([`crate::check`]): every field against the model (names, element types,
+//!    ranks, fixed dims, devices), all problems at once;
+//! 4. [`plan`]: the same [`plan`](crate::plan) as `build.rs` and `bindings!`, from the
+//!    model plus the fields (dims no field type fixes, recurrent pairs, who allocates);
+//! 5. [`expand`]: the impls and views;
+//! 6. [`fallback`]: what is emitted when the model cannot be planned at all, so a
+//!    mistake does not cascade into errors at every use of the struct.
+//!
+//! For `struct AddIo<D: Device = Cpu> { x: .., #[onnx(name = "y")] other: .., sum: .. }`
+//! the derive emits, next to the struct:
+//!
+//! - `unsafe impl BindingIo for AddIo<D>` (and `SplitIo`), so `Bound::new(&session, io)`
+//!   binds the struct's tensors once and reuses them on every run, exactly like the
+//!   generated module's `Io`; every field goes through the runtime's `Slot` trait, so
+//!   fields whose types are aliases bind the same way;
+//! - `AddIoInputs<'a, D>` / `AddIoOutputs<'a, D>`: the views `Bound::inputs()`,
+//!   `Bound::outputs()` and `Bound::split()` hand out, one field per struct field;
+//! - `AddIoDims`: one `usize` per dynamic dimension that no field type fixes (what
+//!   `Bound::set_dims` takes), with `AddIoDims::from_input_shapes`; and
+//!   `AddIo::allocate(&device, &dims)`, or `AddIo::allocate(&device)` when the field
+//!   types fix every dim;
+//! - `AddIo::feed_back(&mut bound)` and `AddIo::feed_<output>_into_<input>(&mut bound)`
+//!   for recurrent pairs (found by name like the generated module's, or declared with
+//!   `#[onnx(feed_back = "stateN -> state")]`);
+//! - `AddIo::MODEL_PATH`;
+//! - a `const _` block of trait-bound checks (see `ort_bind::assert`) for whatever the
+//!   syntactic checks could not settle;
+//! - the dependency tracking of the model file (see [`track`](super::track)).
+//!
+//! Every problem becomes a `compile_error!` at the offending span, all at once.
+
+mod expand;
+mod fallback;
+mod fields;
+mod plan;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::attr::{self, Errors};
+use super::{MacroEnv, resolve_model};
+use crate::check::{self, FieldBinding, FieldSpec, StructSpec};
+
+/// One field of the struct, with everything expansion needs.
+struct Field<'a> {
+    ident: &'a syn::Ident,
+    ty: &'a syn::Type,
+    spec: FieldSpec,
+    attrs: attr::FieldAttrs,
+    binding: Option<FieldBinding>,
+}
+
+/// Expands `#[derive(OnnxBinding)]` on `input`.
+pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
+    let input: syn::DeriveInput = match syn::parse2(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let named = match &input.data {
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Named(named),
+            ..
+        }) => named,
+        _ => {
+            return syn::Error::new(
+                input.ident.span(),
+                "`OnnxBinding` can only be derived for a struct with named fields, one per \
+                 model input or output",
+            )
+            .to_compile_error();
+        }
+    };
+
+    // 1. Attributes, 2. field types.
+    let mut errors = Errors::default();
+    let container = attr::container(&input.attrs, &mut errors);
+    let krate: syn::Path = container
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::ort_bind));
+    let mut fields = fields::read(named, &mut errors);
+
+    // The model: on any problem, one error on the attribute (or the struct name).
+    let resolved = match &container.model {
+        // A misspelled or malformed container attribute was reported already.
+        None if container.had_errors => None,
+        None => {
+            errors.at(
+                input.ident.span(),
+                "`#[derive(OnnxBinding)]` needs the model file: add \
+                 `#[onnx(model = \"path/to/model.onnx\")]` (relative to the crate's Cargo.toml)",
+            );
+            None
+        }
+        Some(lit) => match resolve_model(env, lit) {
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+            Ok(r) => {
+                let refused = crate::plan::refusals(&r.signature);
+                if refused.is_empty() {
+                    Some(r)
+                } else {
+                    let problems: Vec<String> = refused.iter().map(ToString::to_string).collect();
+                    errors.at(
+                        lit.span(),
+                        format!("`{}` cannot be bound: {}", lit.value(), problems.join("; ")),
+                    );
+                    None
+                }
+            }
+        },
+    };
+    let sig = resolved.as_ref().map(|r| &r.signature);
+
+    // 3. Check.
+    if let Some(sig) = sig {
+        let specs: Vec<FieldSpec> = fields.iter().map(|f| f.spec.clone()).collect();
+        let outcome = check::check_struct(
+            sig,
+            &StructSpec {
+                name_span: input.ident.span(),
+                fields: &specs,
+                device: container.device.as_ref(),
+            },
+        );
+        for (f, b) in fields.iter_mut().zip(outcome.fields) {
+            f.binding = b;
+        }
+        for d in outcome.diagnostics {
+            errors.push(super::spanned_error(d.range, d.render()));
+        }
+    }
+
+    // 4. Plan.
+    let planned = sig.and_then(|sig| plan::plan(sig, &container, &fields, &mut errors));
+
+    let tracking = match &resolved {
+        Some(r) => super::track::tokens(
+            &krate,
+            r.model_present.then_some(r.model.as_path()),
+            r.cache.as_deref(),
+            &format!("{}:{}", env.site, input.ident),
+        ),
+        None => TokenStream::new(),
+    };
+
+    // 5. Expand, or 6. fall back.
+    let body = match (&planned, sig, &resolved) {
+        (Some(planned), Some(sig), Some(r)) => expand::expand(
+            &input,
+            &krate,
+            &fields,
+            Some(expand::Model {
+                sig,
+                planned,
+                path: &r.model.to_string_lossy(),
+                relative: &container.model.as_ref().map(|l| l.value()).unwrap_or_default(),
+            }),
+            container.device.as_ref(),
+        ),
+        _ => fallback::fallback(&input, &krate, &fields, container.device.as_ref()),
+    };
+    let errors = errors.to_compile_errors();
+    quote! {
+        #errors
+        #body
+        #tracking
+    }
+}
