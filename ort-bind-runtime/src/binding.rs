@@ -7,15 +7,22 @@
 //! needs `&mut`, and any change of dims or storage goes through [`Bound`], which
 //! rebinds before the next run.
 
+use std::any::TypeId;
 use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
 
-use crate::device::Device;
+use crate::cancel::{Reason, RunControl, Terminator};
+use crate::deadline;
+use crate::device::{Cpu, Device};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::run_async::Completion;
 use crate::session::{Session, ValueSpec};
 use crate::shape::Shape;
-use crate::sys::{IoBinding, Value};
+use crate::sys::{IoBinding, RunArgs, Value};
 use crate::tensor::{AllocatedOutput, Tensor};
 
 /// The tensors of one binding, and how to bind them.
@@ -77,9 +84,13 @@ pub struct Binder<'b, 'io> {
     input_names: &'b [CString],
     output_names: &'b [CString],
     session: &'b Session,
+    // The same values, recorded for `RunAsync` (which takes arrays, not a binding).
+    args: &'b mut RunArgs,
     // Whether any bound memory is host-accessible (then a run must not return before
     // ONNX Runtime's copies to and from it are done; see `Bound::run`).
     host_memory: bool,
+    // Why `run_async` cannot run this binding, if it cannot.
+    async_blocker: Option<&'static str>,
     _io: PhantomData<fn(&'io ()) -> &'io ()>,
 }
 
@@ -102,7 +113,9 @@ impl<'io> Binder<'_, 'io> {
         let name = lookup(self.input_names, index, "input")?;
         tensor.device().check_session(self.session, tensor.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
-        self.io.bind_input(name, tensor.value())
+        self.io.bind_input(name, tensor.value())?;
+        self.args.record_input(index, name, tensor.value());
+        Ok(())
     }
 
     /// Binds `tensor` as the buffer output number `index` is written into.
@@ -114,7 +127,9 @@ impl<'io> Binder<'_, 'io> {
         let name = lookup(self.output_names, index, "output")?;
         tensor.device().check_session(self.session, tensor.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
-        self.io.bind_output(name, tensor.value())
+        self.io.bind_output(name, tensor.value())?;
+        self.args.record_output(index, name, Some(tensor.value()));
+        Ok(())
     }
 
     /// Lets ONNX Runtime allocate output number `index` on the slot's device at run time.
@@ -127,7 +142,13 @@ impl<'io> Binder<'_, 'io> {
         self.host_memory |= D::HOST_ACCESSIBLE;
         let info = slot.device().memory_info()?;
         let name = lookup(self.output_names, index, "output")?;
-        self.io.bind_output_to_device(name, info)
+        self.io.bind_output_to_device(name, info)?;
+        if TypeId::of::<D>() != TypeId::of::<Cpu>() {
+            self.async_blocker =
+                Some("an output that ONNX Runtime allocates is bound to a device other than `Cpu`");
+        }
+        self.args.record_output(index, name, None);
+        Ok(())
     }
 }
 
@@ -159,6 +180,12 @@ fn c_names(specs: &[ValueSpec]) -> Result<Vec<CString>> {
 /// A binding that owns its tensors: bound once, run many times.
 ///
 /// `run` takes `&mut self`, so no view of an output can be alive while a run writes it.
+///
+/// # Threads
+/// A `Bound` is `Send` (when its tensors are, as ort-bind's are): move it to the thread or
+/// task that runs it. It is not `Sync`: one binding runs one run at a time. Any number of
+/// bindings of one [`Session`] may run at the same time, on as many threads (ONNX Runtime
+/// allows concurrent runs on a session, each with its own binding).
 pub struct Bound<Io: BindingIo> {
     // Declared first: dropped before the tensors it points at.
     io_binding: IoBinding,
@@ -174,7 +201,24 @@ pub struct Bound<Io: BindingIo> {
     // Whether runs may return before the device finished (only when every bound tensor is
     // device memory and the session runs on the caller's CUDA stream).
     async_run: bool,
+    // The values for `RunAsync`, in binding order (recorded by every bind).
+    args: RunArgs,
+    // Why `run_async` cannot run this binding (set by the last bind), if it cannot.
+    async_blocker: Option<&'static str>,
+    // The run options of this binding's runs and requests to stop them.
+    control: Arc<RunControl>,
+    // Where ONNX Runtime's callback leaves an asynchronous run's result.
+    completion: Arc<Completion>,
+    // An asynchronous run was started and its result not yet collected (its future is
+    // still alive, or was leaked): everything waits for it first (`settle`).
+    in_flight: Option<InFlight>,
     io: Io,
+}
+
+/// What [`Bound`] remembers of an asynchronous run in flight.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    timed: bool,
 }
 
 impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
@@ -202,6 +246,11 @@ impl<Io: BindingIo> Bound<Io> {
             ready: false,
             allocated_fresh: false,
             async_run: false,
+            args: RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len()),
+            async_blocker: None,
+            control: Arc::new(RunControl::new(session)?),
+            completion: Arc::new(Completion::default()),
+            in_flight: None,
             io,
         };
         bound.rebind()?;
@@ -210,15 +259,19 @@ impl<Io: BindingIo> Bound<Io> {
 
     fn rebind(&mut self) -> Result<()> {
         self.ready = false;
+        self.args.clear();
         let mut binder = Binder {
             io: &mut self.io_binding,
             input_names: &self.input_names,
             output_names: &self.output_names,
             session: &self.session,
+            args: &mut self.args,
             host_memory: false,
+            async_blocker: None,
             _io: PhantomData,
         };
         self.io.bind(&mut binder)?;
+        self.async_blocker = binder.async_blocker;
         // Host memory bound to a device session is copied by ONNX Runtime during the run; the
         // run must finish those copies before the host may touch the memory again.
         self.async_run = !binder.host_memory && self.session.async_run_options().is_some();
@@ -233,7 +286,9 @@ impl<Io: BindingIo> Bound<Io> {
             input_names: &self.input_names,
             output_names: &self.output_names,
             session: &self.session,
+            args: &mut self.args,
             host_memory: false,
+            async_blocker: None,
             _io: PhantomData,
         };
         if let Err(e) = self.io.rebind_allocated(&mut binder) {
@@ -252,20 +307,51 @@ impl<Io: BindingIo> Bound<Io> {
     /// caller enqueues on that stream afterwards sees the results (call the device's
     /// `synchronize` to wait on the host). When any bound tensor is host memory, the run
     /// returns only after the device has finished with it.
+    ///
+    /// A run stopped by this binding's [`Terminator`] returns [`Error::Terminated`]; the
+    /// binding stays usable.
     pub fn run(&mut self) -> Result<()> {
+        self.run_inner(false)
+    }
+
+    /// [`Bound::run`], terminated when it has not finished after `timeout`: it then returns
+    /// [`Error::TimedOut`] (ONNX Runtime stops after the kernel it is in) and the binding
+    /// stays usable. The timeout is kept by one process-wide timer thread; arming it costs
+    /// a lock and a heap push, no thread and no allocation per run.
+    pub fn run_with_timeout(&mut self, timeout: Duration) -> Result<()> {
+        let run = self.control.arm();
+        if let Err(e) = deadline::schedule(&self.control, run, timeout) {
+            self.control.finish(true, true);
+            return Err(e);
+        }
+        self.run_inner(true)
+    }
+
+    /// A handle that stops this binding's runs from any thread (see [`Terminator`]).
+    pub fn terminator(&self) -> Terminator {
+        Terminator::new(Arc::clone(&self.control))
+    }
+
+    fn run_inner(&mut self, timed: bool) -> Result<()> {
+        self.settle();
+        let result = self.run_sync();
+        let reason = self.control.finish(timed, result.is_err());
+        match (result, reason) {
+            (Err(_), Some(reason)) => Err(reason.error()),
+            (result, _) => result,
+        }
+    }
+
+    fn run_sync(&mut self) -> Result<()> {
         if !self.ready {
             self.rebind()?;
         } else if Io::HAS_ALLOCATED_OUTPUTS && !self.allocated_fresh {
             self.rebind_allocated()?;
         }
         self.allocated_fresh = false;
-        let options = if self.async_run {
-            self.session.async_run_options()
-        } else {
-            None
-        };
+        let options = self.control.options(self.async_run);
         self.io_binding
-            .run_with(options)
+            .run_with(Some(options))
             .map_err(|e| self.session.run_error(e))?;
         if Io::HAS_ALLOCATED_OUTPUTS {
             let io = &mut self.io;
@@ -283,6 +369,7 @@ impl<Io: BindingIo> Bound<Io> {
     /// Changes the symbolic dims: tensors are resized (capacity reused; a tensor grows
     /// with one allocation when it must) and rebound.
     pub fn set_dims(&mut self, dims: &Io::Dims) -> Result<()> {
+        self.settle();
         self.ready = false;
         self.io.set_dims(dims)?;
         self.rebind()
@@ -290,11 +377,13 @@ impl<Io: BindingIo> Bound<Io> {
 
     /// Mutable views of the inputs, to fill them in place.
     pub fn inputs(&mut self) -> Io::InputsMut<'_> {
+        self.settle();
         self.io.inputs_mut()
     }
 
     /// Shared views of the outputs, read in place.
     pub fn outputs(&self) -> Io::OutputsRef<'_> {
+        self.wait_idle();
         self.io.outputs()
     }
 
@@ -303,12 +392,14 @@ impl<Io: BindingIo> Bound<Io> {
     where
         Io: SplitIo,
     {
+        self.settle();
         self.io.split()
     }
 
     /// Runs `f` with full access to the tensors (to swap or replace storage), then
     /// rebinds everything before the next run.
     pub fn modify<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
+        self.settle();
         self.ready = false;
         let r = f(&mut self.io)?;
         self.rebind()?;
@@ -317,12 +408,136 @@ impl<Io: BindingIo> Bound<Io> {
 
     /// The tensors, read-only.
     pub fn io(&self) -> &Io {
+        self.wait_idle();
         &self.io
     }
 
     /// The session this binding runs.
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// Why [`Bound::run_async`] cannot run this binding, if it cannot.
+    fn async_unsupported(&self) -> Option<String> {
+        if let Some(threads) = self.session.intra_threads()
+            && threads == 1
+        {
+            return Some(
+                "the session has 1 intra-op thread, and ONNX Runtime runs `RunAsync` on a \
+                 thread of that pool: build the session with \
+                 `SessionOptions::new().intra_threads(2)` (or more, or 0 for one per core)"
+                    .into(),
+            );
+        }
+        #[cfg(feature = "cuda")]
+        if self.session.cuda_device().is_some() {
+            return Some(
+                "the session runs on the CUDA execution provider; `RunAsync` cannot say on \
+                 which device outputs are allocated, and CUDA runs are already asynchronous \
+                 on the device's stream: use `run`"
+                    .into(),
+            );
+        }
+        self.async_blocker.map(str::to_owned)
+    }
+
+    /// Starts an asynchronous run whose completion wakes `waker`.
+    pub(crate) fn start_async(&mut self, waker: &Waker, timeout: Option<Duration>) -> Result<()> {
+        self.settle();
+        if !self.ready {
+            self.rebind()?;
+        }
+        if let Some(reason) = self.async_unsupported() {
+            return Err(Error::AsyncRun { reason });
+        }
+        let run = timeout.map(|_| self.control.arm());
+        self.completion.begin(Some(waker));
+        // SAFETY: until the completion fires, everything `run_async` reads stays alive and
+        // untouched: the session (`self.session`), the run options (`self.control`), the
+        // arrays of `self.args`, and the names (`self.input_names`, `self.output_names`)
+        // and values (owned by `self.io`'s tensors) recorded in them are owned by `self`,
+        // and every method of `self` that could touch them, and `Drop`, first waits for
+        // the completion (`settle`, `wait_idle`) because `in_flight` is set below. The
+        // future that started the run borrows `self` mutably meanwhile.
+        let started = unsafe {
+            crate::sys::run_async(
+                self.session.raw(),
+                self.control.options(false),
+                &mut self.args,
+                Arc::clone(&self.completion),
+            )
+        };
+        if let Err(e) = started {
+            self.completion.abandon();
+            if run.is_some() {
+                self.control.finish(true, true);
+            }
+            return Err(e);
+        }
+        self.in_flight = Some(InFlight {
+            timed: timeout.is_some(),
+        });
+        if let (Some(run), Some(timeout)) = (run, timeout)
+            && deadline::schedule(&self.control, run, timeout).is_err()
+        {
+            // No timer thread: stop the run rather than let it run unbounded.
+            let _ = self.control.request(Reason::Terminated, Some(run));
+        }
+        Ok(())
+    }
+
+    /// Collects the result of the asynchronous run that just completed: stores the outputs
+    /// ONNX Runtime allocated and names a stop that was requested.
+    pub(crate) fn finish_async(&mut self, result: Result<()>, timed: bool) -> Result<()> {
+        self.in_flight = None;
+        let reason = self.control.finish(timed, result.is_err());
+        let result = match (result, reason) {
+            (Err(_), Some(reason)) => Err(reason.error()),
+            (result, _) => result.map_err(|e| self.session.run_error(e)),
+        };
+        let stored = if result.is_ok() && Io::HAS_ALLOCATED_OUTPUTS {
+            let mut stored = Ok(());
+            for pos in 0..self.args.output_count() {
+                if let Some(value) = self.args.take_allocated(pos)
+                    && stored.is_ok()
+                {
+                    stored = self.io.store_output(pos, OutputValue(value));
+                }
+            }
+            stored
+        } else {
+            Ok(())
+        };
+        self.args.release_allocated();
+        result.and(stored)
+    }
+
+    pub(crate) fn completion(&self) -> &Completion {
+        &self.completion
+    }
+
+    /// Waits for an asynchronous run whose future was dropped or leaked: stops it, waits
+    /// for ONNX Runtime's callback, and collects it (its result is discarded).
+    pub(crate) fn settle(&mut self) {
+        if let Some(InFlight { timed }) = self.in_flight {
+            let _ = self.control.request(Reason::Terminated, None);
+            let result = self.completion.wait();
+            let _ = self.finish_async(result, timed);
+        }
+    }
+
+    /// Blocks while an asynchronous run (of a leaked future) may still use the buffers.
+    fn wait_idle(&self) {
+        if self.in_flight.is_some() {
+            self.completion.wait_idle();
+        }
+    }
+}
+
+impl<Io: BindingIo> Drop for Bound<Io> {
+    fn drop(&mut self) {
+        // ONNX Runtime must be done with the buffers before they are freed.
+        self.settle();
     }
 }
 

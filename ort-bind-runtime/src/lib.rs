@@ -12,17 +12,22 @@
 //! - [`slot`] and [`assert`](mod@assert): what `#[derive(OnnxBinding)]` builds on
 //!   (fields as slots, compile-time checks against the model);
 //! - [`session`] and [`library`]: loading models and ONNX Runtime itself;
+//! - serving: [`run_async`] ([`Bound::run_async`] on ONNX Runtime's `RunAsync`),
+//!   [`cancel`] ([`Terminator`], timeouts);
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
 //!   and shapes read at run time.
 
 pub mod assert;
 pub mod binding;
+pub mod cancel;
+mod deadline;
 pub mod device;
 pub mod dims;
 pub mod dynamic;
 pub mod element;
 pub mod error;
 pub mod library;
+pub mod run_async;
 pub mod session;
 pub mod shape;
 pub mod slot;
@@ -30,6 +35,7 @@ mod sys;
 pub mod tensor;
 
 pub use binding::{Binder, BindingIo, Bound, OutputValue, SplitIo};
+pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};
 #[cfg(feature = "cuda")]
 pub use device::{Cuda, CudaPinned, cuda_provider_available};
@@ -39,6 +45,7 @@ pub use dynamic::{
 };
 pub use element::{Element, bf16, f16};
 pub use error::{CudaErrorKind, Error, Result};
+pub use run_async::RunFuture;
 pub use session::{Session, SessionOptions, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
 pub use slot::{InputSlot, Slot};
