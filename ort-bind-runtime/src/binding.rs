@@ -42,8 +42,9 @@ pub unsafe trait BindingIo {
     /// Whether some outputs are allocated by ONNX Runtime ([`Binder::allocated_output`]),
     /// so their values must be collected after each run.
     const HAS_ALLOCATED_OUTPUTS: bool;
-    /// The values of the model's symbolic dimensions.
-    type Dims;
+    /// The values of the model's symbolic dimensions (compared to find the binding of
+    /// dims used recently; see [`Bound::set_dims`]).
+    type Dims: Clone + PartialEq;
     /// Mutable views of the inputs.
     type InputsMut<'a>
     where
@@ -80,12 +81,17 @@ pub unsafe trait BindingIo {
 /// being bound); the invariant lifetime stops a temporary tensor from being bound.
 #[derive(Debug)]
 pub struct Binder<'b, 'io> {
-    io: &'b mut IoBinding,
+    // `None`: only record (see `Bound::set_dims`, which may reuse a binding made earlier).
+    io: Option<&'b mut IoBinding>,
     input_names: &'b [CString],
     output_names: &'b [CString],
     session: &'b Session,
     // The same values, recorded for `RunAsync` (which takes arrays, not a binding).
     args: &'b mut RunArgs,
+    // The value and memory of every bound tensor, in binding order (see `Bound::set_dims`).
+    storage: Option<&'b mut Vec<StorageKey>>,
+    // Only fill `storage`: nothing is bound, recorded or checked.
+    keys_only: bool,
     // Whether any bound memory is host-accessible (then a run must not return before
     // ONNX Runtime's copies to and from it are done; see `Bound::run`).
     host_memory: bool,
@@ -110,12 +116,17 @@ impl<'io> Binder<'_, 'io> {
         index: usize,
         tensor: &'io Tensor<T, S, D>,
     ) -> Result<()> {
+        if self.keys_only {
+            return self.key(tensor);
+        }
         let name = lookup(self.input_names, index, "input")?;
         tensor.device().check_session(self.session, tensor.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
-        self.io.bind_input(name, tensor.value())?;
+        if let Some(io) = &mut self.io {
+            io.bind_input(name, tensor.value())?;
+        }
         self.args.record_input(index, name, tensor.value());
-        Ok(())
+        self.key(tensor)
     }
 
     /// Binds `tensor` as the buffer output number `index` is written into.
@@ -124,12 +135,17 @@ impl<'io> Binder<'_, 'io> {
         index: usize,
         tensor: &'io Tensor<T, S, D>,
     ) -> Result<()> {
+        if self.keys_only {
+            return self.key(tensor);
+        }
         let name = lookup(self.output_names, index, "output")?;
         tensor.device().check_session(self.session, tensor.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
-        self.io.bind_output(name, tensor.value())?;
+        if let Some(io) = &mut self.io {
+            io.bind_output(name, tensor.value())?;
+        }
         self.args.record_output(index, name, Some(tensor.value()));
-        Ok(())
+        self.key(tensor)
     }
 
     /// Lets ONNX Runtime allocate output number `index` on the slot's device at run time.
@@ -138,11 +154,16 @@ impl<'io> Binder<'_, 'io> {
         index: usize,
         slot: &'io AllocatedOutput<T, S, D>,
     ) -> Result<()> {
+        if self.keys_only {
+            return Ok(());
+        }
         slot.device().check_session(self.session, slot.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
         let info = slot.device().memory_info()?;
         let name = lookup(self.output_names, index, "output")?;
-        self.io.bind_output_to_device(name, info)?;
+        if let Some(io) = &mut self.io {
+            io.bind_output_to_device(name, info)?;
+        }
         if TypeId::of::<D>() != TypeId::of::<Cpu>() {
             self.async_blocker =
                 Some("an output that ONNX Runtime allocates is bound to a device other than `Cpu`");
@@ -151,6 +172,19 @@ impl<'io> Binder<'_, 'io> {
         Ok(())
     }
 }
+
+impl Binder<'_, '_> {
+    fn key<T: Element, S: Shape, D: Device>(&mut self, tensor: &Tensor<T, S, D>) -> Result<()> {
+        if let Some(storage) = &mut self.storage {
+            storage.push(tensor.storage_key());
+        }
+        Ok(())
+    }
+}
+
+/// What a binding made for a tensor depends on: its value (whose address `RunAsync`'s
+/// arrays hold), and the address and element count of the memory under it.
+pub(crate) type StorageKey = [usize; 3];
 
 /// An output value ONNX Runtime produced; store it in its typed slot or drop it.
 #[derive(Debug)]
@@ -212,8 +246,31 @@ pub struct Bound<Io: BindingIo> {
     // An asynchronous run was started and its result not yet collected (its future is
     // still alive, or was leaked): everything waits for it first (`settle`).
     in_flight: Option<InFlight>,
+    // The dims `io` was last set to through `set_dims` (`None`: unknown), and the memory
+    // each tensor bound in `io_binding` views.
+    dims: Option<Io::Dims>,
+    storage: Vec<StorageKey>,
+    // Shape buckets: bindings of recently used dims, each still bound to the values of
+    // its dims, oldest first; at most `keep_dims`.
+    recent: Vec<Bucket<Io::Dims>>,
+    keep_dims: usize,
+    // Arrays for buckets to come, reserved up front so that no switch allocates.
+    spare: Vec<(Vec<StorageKey>, RunArgs)>,
+    scratch: Vec<StorageKey>,
     io: Io,
 }
+
+/// A binding made for `dims` earlier, kept for switching back (see [`Bound::set_dims`]).
+#[derive(Debug)]
+struct Bucket<Dims> {
+    dims: Dims,
+    io_binding: IoBinding,
+    storage: Vec<StorageKey>,
+    args: RunArgs,
+}
+
+/// Bindings of other dims a [`Bound`] keeps by default (see [`Bound::keep_recent_dims`]).
+pub const DEFAULT_RECENT_DIMS: usize = 3;
 
 /// What [`Bound`] remembers of an asynchronous run in flight.
 #[derive(Debug, Clone, Copy)]
@@ -251,6 +308,12 @@ impl<Io: BindingIo> Bound<Io> {
             control: Arc::new(RunControl::new(session)?),
             completion: Arc::new(Completion::default()),
             in_flight: None,
+            dims: None,
+            storage: Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
+            recent: Vec::with_capacity(DEFAULT_RECENT_DIMS),
+            keep_dims: DEFAULT_RECENT_DIMS,
+            spare: (0..DEFAULT_RECENT_DIMS).map(|_| Self::parts()).collect(),
+            scratch: Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
             io,
         };
         bound.rebind()?;
@@ -260,12 +323,15 @@ impl<Io: BindingIo> Bound<Io> {
     fn rebind(&mut self) -> Result<()> {
         self.ready = false;
         self.args.clear();
+        self.storage.clear();
         let mut binder = Binder {
-            io: &mut self.io_binding,
+            io: Some(&mut self.io_binding),
             input_names: &self.input_names,
             output_names: &self.output_names,
             session: &self.session,
             args: &mut self.args,
+            storage: Some(&mut self.storage),
+            keys_only: false,
             host_memory: false,
             async_blocker: None,
             _io: PhantomData,
@@ -282,11 +348,13 @@ impl<Io: BindingIo> Bound<Io> {
 
     fn rebind_allocated(&mut self) -> Result<()> {
         let mut binder = Binder {
-            io: &mut self.io_binding,
+            io: Some(&mut self.io_binding),
             input_names: &self.input_names,
             output_names: &self.output_names,
             session: &self.session,
             args: &mut self.args,
+            storage: None,
+            keys_only: false,
             host_memory: false,
             async_blocker: None,
             _io: PhantomData,
@@ -368,11 +436,132 @@ impl<Io: BindingIo> Bound<Io> {
 
     /// Changes the symbolic dims: tensors are resized (capacity reused; a tensor grows
     /// with one allocation when it must) and rebound.
+    ///
+    /// Shape buckets: the binding keeps the ONNX Runtime bindings of the last few dims it
+    /// was set to ([`Bound::keep_recent_dims`]; 3 by default), each still bound to values
+    /// of its dims over the same buffers. Switching back to one of them, within capacity,
+    /// makes no ONNX Runtime call and allocates nothing: a run after such a switch costs
+    /// about what a run of a fixed binding costs. Setting the dims the binding already has
+    /// does nothing.
     pub fn set_dims(&mut self, dims: &Io::Dims) -> Result<()> {
         self.settle();
+        if self.ready && self.dims.as_ref() == Some(dims) {
+            return Ok(());
+        }
+        // The binding in `io_binding` is complete for `previous` only when `ready`.
+        let previous = if self.ready { self.dims.take() } else { None };
         self.ready = false;
+        self.dims = None;
         self.io.set_dims(dims)?;
-        self.rebind()
+        let mut spare = None;
+        if let Some(hit) = self.recent.iter().position(|b| b.dims == *dims) {
+            if self.storage_keys() && crate::tensor::same(&self.scratch, &self.recent[hit].storage)
+            {
+                // Same values over the same memory as when this binding was made: use it.
+                let bucket = &mut self.recent[hit];
+                std::mem::swap(&mut self.io_binding, &mut bucket.io_binding);
+                std::mem::swap(&mut self.storage, &mut bucket.storage);
+                std::mem::swap(&mut self.args, &mut bucket.args);
+                match previous {
+                    Some(previous) => {
+                        self.dims = Some(std::mem::replace(&mut bucket.dims, previous));
+                    }
+                    None => {
+                        let old = self.recent.swap_remove(hit);
+                        self.dims = Some(old.dims);
+                        self.spare.push((old.storage, old.args));
+                    }
+                }
+                self.ready = true;
+                // The newly current binding may hold values ONNX Runtime allocated in its
+                // last run: bind those outputs afresh before the next run.
+                self.allocated_fresh = false;
+                return Ok(());
+            }
+            // A value or buffer changed since (a buffer grew or was swapped, a value was
+            // made again): reuse the parts, rebound below.
+            spare = Some(self.recent.swap_remove(hit));
+        }
+        if let Some(previous) = previous
+            && self.keep_dims > 0
+        {
+            let parts = match spare.take() {
+                Some(b) => (b.io_binding, b.storage, b.args),
+                None if self.recent.len() >= self.keep_dims => {
+                    let b = self.recent.remove(0);
+                    (b.io_binding, b.storage, b.args)
+                }
+                None => {
+                    let (storage, args) = self.spare.pop().unwrap_or_else(Self::parts);
+                    (
+                        // SAFETY: the session pointer is live and `Bound` holds a counted
+                        // reference to the session for as long as this binding (kept in
+                        // `recent` or current) exists.
+                        unsafe { IoBinding::new(self.session.raw())? },
+                        storage,
+                        args,
+                    )
+                }
+            };
+            self.recent.push(Bucket {
+                dims: previous,
+                io_binding: std::mem::replace(&mut self.io_binding, parts.0),
+                storage: std::mem::replace(&mut self.storage, parts.1),
+                args: std::mem::replace(&mut self.args, parts.2),
+            });
+        }
+        if let Some(unused) = spare {
+            self.spare.push((unused.storage, unused.args));
+        }
+        self.rebind()?;
+        self.dims = Some(dims.clone());
+        Ok(())
+    }
+
+    /// Arrays for one binding of this `Io`.
+    fn parts() -> (Vec<StorageKey>, RunArgs) {
+        (
+            Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
+            RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len()),
+        )
+    }
+
+    /// How many bindings of other dims to keep for switching back (shape buckets; see
+    /// [`Bound::set_dims`]); 0 rebinds on every change. Each costs an ONNX Runtime binding
+    /// object and one value per tensor (over the same buffers, no memory of its own).
+    pub fn keep_recent_dims(&mut self, n: usize) {
+        self.keep_dims = n;
+        if self.recent.len() > n {
+            let excess = self.recent.len() - n;
+            for bucket in self.recent.drain(..excess) {
+                self.spare.push((bucket.storage, bucket.args));
+            }
+        }
+        // Reserve what `n` buckets need now, so that no later switch allocates.
+        self.recent.reserve(n);
+        while self.recent.len() + self.spare.len() < n {
+            self.spare.push(Self::parts());
+        }
+    }
+
+    /// Collects the storage keys of the tensors as they are now into `scratch`, binding
+    /// nothing; `false` when the `Io` refuses.
+    fn storage_keys(&mut self) -> bool {
+        self.scratch.clear();
+        let mut unused = RunArgs::default();
+        let mut binder = Binder {
+            io: None,
+            input_names: &self.input_names,
+            output_names: &self.output_names,
+            session: &self.session,
+            args: &mut unused,
+            storage: Some(&mut self.scratch),
+            keys_only: true,
+            host_memory: false,
+            async_blocker: None,
+            _io: PhantomData,
+        };
+        self.io.bind(&mut binder).is_ok()
     }
 
     /// Mutable views of the inputs, to fill them in place.
@@ -401,6 +590,8 @@ impl<Io: BindingIo> Bound<Io> {
     pub fn modify<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
         self.settle();
         self.ready = false;
+        // `f` may change anything, dims included.
+        self.dims = None;
         let r = f(&mut self.io)?;
         self.rebind()?;
         Ok(r)

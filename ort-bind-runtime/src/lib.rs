@@ -34,7 +34,7 @@ pub mod slot;
 mod sys;
 pub mod tensor;
 
-pub use binding::{Binder, BindingIo, Bound, OutputValue, SplitIo};
+pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};
 pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};
 #[cfg(feature = "cuda")]

@@ -424,7 +424,9 @@ impl RunArgs {
     /// Forgets every recorded value (before binding everything again), releasing output
     /// values ONNX Runtime allocated that nobody took.
     pub(crate) fn clear(&mut self) {
-        self.release_allocated();
+        if self.output_allocated.contains(&true) {
+            self.release_allocated();
+        }
         self.input_names.clear();
         self.input_values.clear();
         self.input_pos.iter_mut().for_each(|p| *p = None);
