@@ -219,7 +219,8 @@ fn c_names(specs: &[ValueSpec]) -> Result<Vec<CString>> {
 /// A `Bound` is `Send` (when its tensors are, as ort-bind's are): move it to the thread or
 /// task that runs it. It is not `Sync`: one binding runs one run at a time. Any number of
 /// bindings of one [`Session`] may run at the same time, on as many threads (ONNX Runtime
-/// allows concurrent runs on a session, each with its own binding).
+/// allows concurrent runs on a session, each with its own binding); a [`Pool`](crate::Pool)
+/// shares bindings between request handlers.
 pub struct Bound<Io: BindingIo> {
     // Declared first: dropped before the tensors it points at.
     io_binding: IoBinding,
@@ -524,6 +525,24 @@ impl<Io: BindingIo> Bound<Io> {
             Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
             RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len()),
         )
+    }
+
+    /// The dims the binding was last set to with [`Bound::set_dims`] (`None` before the
+    /// first call, and after [`Bound::modify`] or a failed change).
+    pub fn dims(&self) -> Option<&Io::Dims> {
+        self.dims.as_ref()
+    }
+
+    /// How cheaply the binding switches to `dims`: 2 when it has them, 1 when it keeps a
+    /// binding for them (a shape bucket), 0 otherwise.
+    pub(crate) fn dims_score(&self, dims: &Io::Dims) -> u8 {
+        if self.ready && self.dims.as_ref() == Some(dims) {
+            2
+        } else if self.recent.iter().any(|b| b.dims == *dims) {
+            1
+        } else {
+            0
+        }
     }
 
     /// How many bindings of other dims to keep for switching back (shape buckets; see

@@ -13,7 +13,8 @@
 //!   (fields as slots, compile-time checks against the model);
 //! - [`session`] and [`library`]: loading models and ONNX Runtime itself;
 //! - serving: [`run_async`] ([`Bound::run_async`] on ONNX Runtime's `RunAsync`),
-//!   [`cancel`] ([`Terminator`], timeouts);
+//!   [`cancel`] ([`Terminator`], timeouts), [`pool`] ([`Pool`] of bindings for request
+//!   handlers);
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
 //!   and shapes read at run time.
 
@@ -27,6 +28,7 @@ pub mod dynamic;
 pub mod element;
 pub mod error;
 pub mod library;
+pub mod pool;
 pub mod run_async;
 pub mod session;
 pub mod shape;
@@ -45,6 +47,7 @@ pub use dynamic::{
 };
 pub use element::{Element, bf16, f16};
 pub use error::{CudaErrorKind, Error, Result};
+pub use pool::{GetFuture, Pool, Pooled};
 pub use run_async::RunFuture;
 pub use session::{Session, SessionOptions, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use common::{AddIo, AffineIo, data};
-use ort_bind_runtime::{Bound, RunFuture, Session, SessionOptions, Terminator};
+use ort_bind_runtime::{
+    Bound, GetFuture, Pool, Pooled, RunFuture, Session, SessionOptions, Terminator,
+};
 
 const fn send<T: Send>() {}
 const fn sync<T: Sync>() {}
@@ -26,6 +28,11 @@ const _: () = {
     sync::<Terminator>();
     clone::<Terminator>();
     send::<RunFuture<'static, AddIo>>();
+    send::<Pool<AddIo>>();
+    sync::<Pool<AddIo>>();
+    clone::<Pool<AddIo>>();
+    send::<Pooled<AddIo>>();
+    send::<GetFuture<AddIo>>();
     send::<ort_bind_runtime::Error>();
     sync::<ort_bind_runtime::Error>();
 };
