@@ -20,6 +20,7 @@ use crate::sys::RunOptions;
 pub struct SessionOptions {
     intra_threads: Option<usize>,
     inter_threads: Option<usize>,
+    intra_spinning: Option<bool>,
     optimization: Option<u8>,
     #[cfg(feature = "cuda")]
     cuda: Option<crate::device::cuda::CudaProvider>,
@@ -34,6 +35,16 @@ impl SessionOptions {
     /// Threads used inside one operator (0 lets ONNX Runtime decide).
     pub fn intra_threads(mut self, n: usize) -> Self {
         self.intra_threads = Some(n);
+        self
+    }
+
+    /// Whether idle intra-op threads spin (busy-wait) before sleeping (ONNX Runtime's
+    /// `session.intra_op.allow_spinning`; on by default). Spinning shortens the start of
+    /// the next parallel kernel; turning it off frees the cores sooner, which helps when
+    /// more runs than cores are in flight, and the thread that
+    /// [`Bound::run_async`](crate::Bound::run_async) wakes when a run finishes.
+    pub fn intra_spinning(mut self, spin: bool) -> Self {
+        self.intra_spinning = Some(spin);
         self
     }
 
@@ -91,6 +102,9 @@ impl SessionOptions {
         let mut b = ort::session::Session::builder(env).map_err(wrap)?;
         if let Some(n) = self.intra_threads {
             b = b.with_intra_threads(n).map_err(|e| wrap(e.into()))?;
+        }
+        if let Some(spin) = self.intra_spinning {
+            b = b.with_intra_op_spinning(spin).map_err(|e| wrap(e.into()))?;
         }
         if let Some(n) = self.inter_threads {
             b = b.with_inter_threads(n).map_err(|e| wrap(e.into()))?;
