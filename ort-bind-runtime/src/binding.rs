@@ -44,7 +44,7 @@ pub unsafe trait BindingIo {
     const HAS_ALLOCATED_OUTPUTS: bool;
     /// The values of the model's symbolic dimensions (compared to find the binding of
     /// dims used recently; see [`Bound::set_dims`]).
-    type Dims: Clone + PartialEq;
+    type Dims: Clone + PartialEq + Send;
     /// Mutable views of the inputs.
     type InputsMut<'a>
     where

@@ -162,6 +162,14 @@ pub enum Error {
         reason: String,
     },
 
+    /// The batch a request of a [`Batcher`](crate::Batcher) ran in failed; every request
+    /// of that batch gets this error.
+    #[error("the batch this request ran in failed: {message}")]
+    Batch {
+        /// The error of the batch's run.
+        message: String,
+    },
+
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Io {

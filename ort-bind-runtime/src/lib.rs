@@ -14,11 +14,12 @@
 //! - [`session`] and [`library`]: loading models and ONNX Runtime itself;
 //! - serving: [`run_async`] ([`Bound::run_async`] on ONNX Runtime's `RunAsync`),
 //!   [`cancel`] ([`Terminator`], timeouts), [`pool`] ([`Pool`] of bindings for request
-//!   handlers);
+//!   handlers), [`batch`] ([`Batcher`]: dynamic batching);
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
 //!   and shapes read at run time.
 
 pub mod assert;
+pub mod batch;
 pub mod binding;
 pub mod cancel;
 mod deadline;
@@ -36,6 +37,7 @@ pub mod slot;
 mod sys;
 pub mod tensor;
 
+pub use batch::{BatchOptions, Batcher, Batching, ReplyFuture};
 pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};
 pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};
