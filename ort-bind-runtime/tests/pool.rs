@@ -52,8 +52,19 @@ fn blocking_checkout_from_many_threads_never_exceeds_capacity() -> Result<()> {
     for w in workers {
         w.join().expect("no panic")?;
     }
+    // Two when the threads overlapped (they normally do; a loaded machine may serialise them).
+    let made_now = made.load(Ordering::SeqCst);
+    assert!((1..=2).contains(&made_now), "{made_now} made");
+    assert_eq!(
+        (pool.created(), pool.idle()),
+        (made_now, made_now),
+        "all came back"
+    );
+    // Two held at once: the second is made, a third would wait.
+    let (a, b) = (pool.get(&3)?, pool.get(&3)?);
+    assert!(pool.try_get(&3)?.is_none());
+    drop((a, b));
     assert_eq!(made.load(Ordering::SeqCst), 2);
-    assert_eq!((pool.created(), pool.idle()), (2, 2), "all came back");
     Ok(())
 }
 
