@@ -10,6 +10,9 @@
 //!   bindings alternated;
 //! - cancellation: time from `Terminator::terminate()` to the run's return on a long model
 //!   (64 x MatMul + Tanh), and the run after it checked;
+//! - dynamic batching: 16 client threads sending one-row requests to a 64-layer MLP
+//!   (`slow.onnx`), a `Batcher` (2 workers) over unbatched serving through a `Pool` of 2:
+//!   throughput, p50/p99 latency, every reply checked;
 //! - allocations per steady-state request in ort-bind (Rust heap): `run_async`, a bucket
 //!   switch + run, a pool checkout + run, `run_with_timeout`.
 //!
@@ -24,8 +27,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use ort_bind_runtime::{
-    Binder, BindingIo, Bound, Dyn, Fix, OutputValue, Pool, Session, SessionOptions, Tensor,
-    TensorMut, TensorRef, ValueSpec,
+    BatchOptions, Batcher, Batching, Binder, BindingIo, Bound, Dyn, Fix, OutputValue, Pool,
+    Session, SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
 };
 use serde_json::json;
 
@@ -179,6 +182,154 @@ unsafe impl BindingIo for SlowIo {
     }
 }
 
+impl SlowIo {
+    fn new(m: usize) -> ort_bind_runtime::Result<Self> {
+        Ok(SlowIo {
+            x: Tensor::new("x", &[m, SLOW_WIDTH])?,
+            y: Tensor::new("y", &[m, SLOW_WIDTH])?,
+        })
+    }
+}
+
+/// slow.onnx batches along `m`: an item is one row, its reply the output row.
+struct SlowRows;
+
+impl Batching<SlowIo> for SlowRows {
+    type Item = [f32; SLOW_WIDTH];
+    type Reply = [f32; SLOW_WIDTH];
+    fn dims(&self, n: usize) -> usize {
+        n
+    }
+    fn gather(
+        &self,
+        x: &mut TensorMut<'_, f32, Rows>,
+        row: usize,
+        item: &Self::Item,
+    ) -> ort_bind_runtime::Result<()> {
+        x.as_mut_slice()[row * SLOW_WIDTH..][..SLOW_WIDTH].copy_from_slice(item);
+        Ok(())
+    }
+    fn scatter(
+        &self,
+        y: &TensorRef<'_, f32, Rows>,
+        row: usize,
+    ) -> ort_bind_runtime::Result<Self::Reply> {
+        let mut reply = [0.0; SLOW_WIDTH];
+        reply.copy_from_slice(&y.as_slice()[row * SLOW_WIDTH..][..SLOW_WIDTH]);
+        Ok(reply)
+    }
+}
+
+/// The slow model's output for a constant row `v`.
+fn slow_row(v: f32) -> f32 {
+    let factor = 0.5 + SLOW_WIDTH as f64 * 1e-3;
+    let mut v = f64::from(v);
+    for _ in 0..SLOW_LAYERS {
+        v = (v * factor).tanh();
+    }
+    v as f32
+}
+
+/// Dynamic batching: 16 client threads, one-row requests to slow.onnx (a 64-layer
+/// MLP, 256 wide), through a pool of 2 bindings unbatched vs a batcher with 2 workers.
+/// Returns (throughput ratio, [p50, p99] unbatched, [p50, p99] batched, mean batch).
+fn batching(s: Sizes) -> Result<(f64, [Duration; 2], [Duration; 2], f64)> {
+    const CLIENTS: usize = 16;
+    let each = s.batch_requests;
+    let session = session(runtime_model("slow.onnx"), 1)?;
+    let check = |c: usize, i: usize, reply: &[f32]| -> Result<()> {
+        let v = ((c * 31 + i) % 7 + 1) as f32 / 8.0;
+        let want = slow_row(v);
+        if reply.iter().any(|&g| (g - want).abs() > 5e-4 * want) {
+            return Err(format!("client {c} request {i}: {} != {want}", reply[0]).into());
+        }
+        Ok(())
+    };
+    let percentiles = |mut v: Vec<Duration>| {
+        v.sort();
+        [v[v.len() / 2], v[v.len() * 99 / 100]]
+    };
+    // Unbatched: a pool of 2 bindings of one row.
+    let pool = Pool::new(2, {
+        let session = session.clone();
+        move |m: &usize| Bound::new(&session, SlowIo::new(*m)?)
+    });
+    pool.fill(&1)?;
+    let t = Instant::now();
+    let lat = std::thread::scope(|scope| -> Result<Vec<Duration>> {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let pool = &pool;
+                scope.spawn(move || -> std::result::Result<Vec<Duration>, String> {
+                    let mut lat = Vec::with_capacity(each);
+                    for i in 0..each {
+                        let v = ((c * 31 + i) % 7 + 1) as f32 / 8.0;
+                        let start = Instant::now();
+                        let mut b = pool.get(&1).map_err(|e| e.to_string())?;
+                        b.inputs().fill(v);
+                        b.run().map_err(|e| e.to_string())?;
+                        let mut reply = [0.0; SLOW_WIDTH];
+                        reply.copy_from_slice(b.outputs().as_slice());
+                        drop(b);
+                        lat.push(start.elapsed());
+                        check(c, i, &reply).map_err(|e| e.to_string())?;
+                    }
+                    Ok(lat)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for h in handles {
+            all.extend(h.join().map_err(|_| "client panicked")??);
+        }
+        Ok(all)
+    })?;
+    let unbatched = t.elapsed();
+    let lat_unbatched = percentiles(lat);
+    // Batched: 2 workers, up to 16 rows per run.
+    let batcher = Batcher::new(
+        SlowRows,
+        BatchOptions {
+            max_batch: CLIENTS,
+            max_delay: Duration::from_millis(1),
+            workers: 2,
+        },
+        |m: &usize| Bound::new(&session, SlowIo::new(*m)?),
+    )?;
+    let t = Instant::now();
+    let lat = std::thread::scope(|scope| -> Result<Vec<Duration>> {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let batcher = &batcher;
+                scope.spawn(move || -> std::result::Result<Vec<Duration>, String> {
+                    let mut lat = Vec::with_capacity(each);
+                    for i in 0..each {
+                        let v = ((c * 31 + i) % 7 + 1) as f32 / 8.0;
+                        let start = Instant::now();
+                        let reply = batcher.submit([v; SLOW_WIDTH]).map_err(|e| e.to_string())?;
+                        lat.push(start.elapsed());
+                        check(c, i, &reply).map_err(|e| e.to_string())?;
+                    }
+                    Ok(lat)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for h in handles {
+            all.extend(h.join().map_err(|_| "client panicked")??);
+        }
+        Ok(all)
+    })?;
+    let batched = t.elapsed();
+    let (runs, items) = batcher.stats();
+    Ok((
+        unbatched.as_secs_f64() / batched.as_secs_f64(),
+        lat_unbatched,
+        percentiles(lat),
+        items as f64 / runs.max(1) as f64,
+    ))
+}
+
 /// The slow model's expected output for rows filled with `(r % 7 + 1) / 8`: a constant row
 /// `v` maps to `tanh(v * (0.5 + 256e-3))` per layer.
 fn slow_check(y: &[f32]) -> Result<()> {
@@ -250,6 +401,7 @@ struct Sizes {
     cnn_runs: usize,
     cancel_trials: usize,
     alloc_runs: usize,
+    batch_requests: usize,
 }
 
 /// Median, first and third quartile.
@@ -561,6 +713,7 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             cnn_runs: 3,
             cancel_trials: 3,
             alloc_runs: 1000,
+            batch_requests: 30,
         }
     } else {
         Sizes {
@@ -569,6 +722,7 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             cnn_runs: 12,
             cancel_trials: 9,
             alloc_runs: 20_000,
+            batch_requests: 300,
         }
     };
     let plan = Plan {
@@ -610,6 +764,8 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
     let [with, without, alternated] = buckets(s)?;
     println!("serving: cancellation ...");
     let (full, lat_med, lat_max) = cancellation(s)?;
+    println!("serving: dynamic batching ...");
+    let (batch_gain, lat_u, lat_b, mean_batch) = batching(s)?;
     println!("serving: allocations ...");
     let allocs = allocations(s)?;
 
@@ -646,6 +802,15 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
         ),
     ];
     rows.splice(1..1, tiny_rows.iter().chain(&cnn_rows).cloned());
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    rows.insert(
+        rows.len() - 2,
+        (
+            format!("dynamic batching, 16 client threads x {} one-row requests, slow.onnx (64 x MatMul 256x256 + Tanh, 1 intra-op thread): throughput batched (2 workers, max 16, 1 ms) over unbatched through a pool of 2", s.batch_requests),
+            format!("{batch_gain:.2}x; mean batch {mean_batch:.1}; latency p50/p99 {:.2}/{:.2} ms batched, {:.2}/{:.2} ms unbatched", ms(lat_b[0]), ms(lat_b[1]), ms(lat_u[0]), ms(lat_u[1])),
+            ">= 1.5x".to_owned(),
+        ),
+    );
     let mut md = String::from(
         "| serving figure (median of paired rounds, quartiles in brackets) | measured | goal |\n| --- | --- | --- |\n",
     );
@@ -664,6 +829,10 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
         "switch_with_buckets_over_fixed": with.0,
         "switch_without_buckets_over_fixed": without.0,
         "two_fixed_alternated_over_fixed": alternated.0,
+        "batching_throughput_gain": batch_gain,
+        "batching_mean_batch": mean_batch,
+        "batching_latency_ms": {"batched_p50": ms(lat_b[0]), "batched_p99": ms(lat_b[1]),
+            "unbatched_p50": ms(lat_u[0]), "unbatched_p99": ms(lat_u[1])},
         "cancel_full_run_ms": full.as_secs_f64() * 1e3,
         "cancel_latency_median_ms": lat_med.as_secs_f64() * 1e3,
         "cancel_latency_max_ms": lat_max.as_secs_f64() * 1e3,
