@@ -402,6 +402,7 @@ struct Sizes {
     cancel_trials: usize,
     alloc_runs: usize,
     batch_requests: usize,
+    soak_runs: usize,
 }
 
 /// Median, first and third quartile.
@@ -704,6 +705,78 @@ fn allocations(s: Sizes) -> Result<[f64; 4]> {
     Ok([run_async, switch, pooled, timeout])
 }
 
+/// Resident memory of the process (ONNX Runtime's included), in bytes.
+fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// Soak: `runs` runs over 2 threads x 2 bindings of add.onnx on one session (2 intra-op
+/// threads), a dims change (among 3 sizes) every 16th run and an async run every 10th,
+/// every output checked. Returns (resident growth after warm-up in bytes, allocations per
+/// run after warm-up, runs, wall time).
+fn soak(runs: usize) -> Result<(i64, f64, usize, Duration)> {
+    const THREADS: usize = 2;
+    let session = session(runtime_model("add.onnx"), 2)?;
+    let per_thread = runs / THREADS;
+    let warm = per_thread / 10;
+    let barrier = Barrier::new(THREADS + 1);
+    let t = Instant::now();
+    let (rss_warm, allocs_warm, rss_end, allocs_end) = std::thread::scope(|scope| -> Result<_> {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (session, barrier) = (&session, &barrier);
+                scope.spawn(move || -> std::result::Result<(), String> {
+                    let e = |e: ort_bind_runtime::Error| e.to_string();
+                    let waker = thread_waker();
+                    let mut bindings = [
+                        Bound::new(session, AddIo::<false>::new(16).map_err(e)?).map_err(e)?,
+                        Bound::new(session, AddIo::<false>::new(16).map_err(e)?).map_err(e)?,
+                    ];
+                    for k in 0..per_thread {
+                        if k == warm {
+                            barrier.wait(); // warm-up done
+                            barrier.wait(); // measured
+                        }
+                        let b = &mut bindings[k % 2];
+                        if k % 16 == t {
+                            b.set_dims(&[16, 8, 12][(k / 16) % 3]).map_err(e)?;
+                        }
+                        let v = (k % 1000) as f32;
+                        b.inputs().0.fill(v);
+                        b.inputs().1.fill(1.0);
+                        if k % 10 == 0 {
+                            block_on(b.run_async(), &waker).map_err(e)?;
+                        } else {
+                            b.run().map_err(e)?;
+                        }
+                        if b.outputs().as_slice().iter().any(|&s| s != v + 1.0) {
+                            return Err(format!("thread {t} run {k}: wrong sum"));
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        barrier.wait();
+        let (rss_warm, allocs_warm) = (resident_bytes(), alloc::count());
+        barrier.wait();
+        for h in handles {
+            h.join().map_err(|_| "soak thread panicked")??;
+        }
+        Ok((rss_warm, allocs_warm, resident_bytes(), alloc::count()))
+    })?;
+    let steady = (per_thread - warm) * THREADS;
+    Ok((
+        rss_end as i64 - rss_warm as i64,
+        (allocs_end - allocs_warm) as f64 / steady as f64,
+        per_thread * THREADS,
+        t.elapsed(),
+    ))
+}
+
 /// Runs every serving measurement, prints a table and writes `serving.json`/`serving.md`.
 pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
     let s = if quick {
@@ -714,6 +787,7 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             cancel_trials: 3,
             alloc_runs: 1000,
             batch_requests: 30,
+            soak_runs: 50_000,
         }
     } else {
         Sizes {
@@ -723,6 +797,7 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             cancel_trials: 9,
             alloc_runs: 20_000,
             batch_requests: 300,
+            soak_runs: 1_000_000,
         }
     };
     let plan = Plan {
@@ -768,6 +843,8 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
     let (batch_gain, lat_u, lat_b, mean_batch) = batching(s)?;
     println!("serving: allocations ...");
     let allocs = allocations(s)?;
+    println!("serving: soak ({} runs) ...", s.soak_runs);
+    let (rss_growth, soak_allocs, soak_runs, soak_time) = soak(s.soak_runs)?;
 
     let mut rows = vec![
         (
@@ -799,6 +876,15 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             "Rust allocations per steady-state request: `run_async` / bucket switch + run / pool checkout + run / `run_with_timeout`".to_owned(),
             format!("{} / {} / {} / {}", allocs[0], allocs[1], allocs[2], allocs[3]),
             "0".to_owned(),
+        ),
+        (
+            format!("soak: {soak_runs} runs in {:.1} s, 2 threads x 2 bindings on one session, a dims change every 16th run, `run_async` every 10th, every output checked: resident memory (ONNX Runtime's included) after the first 10% / Rust allocations per run after it", soak_time.as_secs_f64()),
+            format!(
+                "{:+.0} KiB / {soak_allocs:.6} ({:.0} in all)",
+                rss_growth as f64 / 1024.0,
+                soak_allocs * soak_runs as f64 * 0.9
+            ),
+            "within 1 MiB / 0".to_owned(),
         ),
     ];
     rows.splice(1..1, tiny_rows.iter().chain(&cnn_rows).cloned());
@@ -840,6 +926,8 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             "run_async": allocs[0], "bucket_switch_run": allocs[1],
             "pool_checkout_run": allocs[2], "run_with_timeout": allocs[3],
         },
+        "soak": {"runs": soak_runs, "seconds": soak_time.as_secs_f64(),
+            "resident_growth_bytes": rss_growth, "allocations_per_run": soak_allocs},
         "rounds": s.rounds,
     });
     std::fs::create_dir_all(out)?;
