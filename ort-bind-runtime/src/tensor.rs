@@ -180,13 +180,21 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         }
         // A recent value was made for these dims over this buffer: they were checked then.
         if let Some(hit) = self.recent.iter().position(|r| same(r.dims(), dims)) {
-            let recent = &mut self.recent[hit];
-            // The current value takes the entry's place.
             let rank = self.dims.len();
-            recent.rank = rank;
-            recent.dims[..rank].copy_from_slice(&self.dims);
-            std::mem::swap(&mut self.value, &mut recent.value);
-            std::mem::swap(&mut self.len, &mut recent.len);
+            if rank <= RECENT_MAX_RANK {
+                // The current value takes the entry's place.
+                let recent = &mut self.recent[hit];
+                recent.rank = rank;
+                recent.dims[..rank].copy_from_slice(&self.dims);
+                std::mem::swap(&mut self.value, &mut recent.value);
+                std::mem::swap(&mut self.len, &mut recent.len);
+            } else {
+                // A rank too large to keep (tensors of open rank): the entry leaves.
+                let recent = self.recent.swap_remove(hit);
+                self.evict = 0;
+                self.value = recent.value;
+                self.len = recent.len;
+            }
             self.dims.clear();
             self.dims.extend_from_slice(dims);
             self.dims_i64.clear();

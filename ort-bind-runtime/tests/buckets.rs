@@ -147,3 +147,24 @@ fn a_switch_between_two_recent_sizes_costs_next_to_nothing() -> Result<()> {
     assert!(b < 1.3, "buckets {b:.3}x");
     Ok(())
 }
+
+#[test]
+fn tensors_of_open_rank_switch_between_ranks_above_and_below_the_kept_limit() -> Result<()> {
+    use ort_bind_runtime::{AnyRank, DimsChange, Tensor};
+    let big = [1, 2, 1, 1, 1, 1, 1, 1, 2]; // rank 9: more than a tensor keeps values for
+    let mut t = Tensor::<f32, AnyRank>::new("t", &big)?;
+    for round in 0..4 {
+        for dims in [&[2, 2][..], &big[..], &[4][..], &[2, 2][..], &big[..]] {
+            let change = t.set_dims(dims)?;
+            assert_ne!(
+                change,
+                DimsChange::Reallocated,
+                "round {round}: within capacity"
+            );
+            assert_eq!(t.dims(), dims);
+            assert_eq!(t.len(), dims.iter().product::<usize>());
+            assert_eq!(t.as_slice().len(), t.len());
+        }
+    }
+    Ok(())
+}
