@@ -6,6 +6,7 @@
 //! ```text
 //! ort-bind-bench [--python PY] [--peer SCRIPT] [--out DIR] [--workloads tiny,big,cnn,dynamic]
 //!                [--metadata DIR] [--quick]
+//! ort-bind-bench serving [--out DIR] [--quick]   # the serving figures (see `serving.rs`)
 //! ```
 
 mod alloc;
@@ -14,6 +15,7 @@ mod harness;
 mod metadata;
 mod peer;
 mod report;
+mod serving;
 mod workloads;
 
 use std::path::{Path, PathBuf};
@@ -156,7 +158,7 @@ fn runners(w: &Arc<Workload>, python: bool) -> Result<Vec<Runner>> {
 }
 
 /// The load average (1, 5, 15 minutes), as `/proc/loadavg` shows it.
-fn loadavg() -> String {
+pub(crate) fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())
@@ -206,6 +208,12 @@ fn run() -> Result<()> {
         let path: PathBuf = argv.next().ok_or("probe KIND PATH REPS")?.into();
         let reps = argv.next().and_then(|r| r.parse().ok()).unwrap_or(5);
         return metadata::probe(&kind, &path, reps);
+    }
+    if argv.peek().map(String::as_str) == Some("serving") {
+        argv.next();
+        let args = parse_args(argv)?;
+        ort_bind_runtime::library::init()?;
+        return serving::run(&args.out, args.quick);
     }
     let args = parse_args(argv)?;
     std::fs::create_dir_all(&args.out)?;

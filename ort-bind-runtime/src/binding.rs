@@ -7,15 +7,22 @@
 //! needs `&mut`, and any change of dims or storage goes through [`Bound`], which
 //! rebinds before the next run.
 
+use std::any::TypeId;
 use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
 
-use crate::device::Device;
+use crate::cancel::{Reason, RunControl, Terminator};
+use crate::deadline;
+use crate::device::{Cpu, Device};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::run_async::Completion;
 use crate::session::{Session, ValueSpec};
 use crate::shape::Shape;
-use crate::sys::{IoBinding, Value};
+use crate::sys::{IoBinding, RunArgs, Value};
 use crate::tensor::{AllocatedOutput, Tensor};
 
 /// The tensors of one binding, and how to bind them.
@@ -35,8 +42,9 @@ pub unsafe trait BindingIo {
     /// Whether some outputs are allocated by ONNX Runtime ([`Binder::allocated_output`]),
     /// so their values must be collected after each run.
     const HAS_ALLOCATED_OUTPUTS: bool;
-    /// The values of the model's symbolic dimensions.
-    type Dims;
+    /// The values of the model's symbolic dimensions (compared to find the binding of
+    /// dims used recently; see [`Bound::set_dims`]).
+    type Dims: Clone + PartialEq + Send;
     /// Mutable views of the inputs.
     type InputsMut<'a>
     where
@@ -77,13 +85,22 @@ pub unsafe trait BindingIo {
 /// being bound); the invariant lifetime stops a temporary tensor from being bound.
 #[derive(Debug)]
 pub struct Binder<'b, 'io> {
-    io: &'b mut IoBinding,
+    // `None`: only record (see `Bound::set_dims`, which may reuse a binding made earlier).
+    io: Option<&'b mut IoBinding>,
     input_names: &'b [CString],
     output_names: &'b [CString],
     session: &'b Session,
+    // The same values, recorded for `RunAsync` (which takes arrays, not a binding).
+    args: &'b mut RunArgs,
+    // The value and memory of every bound tensor, in binding order (see `Bound::set_dims`).
+    storage: Option<&'b mut Vec<StorageKey>>,
+    // Only fill `storage`: nothing is bound, recorded or checked.
+    keys_only: bool,
     // Whether any bound memory is host-accessible (then a run must not return before
     // ONNX Runtime's copies to and from it are done; see `Bound::run`).
     host_memory: bool,
+    // Why `run_async` cannot run this binding, if it cannot.
+    async_blocker: Option<&'static str>,
     _io: PhantomData<fn(&'io ()) -> &'io ()>,
 }
 
@@ -103,10 +120,17 @@ impl<'io> Binder<'_, 'io> {
         index: usize,
         tensor: &'io Tensor<T, S, D>,
     ) -> Result<()> {
+        if self.keys_only {
+            return self.key(tensor);
+        }
         let name = lookup(self.input_names, index, "input")?;
         tensor.device().check_session(self.session, tensor.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
-        self.io.bind_input(name, tensor.value())
+        if let Some(io) = &mut self.io {
+            io.bind_input(name, tensor.value())?;
+        }
+        self.args.record_input(index, name, tensor.value());
+        self.key(tensor)
     }
 
     /// Binds `tensor` as the buffer output number `index` is written into.
@@ -115,10 +139,17 @@ impl<'io> Binder<'_, 'io> {
         index: usize,
         tensor: &'io Tensor<T, S, D>,
     ) -> Result<()> {
+        if self.keys_only {
+            return self.key(tensor);
+        }
         let name = lookup(self.output_names, index, "output")?;
         tensor.device().check_session(self.session, tensor.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
-        self.io.bind_output(name, tensor.value())
+        if let Some(io) = &mut self.io {
+            io.bind_output(name, tensor.value())?;
+        }
+        self.args.record_output(index, name, Some(tensor.value()));
+        self.key(tensor)
     }
 
     /// Lets ONNX Runtime allocate output number `index` on the slot's device at run time.
@@ -127,13 +158,37 @@ impl<'io> Binder<'_, 'io> {
         index: usize,
         slot: &'io AllocatedOutput<T, S, D>,
     ) -> Result<()> {
+        if self.keys_only {
+            return Ok(());
+        }
         slot.device().check_session(self.session, slot.name())?;
         self.host_memory |= D::HOST_ACCESSIBLE;
         let info = slot.device().memory_info()?;
         let name = lookup(self.output_names, index, "output")?;
-        self.io.bind_output_to_device(name, info)
+        if let Some(io) = &mut self.io {
+            io.bind_output_to_device(name, info)?;
+        }
+        if TypeId::of::<D>() != TypeId::of::<Cpu>() {
+            self.async_blocker =
+                Some("an output that ONNX Runtime allocates is bound to a device other than `Cpu`");
+        }
+        self.args.record_output(index, name, None);
+        Ok(())
     }
 }
+
+impl Binder<'_, '_> {
+    fn key<T: Element, S: Shape, D: Device>(&mut self, tensor: &Tensor<T, S, D>) -> Result<()> {
+        if let Some(storage) = &mut self.storage {
+            storage.push(tensor.storage_key());
+        }
+        Ok(())
+    }
+}
+
+/// What a binding made for a tensor depends on: its value (whose address `RunAsync`'s
+/// arrays hold), and the address and element count of the memory under it.
+pub(crate) type StorageKey = [usize; 3];
 
 /// An output value ONNX Runtime produced; store it in its typed slot or drop it.
 #[derive(Debug)]
@@ -163,6 +218,13 @@ fn c_names(specs: &[ValueSpec]) -> Result<Vec<CString>> {
 /// A binding that owns its tensors: bound once, run many times.
 ///
 /// `run` takes `&mut self`, so no view of an output can be alive while a run writes it.
+///
+/// # Threads
+/// A `Bound` is `Send` (when its tensors are, as ort-bind's are): move it to the thread or
+/// task that runs it. It is not `Sync`: one binding runs one run at a time. Any number of
+/// bindings of one [`Session`] may run at the same time, on as many threads (ONNX Runtime
+/// allows concurrent runs on a session, each with its own binding); a [`Pool`](crate::Pool)
+/// shares bindings between request handlers.
 pub struct Bound<Io: BindingIo> {
     // Declared first: dropped before the tensors it points at.
     io_binding: IoBinding,
@@ -178,7 +240,47 @@ pub struct Bound<Io: BindingIo> {
     // Whether runs may return before the device finished (only when every bound tensor is
     // device memory and the session runs on the caller's CUDA stream).
     async_run: bool,
+    // The values for `RunAsync`, in binding order (recorded by every bind).
+    args: RunArgs,
+    // Why `run_async` cannot run this binding (set by the last bind), if it cannot.
+    async_blocker: Option<&'static str>,
+    // The run options of this binding's runs and requests to stop them.
+    control: Arc<RunControl>,
+    // Where ONNX Runtime's callback leaves an asynchronous run's result.
+    completion: Arc<Completion>,
+    // An asynchronous run was started and its result not yet collected (its future is
+    // still alive, or was leaked): everything waits for it first (`settle`).
+    in_flight: Option<InFlight>,
+    // The dims `io` was last set to through `set_dims` (`None`: unknown), and the memory
+    // each tensor bound in `io_binding` views.
+    dims: Option<Io::Dims>,
+    storage: Vec<StorageKey>,
+    // Shape buckets: bindings of recently used dims, each still bound to the values of
+    // its dims, oldest first; at most `keep_dims`.
+    recent: Vec<Bucket<Io::Dims>>,
+    keep_dims: usize,
+    // Arrays for buckets to come, reserved up front so that no switch allocates.
+    spare: Vec<(Vec<StorageKey>, RunArgs)>,
+    scratch: Vec<StorageKey>,
     io: Io,
+}
+
+/// A binding made for `dims` earlier, kept for switching back (see [`Bound::set_dims`]).
+#[derive(Debug)]
+struct Bucket<Dims> {
+    dims: Dims,
+    io_binding: IoBinding,
+    storage: Vec<StorageKey>,
+    args: RunArgs,
+}
+
+/// Bindings of other dims a [`Bound`] keeps by default (see [`Bound::keep_recent_dims`]).
+pub const DEFAULT_RECENT_DIMS: usize = 3;
+
+/// What [`Bound`] remembers of an asynchronous run in flight.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    timed: bool,
 }
 
 impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
@@ -206,6 +308,17 @@ impl<Io: BindingIo> Bound<Io> {
             ready: false,
             allocated_fresh: false,
             async_run: false,
+            args: RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len()),
+            async_blocker: None,
+            control: Arc::new(RunControl::new(session)?),
+            completion: Arc::new(Completion::default()),
+            in_flight: None,
+            dims: None,
+            storage: Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
+            recent: Vec::with_capacity(DEFAULT_RECENT_DIMS),
+            keep_dims: DEFAULT_RECENT_DIMS,
+            spare: (0..DEFAULT_RECENT_DIMS).map(|_| Self::parts()).collect(),
+            scratch: Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
             io,
         };
         bound.rebind()?;
@@ -214,15 +327,22 @@ impl<Io: BindingIo> Bound<Io> {
 
     fn rebind(&mut self) -> Result<()> {
         self.ready = false;
+        self.args.clear();
+        self.storage.clear();
         let mut binder = Binder {
-            io: &mut self.io_binding,
+            io: Some(&mut self.io_binding),
             input_names: &self.input_names,
             output_names: &self.output_names,
             session: &self.session,
+            args: &mut self.args,
+            storage: Some(&mut self.storage),
+            keys_only: false,
             host_memory: false,
+            async_blocker: None,
             _io: PhantomData,
         };
         self.io.bind(&mut binder)?;
+        self.async_blocker = binder.async_blocker;
         // Host memory bound to a device session is copied by ONNX Runtime during the run; the
         // run must finish those copies before the host may touch the memory again.
         self.async_run = !binder.host_memory && self.session.async_run_options().is_some();
@@ -233,11 +353,15 @@ impl<Io: BindingIo> Bound<Io> {
 
     fn rebind_allocated(&mut self) -> Result<()> {
         let mut binder = Binder {
-            io: &mut self.io_binding,
+            io: Some(&mut self.io_binding),
             input_names: &self.input_names,
             output_names: &self.output_names,
             session: &self.session,
+            args: &mut self.args,
+            storage: None,
+            keys_only: false,
             host_memory: false,
+            async_blocker: None,
             _io: PhantomData,
         };
         if let Err(e) = self.io.rebind_allocated(&mut binder) {
@@ -256,19 +380,50 @@ impl<Io: BindingIo> Bound<Io> {
     /// caller enqueues on that stream afterwards sees the results (call the device's
     /// `synchronize` to wait on the host). When any bound tensor is host memory, the run
     /// returns only after the device has finished with it.
+    ///
+    /// A run stopped by this binding's [`Terminator`] returns [`Error::Terminated`]; the
+    /// binding stays usable.
     pub fn run(&mut self) -> Result<()> {
+        self.run_inner(false)
+    }
+
+    /// [`Bound::run`], terminated when it has not finished after `timeout`: it then returns
+    /// [`Error::TimedOut`] (ONNX Runtime stops after the kernel it is in) and the binding
+    /// stays usable. The timeout is kept by one process-wide timer thread; arming it costs
+    /// a lock and a heap push, no thread and no allocation per run.
+    pub fn run_with_timeout(&mut self, timeout: Duration) -> Result<()> {
+        let run = self.control.arm();
+        if let Err(e) = deadline::schedule(&self.control, run, timeout) {
+            self.control.finish(true, true);
+            return Err(e);
+        }
+        self.run_inner(true)
+    }
+
+    /// A handle that stops this binding's runs from any thread (see [`Terminator`]).
+    pub fn terminator(&self) -> Terminator {
+        Terminator::new(Arc::clone(&self.control))
+    }
+
+    fn run_inner(&mut self, timed: bool) -> Result<()> {
+        self.settle();
+        let result = self.run_sync();
+        let reason = self.control.finish(timed, result.is_err());
+        match (result, reason) {
+            (Err(_), Some(reason)) => Err(reason.error()),
+            (result, _) => result,
+        }
+    }
+
+    fn run_sync(&mut self) -> Result<()> {
         if !self.ready {
             self.rebind()?;
         } else if Io::HAS_ALLOCATED_OUTPUTS && !self.allocated_fresh {
             self.rebind_allocated()?;
         }
         self.allocated_fresh = false;
-        let options = if self.async_run {
-            self.session.async_run_options()
-        } else {
-            None
-        };
-        if let Err(e) = self.io_binding.run_with(options) {
+        let options = self.control.options(self.async_run);
+        if let Err(e) = self.io_binding.run_with(Some(options)) {
             // No result of an earlier run stays readable as if it were this one's.
             self.io.clear_allocated();
             return Err(self.session.run_error(e));
@@ -288,21 +443,163 @@ impl<Io: BindingIo> Bound<Io> {
 
     /// Changes the symbolic dims: tensors are resized (capacity reused; a tensor grows
     /// with one allocation when it must) and rebound.
+    ///
+    /// Shape buckets: the binding keeps the ONNX Runtime bindings of the last few dims it
+    /// was set to ([`Bound::keep_recent_dims`]; 3 by default), each still bound to values
+    /// of its dims over the same buffers. Switching back to one of them, within capacity,
+    /// makes no ONNX Runtime call and allocates nothing: a run after such a switch costs
+    /// about what a run of a fixed binding costs. Setting the dims the binding already has
+    /// does nothing.
     pub fn set_dims(&mut self, dims: &Io::Dims) -> Result<()> {
+        self.settle();
+        if self.ready && self.dims.as_ref() == Some(dims) {
+            return Ok(());
+        }
+        // The binding in `io_binding` is complete for `previous` only when `ready`.
+        let previous = if self.ready { self.dims.take() } else { None };
         self.ready = false;
         // Outputs of the old dims are not outputs of the new ones.
         self.io.clear_allocated();
+        self.dims = None;
         self.io.set_dims(dims)?;
-        self.rebind()
+        let mut spare = None;
+        if let Some(hit) = self.recent.iter().position(|b| b.dims == *dims) {
+            if self.storage_keys() && crate::tensor::same(&self.scratch, &self.recent[hit].storage)
+            {
+                // Same values over the same memory as when this binding was made: use it.
+                let bucket = &mut self.recent[hit];
+                std::mem::swap(&mut self.io_binding, &mut bucket.io_binding);
+                std::mem::swap(&mut self.storage, &mut bucket.storage);
+                std::mem::swap(&mut self.args, &mut bucket.args);
+                match previous {
+                    Some(previous) => {
+                        self.dims = Some(std::mem::replace(&mut bucket.dims, previous));
+                    }
+                    None => {
+                        let old = self.recent.swap_remove(hit);
+                        self.dims = Some(old.dims);
+                        self.spare.push((old.storage, old.args));
+                    }
+                }
+                self.ready = true;
+                // The newly current binding may hold values ONNX Runtime allocated in its
+                // last run: bind those outputs afresh before the next run.
+                self.allocated_fresh = false;
+                return Ok(());
+            }
+            // A value or buffer changed since (a buffer grew or was swapped, a value was
+            // made again): reuse the parts, rebound below.
+            spare = Some(self.recent.swap_remove(hit));
+        }
+        if let Some(previous) = previous
+            && self.keep_dims > 0
+        {
+            let parts = match spare.take() {
+                Some(b) => (b.io_binding, b.storage, b.args),
+                None if self.recent.len() >= self.keep_dims => {
+                    let b = self.recent.remove(0);
+                    (b.io_binding, b.storage, b.args)
+                }
+                None => {
+                    let (storage, args) = self.spare.pop().unwrap_or_else(Self::parts);
+                    (
+                        // SAFETY: the session pointer is live and `Bound` holds a counted
+                        // reference to the session for as long as this binding (kept in
+                        // `recent` or current) exists.
+                        unsafe { IoBinding::new(self.session.raw())? },
+                        storage,
+                        args,
+                    )
+                }
+            };
+            self.recent.push(Bucket {
+                dims: previous,
+                io_binding: std::mem::replace(&mut self.io_binding, parts.0),
+                storage: std::mem::replace(&mut self.storage, parts.1),
+                args: std::mem::replace(&mut self.args, parts.2),
+            });
+        }
+        if let Some(unused) = spare {
+            self.spare.push((unused.storage, unused.args));
+        }
+        self.rebind()?;
+        self.dims = Some(dims.clone());
+        Ok(())
+    }
+
+    /// Arrays for one binding of this `Io`.
+    fn parts() -> (Vec<StorageKey>, RunArgs) {
+        (
+            Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
+            RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len()),
+        )
+    }
+
+    /// The dims the binding was last set to with [`Bound::set_dims`] (`None` before the
+    /// first call, and after [`Bound::modify`] or a failed change).
+    pub fn dims(&self) -> Option<&Io::Dims> {
+        self.dims.as_ref()
+    }
+
+    /// How cheaply the binding switches to `dims`: 2 when it has them, 1 when it keeps a
+    /// binding for them (a shape bucket), 0 otherwise.
+    pub(crate) fn dims_score(&self, dims: &Io::Dims) -> u8 {
+        if self.ready && self.dims.as_ref() == Some(dims) {
+            2
+        } else if self.recent.iter().any(|b| b.dims == *dims) {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// How many bindings of other dims to keep for switching back (shape buckets; see
+    /// [`Bound::set_dims`]); 0 rebinds on every change. Each costs an ONNX Runtime binding
+    /// object and one value per tensor (over the same buffers, no memory of its own).
+    pub fn keep_recent_dims(&mut self, n: usize) {
+        self.keep_dims = n;
+        if self.recent.len() > n {
+            let excess = self.recent.len() - n;
+            for bucket in self.recent.drain(..excess) {
+                self.spare.push((bucket.storage, bucket.args));
+            }
+        }
+        // Reserve what `n` buckets need now, so that no later switch allocates.
+        self.recent.reserve(n);
+        while self.recent.len() + self.spare.len() < n {
+            self.spare.push(Self::parts());
+        }
+    }
+
+    /// Collects the storage keys of the tensors as they are now into `scratch`, binding
+    /// nothing; `false` when the `Io` refuses.
+    fn storage_keys(&mut self) -> bool {
+        self.scratch.clear();
+        let mut unused = RunArgs::default();
+        let mut binder = Binder {
+            io: None,
+            input_names: &self.input_names,
+            output_names: &self.output_names,
+            session: &self.session,
+            args: &mut unused,
+            storage: Some(&mut self.scratch),
+            keys_only: true,
+            host_memory: false,
+            async_blocker: None,
+            _io: PhantomData,
+        };
+        self.io.bind(&mut binder).is_ok()
     }
 
     /// Mutable views of the inputs, to fill them in place.
     pub fn inputs(&mut self) -> Io::InputsMut<'_> {
+        self.settle();
         self.io.inputs_mut()
     }
 
     /// Shared views of the outputs, read in place.
     pub fn outputs(&self) -> Io::OutputsRef<'_> {
+        self.wait_idle();
         self.io.outputs()
     }
 
@@ -311,13 +608,17 @@ impl<Io: BindingIo> Bound<Io> {
     where
         Io: SplitIo,
     {
+        self.settle();
         self.io.split()
     }
 
     /// Runs `f` with full access to the tensors (to swap or replace storage), then
     /// rebinds everything before the next run.
     pub fn modify<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
+        self.settle();
         self.ready = false;
+        // `f` may change anything, dims included.
+        self.dims = None;
         let r = f(&mut self.io)?;
         self.rebind()?;
         Ok(r)
@@ -325,12 +626,136 @@ impl<Io: BindingIo> Bound<Io> {
 
     /// The tensors, read-only.
     pub fn io(&self) -> &Io {
+        self.wait_idle();
         &self.io
     }
 
     /// The session this binding runs.
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// Why [`Bound::run_async`] cannot run this binding, if it cannot.
+    fn async_unsupported(&self) -> Option<String> {
+        if let Some(threads) = self.session.intra_threads()
+            && threads == 1
+        {
+            return Some(
+                "the session has 1 intra-op thread, and ONNX Runtime runs `RunAsync` on a \
+                 thread of that pool: build the session with \
+                 `SessionOptions::new().intra_threads(2)` (or more, or 0 for one per core)"
+                    .into(),
+            );
+        }
+        #[cfg(feature = "cuda")]
+        if self.session.cuda_device().is_some() {
+            return Some(
+                "the session runs on the CUDA execution provider; `RunAsync` cannot say on \
+                 which device outputs are allocated, and CUDA runs are already asynchronous \
+                 on the device's stream: use `run`"
+                    .into(),
+            );
+        }
+        self.async_blocker.map(str::to_owned)
+    }
+
+    /// Starts an asynchronous run whose completion wakes `waker`.
+    pub(crate) fn start_async(&mut self, waker: &Waker, timeout: Option<Duration>) -> Result<()> {
+        self.settle();
+        if !self.ready {
+            self.rebind()?;
+        }
+        if let Some(reason) = self.async_unsupported() {
+            return Err(Error::AsyncRun { reason });
+        }
+        let run = timeout.map(|_| self.control.arm());
+        self.completion.begin(Some(waker));
+        // SAFETY: until the completion fires, everything `run_async` reads stays alive and
+        // untouched: the session (`self.session`), the run options (`self.control`), the
+        // arrays of `self.args`, and the names (`self.input_names`, `self.output_names`)
+        // and values (owned by `self.io`'s tensors) recorded in them are owned by `self`,
+        // and every method of `self` that could touch them, and `Drop`, first waits for
+        // the completion (`settle`, `wait_idle`) because `in_flight` is set below. The
+        // future that started the run borrows `self` mutably meanwhile.
+        let started = unsafe {
+            crate::sys::run_async(
+                self.session.raw(),
+                self.control.options(false),
+                &mut self.args,
+                Arc::clone(&self.completion),
+            )
+        };
+        if let Err(e) = started {
+            self.completion.abandon();
+            if run.is_some() {
+                self.control.finish(true, true);
+            }
+            return Err(e);
+        }
+        self.in_flight = Some(InFlight {
+            timed: timeout.is_some(),
+        });
+        if let (Some(run), Some(timeout)) = (run, timeout)
+            && deadline::schedule(&self.control, run, timeout).is_err()
+        {
+            // No timer thread: stop the run rather than let it run unbounded.
+            let _ = self.control.request(Reason::Terminated, Some(run));
+        }
+        Ok(())
+    }
+
+    /// Collects the result of the asynchronous run that just completed: stores the outputs
+    /// ONNX Runtime allocated and names a stop that was requested.
+    pub(crate) fn finish_async(&mut self, result: Result<()>, timed: bool) -> Result<()> {
+        self.in_flight = None;
+        let reason = self.control.finish(timed, result.is_err());
+        let result = match (result, reason) {
+            (Err(_), Some(reason)) => Err(reason.error()),
+            (result, _) => result.map_err(|e| self.session.run_error(e)),
+        };
+        let stored = if result.is_ok() && Io::HAS_ALLOCATED_OUTPUTS {
+            let mut stored = Ok(());
+            for pos in 0..self.args.output_count() {
+                if let Some(value) = self.args.take_allocated(pos)
+                    && stored.is_ok()
+                {
+                    stored = self.io.store_output(pos, OutputValue(value));
+                }
+            }
+            stored
+        } else {
+            Ok(())
+        };
+        self.args.release_allocated();
+        result.and(stored)
+    }
+
+    pub(crate) fn completion(&self) -> &Completion {
+        &self.completion
+    }
+
+    /// Waits for an asynchronous run whose future was dropped or leaked: stops it, waits
+    /// for ONNX Runtime's callback, and collects it (its result is discarded).
+    pub(crate) fn settle(&mut self) {
+        if let Some(InFlight { timed }) = self.in_flight {
+            let _ = self.control.request(Reason::Terminated, None);
+            let result = self.completion.wait();
+            let _ = self.finish_async(result, timed);
+        }
+    }
+
+    /// Blocks while an asynchronous run (of a leaked future) may still use the buffers.
+    fn wait_idle(&self) {
+        if self.in_flight.is_some() {
+            self.completion.wait_idle();
+        }
+    }
+}
+
+impl<Io: BindingIo> Drop for Bound<Io> {
+    fn drop(&mut self) {
+        // ONNX Runtime must be done with the buffers before they are freed.
+        self.settle();
     }
 }
 

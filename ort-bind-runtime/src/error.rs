@@ -142,6 +142,34 @@ pub enum Error {
         kind: String,
     },
 
+    /// A run was stopped by its binding's [`Terminator`](crate::Terminator) (or its
+    /// asynchronous run's future was dropped); the binding stays usable.
+    #[error("the run was terminated before it finished")]
+    Terminated,
+
+    /// A run did not finish within its timeout and was stopped
+    /// ([`Bound::run_with_timeout`](crate::Bound::run_with_timeout)); the binding stays usable.
+    #[error("the run did not finish within {timeout:?} and was stopped")]
+    TimedOut {
+        /// The timeout the run was given.
+        timeout: std::time::Duration,
+    },
+
+    /// [`Bound::run_async`](crate::Bound::run_async) cannot run this binding or session.
+    #[error("cannot run asynchronously: {reason}")]
+    AsyncRun {
+        /// Why, and what to do instead.
+        reason: String,
+    },
+
+    /// The batch a request of a [`Batcher`](crate::Batcher) ran in failed; every request
+    /// of that batch gets this error.
+    #[error("the batch this request ran in failed: {message}")]
+    Batch {
+        /// The error of the batch's run.
+        message: String,
+    },
+
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Io {

@@ -12,12 +12,18 @@
 //! - [`slot`] and [`assert`](mod@assert): what `#[derive(OnnxBinding)]` builds on
 //!   (fields as slots, compile-time checks against the model);
 //! - [`session`], [`model_file`] and [`library`]: loading models (and finding them after
-//!   deployment) and ONNX Runtime itself;
+//!   deployment) and ONNX Runtime itself; [`logging`]: its log lines and telemetry;
+//! - serving: [`run_async`] ([`Bound::run_async`] on ONNX Runtime's `RunAsync`),
+//!   [`cancel`] ([`Terminator`], timeouts), [`pool`] ([`Pool`] of bindings for request
+//!   handlers), [`batch`] ([`Batcher`]: dynamic batching);
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
 //!   and shapes read at run time.
 
 pub mod assert;
+pub mod batch;
 pub mod binding;
+pub mod cancel;
+mod deadline;
 pub mod device;
 pub mod dims;
 pub mod dynamic;
@@ -28,13 +34,17 @@ pub mod logging;
 pub mod model_file;
 #[cfg(feature = "ndarray")]
 pub mod ndarray_views;
+pub mod pool;
+pub mod run_async;
 pub mod session;
 pub mod shape;
 pub mod slot;
 mod sys;
 pub mod tensor;
 
-pub use binding::{Binder, BindingIo, Bound, OutputValue, SplitIo};
+pub use batch::{BatchOptions, Batcher, Batching, ReplyFuture};
+pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};
+pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};
 #[cfg(feature = "cuda")]
 pub use device::{Cuda, CudaPinned, cuda_provider_available};
@@ -45,6 +55,8 @@ pub use dynamic::{
 pub use element::{Element, bf16, f16};
 pub use error::{CudaErrorKind, Error, Result};
 pub use model_file::ModelFile;
+pub use pool::{GetFuture, Pool, Pooled};
+pub use run_async::RunFuture;
 pub use session::{Session, SessionOptions, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
 pub use slot::{InputSlot, Slot};

@@ -323,9 +323,12 @@ impl Drop for IoBinding {
 #[derive(Debug)]
 pub(crate) struct RunOptions(NonNull<OrtRunOptions>);
 
-// SAFETY: run options are configured once, before they are shared, and ONNX Runtime only
-// reads them during `Run` (ort-bind never calls the one mutating entry point used during a
-// run, `RunOptionsSetTerminate`), so moving or sharing the handle across threads is sound.
+// SAFETY: run options are configured (`AddRunConfigEntry`) once, before they are shared;
+// afterwards the only changes are `RunOptionsSetTerminate`/`RunOptionsUnsetTerminate`, which
+// ONNX Runtime documents as the way for another thread to stop runs that use the options
+// (its runs read the flag between kernels). ort-bind serialises its own calls of the two
+// (`cancel::RunControl` holds a lock around them), so moving or sharing the handle across
+// threads is sound.
 unsafe impl Send for RunOptions {}
 // SAFETY: see `Send`.
 unsafe impl Sync for RunOptions {}
@@ -355,6 +358,22 @@ impl RunOptions {
     fn as_ptr(&self) -> *const OrtRunOptions {
         self.0.as_ptr()
     }
+
+    /// Asks every run using these options to stop as soon as possible (between kernels);
+    /// runs started while the flag is set stop at once.
+    pub(crate) fn set_terminate(&self) -> Result<()> {
+        // SAFETY: the options are alive; ONNX Runtime documents this call as safe while runs
+        // that use the options are in progress on other threads (it sets the flag they poll).
+        let status = unsafe { (ort::api().RunOptionsSetTerminate)(self.0.as_ptr()) };
+        check(status, || "terminating a run".into())
+    }
+
+    /// Clears the flag [`RunOptions::set_terminate`] set, so later runs proceed.
+    pub(crate) fn unset_terminate(&self) -> Result<()> {
+        // SAFETY: as for `set_terminate`; only ever called when no run uses the options.
+        let status = unsafe { (ort::api().RunOptionsUnsetTerminate)(self.0.as_ptr()) };
+        check(status, || "clearing a run's terminate flag".into())
+    }
 }
 
 impl Drop for RunOptions {
@@ -376,6 +395,211 @@ pub(crate) fn set_env_log_level(
     // severity threshold of its logger.
     let status = unsafe { (ort::api().UpdateEnvWithCustomLogLevel)(env.ptr().cast_mut(), level) };
     check(status, || "setting ONNX Runtime's log level".into())
+}
+
+/// The arrays `RunAsync` reads and writes: input names and values, output names and values,
+/// in binding order. They live in the binding (heap memory, so moving the binding moves no
+/// array) and are filled when it binds; value pointers are borrowed from the binding's
+/// tensors, except the outputs ONNX Runtime allocates, whose slots are null before a run
+/// and hold a new value reference (owned here) after it.
+#[derive(Debug, Default)]
+pub(crate) struct RunArgs {
+    input_names: Vec<*const std::ffi::c_char>,
+    input_values: Vec<*const OrtValue>,
+    // Position of input `i` (model order) in the arrays above.
+    input_pos: Vec<Option<usize>>,
+    output_names: Vec<*const std::ffi::c_char>,
+    output_values: Vec<*mut OrtValue>,
+    // Whether the output at a position is allocated by ONNX Runtime (its slot is reset to
+    // null before each run, and what ONNX Runtime writes there is owned by us).
+    output_allocated: Vec<bool>,
+    output_pos: Vec<Option<usize>>,
+}
+
+// SAFETY: the pointers are names and values owned by the binding that owns this struct (and
+// moves with it); they are only read by ONNX Runtime during a run the binding waits for, and
+// the owned output references are plain reference-counted handles, `Send` like `Value`.
+unsafe impl Send for RunArgs {}
+
+impl RunArgs {
+    /// Arrays for `inputs` inputs and `outputs` outputs; nothing allocates after this.
+    pub(crate) fn with_capacity(inputs: usize, outputs: usize) -> RunArgs {
+        RunArgs {
+            input_names: Vec::with_capacity(inputs),
+            input_values: Vec::with_capacity(inputs),
+            input_pos: vec![None; inputs],
+            output_names: Vec::with_capacity(outputs),
+            output_values: Vec::with_capacity(outputs),
+            output_allocated: Vec::with_capacity(outputs),
+            output_pos: vec![None; outputs],
+        }
+    }
+
+    /// Forgets every recorded value (before binding everything again), releasing output
+    /// values ONNX Runtime allocated that nobody took.
+    pub(crate) fn clear(&mut self) {
+        if self.output_allocated.contains(&true) {
+            self.release_allocated();
+        }
+        self.input_names.clear();
+        self.input_values.clear();
+        self.input_pos.iter_mut().for_each(|p| *p = None);
+        self.output_names.clear();
+        self.output_values.clear();
+        self.output_allocated.clear();
+        self.output_pos.iter_mut().for_each(|p| *p = None);
+    }
+
+    /// Records `value` as input `index` named `name`. The name and the value must stay
+    /// alive and in place until the record is cleared or replaced (the binding's names and
+    /// tensors do: they change only through `Bound`, which records again).
+    pub(crate) fn record_input(&mut self, index: usize, name: &CStr, value: &Value) {
+        record(
+            &mut self.input_pos,
+            &mut self.input_names,
+            &mut self.input_values,
+            index,
+            name,
+            value.as_ptr(),
+        );
+    }
+
+    /// Records `value` as the buffer of output `index`, or (`None`) that ONNX Runtime
+    /// allocates it. Same lifetime rule as [`RunArgs::record_input`].
+    pub(crate) fn record_output(&mut self, index: usize, name: &CStr, value: Option<&Value>) {
+        let ptr = value.map_or(ptr::null_mut(), |v| v.as_ptr().cast_mut());
+        let pos = record(
+            &mut self.output_pos,
+            &mut self.output_names,
+            &mut self.output_values,
+            index,
+            name,
+            ptr,
+        );
+        if let Some(pos) = pos {
+            if pos == self.output_allocated.len() {
+                self.output_allocated.push(value.is_none());
+            } else {
+                self.output_allocated[pos] = value.is_none();
+            }
+        }
+    }
+
+    /// The number of recorded outputs (positions `0..n`, in binding order).
+    pub(crate) fn output_count(&self) -> usize {
+        self.output_values.len()
+    }
+
+    /// Takes the value ONNX Runtime allocated for the output at `pos` in the last run.
+    pub(crate) fn take_allocated(&mut self, pos: usize) -> Option<Value> {
+        if !self.output_allocated.get(pos).copied().unwrap_or(false) {
+            return None;
+        }
+        let raw = std::mem::replace(&mut self.output_values[pos], ptr::null_mut());
+        NonNull::new(raw).map(Value)
+    }
+
+    /// Releases (and resets to null) every allocated output value nobody took.
+    pub(crate) fn release_allocated(&mut self) {
+        for pos in 0..self.output_values.len() {
+            drop(self.take_allocated(pos));
+        }
+    }
+}
+
+/// Records `(name, value)` at the position of model index `index` (appending the first time);
+/// returns the position, or `None` for an index out of range.
+fn record<P>(
+    positions: &mut [Option<usize>],
+    names: &mut Vec<*const std::ffi::c_char>,
+    values: &mut Vec<P>,
+    index: usize,
+    name: &CStr,
+    value: P,
+) -> Option<usize> {
+    let slot = positions.get_mut(index)?;
+    match *slot {
+        Some(pos) => {
+            names[pos] = name.as_ptr();
+            values[pos] = value;
+            Some(pos)
+        }
+        None => {
+            let pos = names.len();
+            names.push(name.as_ptr());
+            values.push(value);
+            *slot = Some(pos);
+            Some(pos)
+        }
+    }
+}
+
+/// Starts `RunAsync` on `session` over `args`; ONNX Runtime runs it on a thread of the
+/// session's intra-op pool and then calls [`Completion::complete`](crate::run_async::Completion)
+/// on `completion`, exactly once, from that thread. When this returns an error the run did
+/// not start and `completion` is not called.
+///
+/// # Safety
+/// Until `completion` has been completed: the session, `options`, the arrays of `args`, and
+/// every name and value recorded in them must stay alive and unmoved; nothing else may read
+/// the memory of recorded outputs or write the memory of recorded inputs; `args` must not
+/// be touched (ONNX Runtime writes allocated outputs into it).
+pub(crate) unsafe fn run_async(
+    session: NonNull<OrtSession>,
+    options: &RunOptions,
+    args: &mut RunArgs,
+    completion: std::sync::Arc<crate::run_async::Completion>,
+) -> Result<()> {
+    // Allocated outputs start as null: ONNX Runtime allocates a value for each null slot.
+    args.release_allocated();
+    let user_data = std::sync::Arc::into_raw(completion);
+    // SAFETY: the caller keeps the session, options, arrays, names and values alive and
+    // untouched until the callback (see `# Safety`); lengths are the arrays' own; the
+    // callback matches `RunAsyncCallbackFn` and takes back the `Arc` leaked into `user_data`.
+    let status = unsafe {
+        (ort::api().RunAsync)(
+            session.as_ptr(),
+            options.as_ptr(),
+            args.input_names.as_ptr(),
+            args.input_values.as_ptr(),
+            args.input_values.len(),
+            args.output_names.as_ptr(),
+            args.output_names.len(),
+            args.output_values.as_mut_ptr(),
+            Some(run_async_done),
+            user_data.cast_mut().cast(),
+        )
+    };
+    let started = check(status, || {
+        "starting an asynchronous run (`RunAsync`)".into()
+    });
+    if started.is_err() {
+        // SAFETY: ONNX Runtime does not call the callback when `RunAsync` fails, so the
+        // reference leaked above is still ours; it is taken back exactly once.
+        drop(unsafe { std::sync::Arc::from_raw(user_data) });
+    }
+    started
+}
+
+/// `RunAsync`'s callback: reports the run's status to the completion in `user_data`.
+unsafe extern "C" fn run_async_done(
+    user_data: *mut c_void,
+    _outputs: *mut *mut OrtValue,
+    _count: usize,
+    status: OrtStatusPtr,
+) {
+    // SAFETY: `user_data` is the `Arc<Completion>` leaked by `run_async` for this run; ONNX
+    // Runtime calls this exactly once per started run, so it is taken back exactly once.
+    let completion = unsafe {
+        std::sync::Arc::from_raw(
+            user_data
+                .cast_const()
+                .cast::<crate::run_async::Completion>(),
+        )
+    };
+    // The outputs ONNX Runtime allocated are in the output array it was given (`_outputs`
+    // is that array); the binding takes them after it sees the completion.
+    completion.complete(check(status, || "running the model asynchronously".into()));
 }
 
 /// Names of the execution providers the loaded ONNX Runtime library was built with

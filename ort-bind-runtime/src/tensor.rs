@@ -37,8 +37,42 @@ pub struct Tensor<T: Element, S: Shape, D: Device = Cpu> {
     dims_i64: Vec<i64>,
     len: usize,
     value: Value,
+    // Values over the same buffer for dims used recently (see `set_dims`); emptied whenever
+    // the buffer is replaced, since they view it.
+    recent: Vec<Recent>,
+    // The entry of `recent` replaced next when it is full.
+    evict: usize,
     _shape: PhantomData<fn() -> S>,
 }
+
+/// A value for dims used recently, kept so that switching back creates no ONNX Runtime value.
+#[derive(Debug)]
+struct Recent {
+    // Inline (no allocation); tensors of a rank above `RECENT_MAX_RANK` keep no values.
+    rank: usize,
+    dims: [usize; RECENT_MAX_RANK],
+    len: usize,
+    value: Value,
+}
+
+/// The largest rank whose values a tensor keeps for switching back.
+const RECENT_MAX_RANK: usize = 8;
+
+impl Recent {
+    fn dims(&self) -> &[usize] {
+        &self.dims[..self.rank]
+    }
+}
+
+/// `a == b` for the short slices of dims, without a call to `memcmp` (which costs more than
+/// the comparison at these lengths; `set_dims` runs it on every switch).
+#[inline]
+pub(crate) fn same<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// How many values of other dims a tensor keeps (see [`Tensor::set_dims`]).
+pub(crate) const RECENT_DIMS: usize = 4;
 
 impl<T: Element, S: Shape, D: Device> fmt::Debug for Tensor<T, S, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -87,6 +121,9 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
             dims_i64,
             len,
             value,
+            // Reserved up front: switching dims within capacity allocates nothing, ever.
+            recent: Vec::with_capacity(RECENT_DIMS),
+            evict: 0,
             _shape: PhantomData,
         })
     }
@@ -133,9 +170,36 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// Changes the dims, reusing the buffer when it is large enough. A binding that
     /// holds this tensor must rebind it unless the result is [`DimsChange::Unchanged`].
+    ///
+    /// Within capacity, the tensor keeps the ONNX Runtime values of the last few dims it
+    /// had (up to 4, over the same buffer): switching back to one of them makes no value and
+    /// no allocation. Growing the buffer drops them.
     pub fn set_dims(&mut self, dims: &[usize]) -> Result<DimsChange> {
-        if dims == self.dims.as_slice() {
+        if same(dims, &self.dims) {
             return Ok(DimsChange::Unchanged);
+        }
+        // A recent value was made for these dims over this buffer: they were checked then.
+        if let Some(hit) = self.recent.iter().position(|r| same(r.dims(), dims)) {
+            let rank = self.dims.len();
+            if rank <= RECENT_MAX_RANK {
+                // The current value takes the entry's place.
+                let recent = &mut self.recent[hit];
+                recent.rank = rank;
+                recent.dims[..rank].copy_from_slice(&self.dims);
+                std::mem::swap(&mut self.value, &mut recent.value);
+                std::mem::swap(&mut self.len, &mut recent.len);
+            } else {
+                // A rank too large to keep (tensors of open rank): the entry leaves.
+                let recent = self.recent.swap_remove(hit);
+                self.evict = 0;
+                self.value = recent.value;
+                self.len = recent.len;
+            }
+            self.dims.clear();
+            self.dims.extend_from_slice(dims);
+            self.dims_i64.clear();
+            self.dims_i64.extend(dims.iter().map(|&d| d as i64));
+            return Ok(DimsChange::Resized);
         }
         let len = checked_len::<T, S>(&self.name, dims)?;
         let grow = len > D::capacity(&self.buf);
@@ -149,14 +213,17 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
                 .map_err(|e| e.for_tensor(name))
                 .and_then(|mut buf| {
                     let value = Self::make_value(&self.device, &mut buf, len, &dims_i64)?;
-                    // Replace the value first: the old value views the old buffer.
+                    // Replace the values first: the old ones view the old buffer.
+                    self.recent.clear();
+                    self.evict = 0;
                     self.value = value;
                     self.buf = buf;
                     Ok(DimsChange::Reallocated)
                 })
         } else {
             Self::make_value(&self.device, &mut self.buf, len, &dims_i64).map(|value| {
-                self.value = value;
+                let old = std::mem::replace(&mut self.value, value);
+                self.keep_recent(old);
                 DimsChange::Resized
             })
         };
@@ -166,6 +233,38 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         self.dims.extend_from_slice(dims);
         self.len = len;
         Ok(change)
+    }
+
+    /// Keeps `value` (a value of the current dims, just replaced) among the recent ones.
+    fn keep_recent(&mut self, value: Value) {
+        let rank = self.dims.len();
+        if rank > RECENT_MAX_RANK {
+            return;
+        }
+        let mut dims = [0; RECENT_MAX_RANK];
+        dims[..rank].copy_from_slice(&self.dims);
+        let recent = Recent {
+            rank,
+            dims,
+            len: self.len,
+            value,
+        };
+        if self.recent.len() < RECENT_DIMS {
+            self.recent.push(recent);
+        } else {
+            self.recent[self.evict] = recent;
+            self.evict = (self.evict + 1) % RECENT_DIMS;
+        }
+    }
+
+    /// The current value's address, and the address and element count of the memory it
+    /// views: equal keys mean equal bindings (see `Bound::set_dims`).
+    pub(crate) fn storage_key(&self) -> [usize; 3] {
+        [
+            self.value.as_ptr() as usize,
+            D::data_ptr_const(&self.buf) as usize,
+            self.len,
+        ]
     }
 
     pub(crate) fn value(&self) -> &Value {
@@ -219,6 +318,9 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
             dims_i64,
             len,
             value,
+            // Reserved up front: switching dims within capacity allocates nothing, ever.
+            recent: Vec::with_capacity(RECENT_DIMS),
+            evict: 0,
             _shape: PhantomData,
         })
     }
@@ -226,8 +328,11 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
     /// Gives the buffer back, releasing the ONNX Runtime value that viewed it first.
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn into_buffer(self) -> D::Buffer<T> {
-        let Tensor { buf, value, .. } = self;
+        let Tensor {
+            buf, value, recent, ..
+        } = self;
         drop(value);
+        drop(recent);
         buf
     }
 
@@ -264,6 +369,9 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         }
         std::mem::swap(&mut self.buf, &mut other.buf);
         std::mem::swap(&mut self.value, &mut other.value);
+        // The recent values view the buffers: they move with them.
+        std::mem::swap(&mut self.recent, &mut other.recent);
+        std::mem::swap(&mut self.evict, &mut other.evict);
         Ok(())
     }
 }
