@@ -17,7 +17,13 @@ fn base() -> PathBuf {
 const MAIN: &str = r#"mod dynamic {
     ort_bind::bindings!("models/dynamic.onnx");
 }
-fn main() -> ort_bind::Result<()> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+fn run() -> ort_bind::Result<()> {
     let model = dynamic::Model::load()?;
     let mut b = model.bind(dynamic::Dims { batch: 1 })?;
     b.inputs().x.copy_from_slice(&[0.5, 0.5, 0.5, 0.5])?;
