@@ -39,21 +39,34 @@ fn terminate_stops_a_sync_run_from_another_thread() -> Result<()> {
     check(&bound)?;
 
     let mut latencies = Vec::new();
-    for trial in 0..5 {
+    let mut late = 0;
+    while latencies.len() < 5 {
+        assert!(
+            late < 10,
+            "the run kept finishing before terminate() (load?)"
+        );
         let stop = bound.terminator();
         let (tx, rx) = mpsc::channel();
         let killer = std::thread::spawn(move || {
-            std::thread::sleep(full / 5);
+            std::thread::sleep(full / 10);
             let at = Instant::now();
             stop.terminate().expect("terminate");
             tx.send(at).expect("send");
         });
-        let err = bound.run().unwrap_err();
+        let result = bound.run();
         let returned = Instant::now();
         killer.join().expect("no panic");
         let at = rx.recv().expect("terminated");
-        assert!(matches!(err, Error::Terminated), "trial {trial}: {err:?}");
-        latencies.push(returned.saturating_duration_since(at));
+        match result {
+            Err(Error::Terminated) => latencies.push(returned.saturating_duration_since(at)),
+            // The run beat the terminate (a loaded machine ran it faster than the first):
+            // the request then stops the next run, which must say so.
+            Ok(()) => {
+                late += 1;
+                assert!(matches!(bound.run(), Err(Error::Terminated)));
+            }
+            Err(e) => return Err(e),
+        }
         // The binding stays usable: the next run is complete and right.
         bound.inputs().fill(0.0);
         fill_slow(bound.inputs().as_mut_slice());
