@@ -551,6 +551,14 @@ pub fn is_placeholder_name(name: &str) -> bool {
         || digits_after("dynamic_dimension")
 }
 
+/// How to name an unnamed axis, for the doc of its dims field.
+fn unnamed_note(value: &str, axis: usize) -> String {
+    format!(
+        "Name it with `dim({value:?}, {axis}, \"NAME\")`, or with `#[onnx(dims = \"..\")]` on \
+         a derive's field."
+    )
+}
+
 /// The dims field of the named dim `name`, made on its first use at `(value, field,
 /// axis)`: named like the dim, unless that name is an exporter's placeholder.
 fn named_field(
@@ -567,8 +575,9 @@ fn named_field(
         (
             idents.allocate(&format!("{field}_dim{axis}")),
             Some(format!(
-                "The model calls it `{name}` (an exporter's placeholder), first on `{value}` \
-                 axis {axis}."
+                "`{name}` is an exporter's placeholder, so the field is named after its first \
+                 use (`{value}` axis {axis}); name it with `rename_dim({name:?}, \"NAME\")`, or \
+                 with `#[onnx(dims = \"..\")]` on a derive's field."
             )),
         )
     } else {
@@ -651,7 +660,7 @@ fn plan_core_named(
                                     axis,
                                 },
                                 used_by: vec![(v.name.clone(), axis)],
-                                note: None,
+                                note: Some(unnamed_note(&v.name, axis)),
                             });
                             AxisSize::Field(dims.len() - 1)
                         }
@@ -753,7 +762,7 @@ fn plan_core_named(
                                     axis,
                                 },
                                 used_by: vec![],
-                                note: None,
+                                note: Some(unnamed_note(&o.name, axis)),
                             });
                             AxisSize::Field(dims.len() - 1)
                         }
