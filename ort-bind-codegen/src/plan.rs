@@ -566,6 +566,14 @@ pub fn is_placeholder_name(name: &str) -> bool {
         || digits_after("dynamic_dimension")
 }
 
+/// How to name an unnamed axis, for the doc of its dims field.
+fn unnamed_note(value: &str, axis: usize) -> String {
+    format!(
+        "Name it with `dim({value:?}, {axis}, \"NAME\")`, or with `#[onnx(dims = \"..\")]` on \
+         a derive's field."
+    )
+}
+
 /// The dims field of the named dim `name`, made on its first use at `(value, field,
 /// axis)`: named like the dim, unless that name is an exporter's placeholder.
 fn named_field(
@@ -582,8 +590,9 @@ fn named_field(
         (
             idents.allocate(&format!("{field}_dim{axis}")),
             Some(format!(
-                "The model calls it `{name}` (an exporter's placeholder), first on `{value}` \
-                 axis {axis}."
+                "`{name}` is an exporter's placeholder, so the field is named after its first \
+                 use (`{value}` axis {axis}); name it with `rename_dim({name:?}, \"NAME\")`, or \
+                 with `#[onnx(dims = \"..\")]` on a derive's field."
             )),
         )
     } else {
@@ -666,7 +675,7 @@ fn plan_core_named(
                                     axis,
                                 },
                                 used_by: vec![(v.name.clone(), axis)],
-                                note: None,
+                                note: Some(unnamed_note(&v.name, axis)),
                             });
                             AxisSize::Field(dims.len() - 1)
                         }
@@ -768,7 +777,7 @@ fn plan_core_named(
                                     axis,
                                 },
                                 used_by: vec![],
-                                note: None,
+                                note: Some(unnamed_note(&o.name, axis)),
                             });
                             AxisSize::Field(dims.len() - 1)
                         }
@@ -1475,7 +1484,7 @@ mod tests {
     /// The real models in `tests/fixtures/signatures` (PP-OCRv4 det, Silero VAD).
     fn real(name: &str) -> ModelSignature {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixtures/signatures")
+            .join("../ort-bind-tests/tests/fixtures/signatures")
             .join(name);
         crate::read_signature(path).unwrap()
     }

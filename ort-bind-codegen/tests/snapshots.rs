@@ -67,3 +67,15 @@ fn nonzero() {
 fn state() {
     check("state");
 }
+
+/// Real models' signatures (`tests/fixtures/signatures`): how exporter dim names
+/// (`p2o.DynamicDimension.0`) and unnamed axes become `Dims` fields.
+#[test]
+fn ppocr_det() {
+    check("signatures/ppocr_det");
+}
+
+#[test]
+fn silero_vad() {
+    check("signatures/silero_vad");
+}

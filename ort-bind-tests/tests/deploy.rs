@@ -176,7 +176,7 @@ fn a_copied_binary_finds_its_model_and_an_embedded_one_needs_none() {
         "{err}"
     );
     assert!(
-        !err.contains("beside the executable"),
+        !err.contains("- beside the executable"),
         "the variable wins alone: {err}"
     );
 

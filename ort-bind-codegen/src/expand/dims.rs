@@ -72,14 +72,33 @@ pub(crate) fn solvable_from_inputs(plan: &Plan) -> bool {
     })
 }
 
+/// How generated code names the runtime items `from_input_shapes` uses: through the
+/// runtime path (`::ort_bind::AxisRule`), or through short names imported where the
+/// function is emitted (`__AxisRule`, `__DimsSolver`, `__Result`: the derive's `const`
+/// block), which keeps the tokens of models with thousands of inputs small.
+pub(crate) enum Paths<'a> {
+    /// `#rt::AxisRule`, `#rt::DimsSolver`, `#rt::Result`.
+    Full(&'a syn::Path),
+    /// `__AxisRule`, `__DimsSolver`, `__Result`.
+    Short,
+}
+
 /// `pub fn from_input_shapes(..) -> Result<Self>`, building the struct `name`; one
 /// `&[usize]` parameter per input, named like the input's field.
 pub(crate) fn from_input_shapes(
     plan: &Plan,
-    rt: &syn::Path,
+    paths: Paths<'_>,
     name: &syn::Ident,
     vis: &TokenStream,
 ) -> TokenStream {
+    let (rule, solver, result) = match paths {
+        Paths::Full(rt) => (
+            quote!(#rt::AxisRule),
+            quote!(#rt::DimsSolver),
+            quote!(#rt::Result),
+        ),
+        Paths::Short => (quote!(__AxisRule), quote!(__DimsSolver), quote!(__Result)),
+    };
     let solver_index: Vec<Option<usize>> = {
         let mut next = 0;
         plan.dims
@@ -116,11 +135,11 @@ pub(crate) fn from_input_shapes(
         let rules = axes.iter().map(|a| match a {
             AxisSize::Fixed(n) => {
                 let n = Literal::u64_unsuffixed(*n);
-                quote!(#rt::AxisRule::Fixed(#n))
+                quote!(#rule::Fixed(#n))
             }
             AxisSize::Field(i) => {
                 let i = solver_index[*i].expect("axis fields are not shape fields");
-                quote!(#rt::AxisRule::Dim(#i))
+                quote!(#rule::Dim(#i))
             }
         });
         Some(quote!(__solver.input(#name, #p, &[#(#rules),*])?;))
@@ -158,8 +177,8 @@ pub(crate) fn from_input_shapes(
     );
     quote! {
         #[doc = #doc]
-        #vis fn from_input_shapes(#(#shape_params),*) -> #rt::Result<Self> {
-            let mut __solver = #rt::DimsSolver::new([#(#solver_names),*]);
+        #vis fn from_input_shapes(#(#shape_params),*) -> #result<Self> {
+            let mut __solver = #solver::new([#(#solver_names),*]);
             #(#solver_calls)*
             let [#(#solved_idents),*] = __solver.finish()?;
             ::core::result::Result::Ok(#name { #(#init)* })

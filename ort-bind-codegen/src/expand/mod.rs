@@ -78,7 +78,12 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
          [`Dims::from_input_shapes`] derives them from the shapes of the inputs, \
          checking those against the model and each other."
     );
-    let from_input_shapes = dims::from_input_shapes(plan, rt, &format_ident!("Dims"), &quote!(pub));
+    let from_input_shapes = dims::from_input_shapes(
+        plan,
+        dims::Paths::Full(rt),
+        &format_ident!("Dims"),
+        &quote!(pub),
+    );
 
     let model_path = model::model_path(opts);
     let model = model::model(sig, plan, rt, opts);

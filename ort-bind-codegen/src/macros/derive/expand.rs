@@ -328,12 +328,18 @@ pub(super) fn expand(
     let from_input_shapes = planned
         .filter(|p| dims::solvable_from_inputs(&p.plan.plan))
         .map(|p| {
-            let f = dims::from_input_shapes(&p.plan.plan, krate, &dims_name, &quote!(pub));
+            let f =
+                dims::from_input_shapes(&p.plan.plan, dims::Paths::Short, &dims_name, &quote!(pub));
             quote! {
-                #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
-                impl #dims_name {
-                    #f
-                }
+                const _: () = {
+                    use #krate::{
+                        AxisRule as __AxisRule, DimsSolver as __DimsSolver, Result as __Result,
+                    };
+                    #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
+                    impl #dims_name {
+                        #f
+                    }
+                };
             }
         });
     let locals: Vec<syn::Ident> = (0..fields.len())
@@ -521,6 +527,7 @@ pub(super) fn expand(
         }
 
         #from_input_shapes
+
 
         #[doc = #inputs_doc]
         #[derive(::core::fmt::Debug)]
