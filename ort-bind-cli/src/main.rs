@@ -26,6 +26,9 @@ enum Command {
         /// Print one JSON object `{"inputs": [...], "outputs": [...]}` instead of a table.
         #[arg(long)]
         json: bool,
+        /// Print long metadata values whole (the table summarises them).
+        #[arg(long)]
+        full: bool,
         /// The ONNX model file.
         model: PathBuf,
     },
@@ -48,12 +51,12 @@ enum Command {
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Inspect { json, model } => {
+        Command::Inspect { json, full, model } => {
             let sig = ort_bind_codegen::read_signature(&model).map_err(|e| e.to_string())?;
             if json {
                 println!("{}", ort_bind_codegen::report::to_json(&sig));
             } else {
-                print!("{}", ort_bind_codegen::report::to_table(&sig));
+                print!("{}", ort_bind_codegen::report::to_table(&sig, full));
             }
         }
         Command::Generate { runtime, model } => {

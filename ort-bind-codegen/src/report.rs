@@ -46,23 +46,104 @@ fn kind_text(v: &ValueSig) -> (String, String) {
     }
 }
 
-/// A readable table: producer, opsets, then one row per input and output.
-pub fn to_table(sig: &ModelSignature) -> String {
-    let mut rows: Vec<[String; 4]> = Vec::new();
-    for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
-        for v in values {
-            let (dtype, shape) = kind_text(v);
-            rows.push([role.to_owned(), v.name.clone(), dtype, shape]);
-        }
-    }
-    let header = ["", "name", "dtype", "shape"];
-    let mut widths = header.map(str::len);
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
+/// Metadata values longer than this many characters (or of more than one line) are
+/// summarised in the table unless [`to_table`] is asked for everything.
+const METADATA_SUMMARY_CHARS: usize = 80;
+
+/// Rows of text cells, left-aligned in columns two spaces apart.
+fn columns(rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = Vec::new();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            let n = c.chars().count();
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(n),
+                None => widths.push(n),
+            }
         }
     }
     let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            line.push_str(c);
+            line.push_str(&" ".repeat(widths[i].saturating_sub(c.chars().count())));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// One metadata value as the summary shows it: whole when short, else its start and size.
+fn metadata_summary(value: &str) -> String {
+    let lines = value.lines().count();
+    if lines <= 1 && value.chars().count() <= METADATA_SUMMARY_CHARS {
+        return value.to_owned();
+    }
+    let start: String = value
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(METADATA_SUMMARY_CHARS / 2)
+        .collect();
+    format!(
+        "{start}... ({} lines, {} bytes; --full shows it)",
+        lines.max(1),
+        value.len()
+    )
+}
+
+/// A readable report: one row per input and output, then every axis with the `Dims`
+/// field it becomes and the option that renames it, then producer, opsets and metadata
+/// (long metadata values summarised unless `full`).
+pub fn to_table(sig: &ModelSignature, full: bool) -> String {
+    let mut rows = vec![vec![String::new(), "name".into(), "dtype".into(), "shape".into()]];
+    for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
+        for v in values {
+            let (dtype, shape) = kind_text(v);
+            rows.push(vec![role.to_owned(), v.name.clone(), dtype, shape]);
+        }
+    }
+    let mut out = columns(&rows);
+
+    match crate::plan::axes(sig, &crate::plan::ModelOptions::new()) {
+        Ok(axes) if axes.iter().any(|a| a.rename.is_some()) => {
+            out.push_str("\ndynamic axes (the `Dims` field each becomes; the option that names it):\n");
+            let mut rows = Vec::new();
+            for a in axes.iter().filter(|a| a.rename.is_some()) {
+                let role = match a.role {
+                    crate::plan::Role::Input => "input",
+                    crate::plan::Role::Output => "output",
+                };
+                let declared = match &a.declared {
+                    Dim::Fixed(n) => n.to_string(),
+                    Dim::Named(name) => name.clone(),
+                    Dim::Dynamic => "?".to_owned(),
+                };
+                let becomes = match &a.binding {
+                    crate::plan::AxisBinding::Field(f) => format!("Dims.{f}"),
+                    crate::plan::AxisBinding::Fixed(n) => format!("fixed {n}"),
+                    crate::plan::AxisBinding::Runtime => "decided by ONNX Runtime each run".into(),
+                };
+                rows.push(vec![
+                    format!("  {role} `{}` axis {}", a.value, a.axis),
+                    declared,
+                    format!("-> {becomes}"),
+                    a.rename.clone().unwrap_or_default(),
+                ]);
+            }
+            out.push_str(&columns(&rows));
+        }
+        Ok(_) => {}
+        Err(e) => out.push_str(&format!("\nnot bindable as generated code: {e}\n")),
+    }
+
+    out.push('\n');
     let producer = format!("{} {}", sig.producer_name, sig.producer_version);
     let producer = producer.trim();
     out.push_str(&format!(
@@ -87,25 +168,12 @@ pub fn to_table(sig: &ModelSignature) -> String {
         out.push_str(&format!("graph: {}\n", sig.graph_name));
     }
     for (k, v) in &sig.metadata {
-        out.push_str(&format!("metadata: {k} = {v}\n"));
-    }
-    out.push('\n');
-    let line = |cells: [&str; 4]| {
-        let mut l = String::new();
-        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            l.push_str(c);
-            if i < 3 {
-                l.push_str(&" ".repeat(w.saturating_sub(c.chars().count())));
-            }
-        }
-        l.trim_end().to_owned() + "\n"
-    };
-    out.push_str(&line(header));
-    for r in &rows {
-        out.push_str(&line([&r[0], &r[1], &r[2], &r[3]]));
+        let shown = if full {
+            v.clone()
+        } else {
+            metadata_summary(v)
+        };
+        out.push_str(&format!("metadata: {k} = {shown}\n"));
     }
     out
 }
@@ -154,12 +222,30 @@ mod tests {
     }
 
     #[test]
-    fn table_lists_every_value() {
-        let t = to_table(&sig());
+    fn table_lists_every_value_first_then_axes_then_metadata() {
+        let mut sig = sig();
+        let dictionary: String = (0..6625).map(|i| format!("char{i}\n")).collect();
+        sig.metadata = vec![
+            ("character".into(), dictionary.clone()),
+            ("made_by".into(), "hand".into()),
+        ];
+        let t = to_table(&sig, false);
+        assert!(t.starts_with("        name          dtype    shape\n"), "{t}");
         assert!(
             t.contains("input   gpu_0/data_0  float16  [batch, 3, ?]"),
             "{t}"
         );
         assert!(t.contains("output  out"), "{t}");
+        // Every dynamic axis with its `Dims` field and the option that renames it.
+        assert!(t.contains("input `gpu_0/data_0` axis 0  batch  -> Dims.batch"), "{t}");
+        assert!(t.contains("rename_dim(\"batch\", \"NAME\")"), "{t}");
+        assert!(t.contains("input `gpu_0/data_0` axis 2  ?"), "{t}");
+        // Long metadata summarised, short kept; `full` shows everything.
+        assert!(t.contains("metadata: character = char0... (6625 lines"), "{t}");
+        assert!(t.contains("metadata: made_by = hand"), "{t}");
+        assert!(t.len() < 2_000, "{} bytes", t.len());
+        assert!(t.find("output  out").unwrap() < t.find("metadata:").unwrap());
+        let full = to_table(&sig, true);
+        assert!(full.contains(&dictionary), "the full table holds the whole value");
     }
 }
