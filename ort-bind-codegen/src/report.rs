@@ -102,7 +102,12 @@ fn metadata_summary(value: &str) -> String {
 /// field it becomes and the option that renames it, then producer, opsets and metadata
 /// (long metadata values summarised unless `full`).
 pub fn to_table(sig: &ModelSignature, full: bool) -> String {
-    let mut rows = vec![vec![String::new(), "name".into(), "dtype".into(), "shape".into()]];
+    let mut rows = vec![vec![
+        String::new(),
+        "name".into(),
+        "dtype".into(),
+        "shape".into(),
+    ]];
     for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
         for v in values {
             let (dtype, shape) = kind_text(v);
@@ -113,7 +118,9 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
 
     match crate::plan::axes(sig, &crate::plan::ModelOptions::new()) {
         Ok(axes) if axes.iter().any(|a| a.rename.is_some()) => {
-            out.push_str("\ndynamic axes (the `Dims` field each becomes; the option that names it):\n");
+            out.push_str(
+                "\ndynamic axes (the `Dims` field each becomes; the option that names it):\n",
+            );
             let mut rows = Vec::new();
             for a in axes.iter().filter(|a| a.rename.is_some()) {
                 let role = match a.role {
@@ -168,11 +175,7 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
         out.push_str(&format!("graph: {}\n", sig.graph_name));
     }
     for (k, v) in &sig.metadata {
-        let shown = if full {
-            v.clone()
-        } else {
-            metadata_summary(v)
-        };
+        let shown = if full { v.clone() } else { metadata_summary(v) };
         out.push_str(&format!("metadata: {k} = {shown}\n"));
     }
     out
@@ -230,22 +233,34 @@ mod tests {
             ("made_by".into(), "hand".into()),
         ];
         let t = to_table(&sig, false);
-        assert!(t.starts_with("        name          dtype    shape\n"), "{t}");
+        assert!(
+            t.starts_with("        name          dtype    shape\n"),
+            "{t}"
+        );
         assert!(
             t.contains("input   gpu_0/data_0  float16  [batch, 3, ?]"),
             "{t}"
         );
         assert!(t.contains("output  out"), "{t}");
         // Every dynamic axis with its `Dims` field and the option that renames it.
-        assert!(t.contains("input `gpu_0/data_0` axis 0  batch  -> Dims.batch"), "{t}");
+        assert!(
+            t.contains("input `gpu_0/data_0` axis 0  batch  -> Dims.batch"),
+            "{t}"
+        );
         assert!(t.contains("rename_dim(\"batch\", \"NAME\")"), "{t}");
         assert!(t.contains("input `gpu_0/data_0` axis 2  ?"), "{t}");
         // Long metadata summarised, short kept; `full` shows everything.
-        assert!(t.contains("metadata: character = char0... (6625 lines"), "{t}");
+        assert!(
+            t.contains("metadata: character = char0... (6625 lines"),
+            "{t}"
+        );
         assert!(t.contains("metadata: made_by = hand"), "{t}");
         assert!(t.len() < 2_000, "{} bytes", t.len());
         assert!(t.find("output  out").unwrap() < t.find("metadata:").unwrap());
         let full = to_table(&sig, true);
-        assert!(full.contains(&dictionary), "the full table holds the whole value");
+        assert!(
+            full.contains(&dictionary),
+            "the full table holds the whole value"
+        );
     }
 }

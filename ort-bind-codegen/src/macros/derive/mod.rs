@@ -160,7 +160,11 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
                 sig,
                 planned,
                 path: &r.model.to_string_lossy(),
-                relative: &container.model.as_ref().map(|l| l.value()).unwrap_or_default(),
+                relative: &container
+                    .model
+                    .as_ref()
+                    .map(|l| l.value())
+                    .unwrap_or_default(),
             }),
             container.device.as_ref(),
         ),
