@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Cold release builds of a user's app, side by side: the same small program on ort-bind
+# (one model through build.rs, one through bindings!, one derive, plus an `embed` binary)
+# and on `ort` alone. Each round builds both from empty target folders, one after the
+# other; prints seconds and crates compiled, checks the ort-bind app's dependency tree,
+# and runs its binaries copied away from the crate.
+#
+#   scripts/cold-build.sh [ROUNDS]      (default 2; needs the crates in the local registry)
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+rounds="${1:-2}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+for app in userapp ortapp; do
+    cp -r "$repo/scripts/cold-build/$app" "$work/$app"
+    mkdir -p "$work/$app/models"
+    cp "$repo/examples/models/add.onnx" "$repo/examples/models/dynamic.onnx" "$work/$app/models/"
+    cp "$repo/Cargo.lock" "$work/$app/Cargo.lock"
+done
+cat > "$work/userapp/Cargo.toml" <<TOML
+[package]
+name = "userapp"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+ort-bind = { path = "$repo" }
+
+[build-dependencies]
+ort-bind-codegen = { path = "$repo/ort-bind-codegen" }
+TOML
+cat > "$work/ortapp/Cargo.toml" <<TOML
+[package]
+name = "ortapp"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+ort = { version = "=2.0.0-rc.15", default-features = false, features = ["std", "load-dynamic", "api-31", "half"] }
+TOML
+
+echo "| round | app | seconds | crates compiled | load |"
+echo "| --- | --- | ---: | ---: | ---: |"
+for round in $(seq 1 "$rounds"); do
+    for app in ortapp userapp; do
+        rm -rf "$work/target-$app"
+        start=$(date +%s.%N)
+        (cd "$work/$app" && CARGO_TARGET_DIR="$work/target-$app" cargo build --release --offline 2>"$work/$app.log")
+        end=$(date +%s.%N)
+        crates=$(grep -c Compiling "$work/$app.log")
+        printf '| %s | %s | %.1f | %s | %s |\n' "$round" "$app" "$(echo "$end - $start" | bc)" \
+            "$crates" "$(cut -d' ' -f1 /proc/loadavg)"
+    done
+done
+
+echo
+unwanted=$(cd "$work/userapp" && cargo tree --offline -e normal,build | grep -cE 'clap|npyz|prettyplease|zip' || true)
+echo "clap/npyz/prettyplease/zip in the ort-bind app's tree: $unwanted"
+
+# Deployed: the binary beside its models/ in an empty folder, the crate's models gone.
+mkdir -p "$work/deployed/models" "$work/alone"
+cp "$work/target-userapp/release/userapp" "$work/deployed/"
+cp "$work/userapp/models/"*.onnx "$work/deployed/models/"
+cp "$work/target-userapp/release/embedded" "$work/alone/"
+rm -rf "$work/userapp/models"
+(cd "$work/deployed" && ./userapp)
+(cd "$work/alone" && ./embedded)

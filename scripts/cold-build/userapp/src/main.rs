@@ -1,0 +1,40 @@
+//! One model through build.rs, one through bindings!, one derive.
+use ort_bind::{Bound, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
+
+mod add {
+    ort_bind::include_bindings!("add");
+}
+mod dynamic {
+    ort_bind::bindings!("models/dynamic.onnx");
+}
+
+#[derive(OnnxBinding)]
+#[onnx(model = "models/add.onnx")]
+struct AddIo<D: Device = Cpu> {
+    x: Tensor<f32, (Dyn,), D>,
+    y: Tensor<f32, (Dyn,), D>,
+    sum: Tensor<f32, (Dyn,), D>,
+}
+
+fn main() -> ort_bind::Result<()> {
+    let model = add::Model::load()?;
+    let mut b = model.bind(add::Dims { n: 3 })?;
+    b.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+    b.inputs().y.fill(10.0);
+    b.run()?;
+    println!("build.rs: sum = {:?}", b.outputs().sum.as_slice());
+
+    let model = dynamic::Model::load()?;
+    let mut b = model.bind(dynamic::Dims { batch: 1 })?;
+    b.inputs().x.copy_from_slice(&[0.5, 0.5, 0.5, 0.5])?;
+    b.run()?;
+    println!("bindings!: y = {:?}", b.outputs().y.as_slice());
+
+    let session = Session::from_file(AddIo::<Cpu>::MODEL.find()?, &SessionOptions::new())?;
+    let mut bound = Bound::new(&session, AddIo::allocate(&Cpu, &AddIoDims { n: 2 })?)?;
+    bound.inputs().x.copy_from_slice(&[1.0, 2.0])?;
+    bound.inputs().y.fill(0.5);
+    bound.run()?;
+    println!("derive: sum = {:?}", bound.outputs().sum.as_slice());
+    Ok(())
+}
