@@ -7,11 +7,11 @@
 //! `python` on `PATH` are stand-ins that record every call and fail.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod scratch;
+
+use scratch::workspace;
 
 fn base() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("build-farm")
@@ -21,15 +21,12 @@ fn base() -> PathBuf {
 fn scratch() -> PathBuf {
     let dir = base().join("app");
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"farm-app\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = \
-             false\n\n[dependencies]\nort-bind-runtime = {{ path = {:?} }}\n\n[workspace]\n",
-            workspace().join("ort-bind-runtime").display().to_string()
-        ),
-    )
-    .unwrap();
+    scratch::write_manifest(
+        &dir,
+        "farm-app",
+        "ort-bind-runtime",
+        &workspace().join("ort-bind-runtime"),
+    );
     std::fs::write(
         dir.join("src/main.rs"),
         "fn main() {\n    match ort_bind_runtime::library::init() {\n        Ok(lib) => \
@@ -37,8 +34,6 @@ fn scratch() -> PathBuf {
          {e}\"),\n    }\n}\n",
     )
     .unwrap();
-    // The workspace's versions, so `--offline` finds every crate in the local registry.
-    std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     dir
 }
 
@@ -75,11 +70,7 @@ fn path_with(front: &Path) -> std::ffi::OsString {
 
 /// One scenario: build the scratch crate with `envs` (and a fresh cache), then run it with
 /// the fake Pythons first on `PATH` and no `ORT_DYLIB_PATH`.
-fn scenario(
-    name: &str,
-    envs: &[(&str, &str)],
-    fake_python_at_build: bool,
-) -> (Output, String, String) {
+fn scenario(name: &str, envs: &[(&str, &str)], fake_python_at_build: bool) -> (String, String) {
     let app = scratch();
     let cache = base().join(format!("cache-{name}"));
     let _ = std::fs::remove_dir_all(&cache);
@@ -118,14 +109,14 @@ fn scenario(
         "{name}: the build failed:\n{build_text}"
     );
     let run_text = String::from_utf8_lossy(&ran.stdout).into_owned();
-    (built, format!("{build_text}\n{run_text}"), calls)
+    (format!("{build_text}\n{run_text}"), calls)
 }
 
 #[test]
 fn builds_never_fail_for_lack_of_onnx_runtime() {
     // 1. pip cannot reach its index: the build goes on with a warning, and the program's
     //    error says why there is no library and how to provide one.
-    let (_, text, _) = scenario(
+    let (text, _) = scenario(
         "unreachable",
         &[
             ("PIP_INDEX_URL", "http://127.0.0.1:9/simple"),
@@ -145,12 +136,12 @@ fn builds_never_fail_for_lack_of_onnx_runtime() {
     assert!(text.contains("set ORT_DYLIB_PATH"), "{text}");
 
     // 2. docs.rs: pip is never run.
-    let (_, text, calls) = scenario("docs-rs", &[("DOCS_RS", "1")], true);
+    let (text, calls) = scenario("docs-rs", &[("DOCS_RS", "1")], true);
     assert_eq!(calls, "", "pip ran on a docs.rs build");
     assert!(text.contains("built on docs.rs"), "{text}");
 
     // 3. The user provides the library: pip is never run, and nothing is baked in.
-    let (_, text, calls) = scenario(
+    let (text, calls) = scenario(
         "dylib-path",
         &[("ORT_DYLIB_PATH", "/opt/onnxruntime/lib/libonnxruntime.so")],
         true,

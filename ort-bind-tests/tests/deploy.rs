@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod scratch;
+
+use scratch::workspace;
 
 fn base() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("deploy")
@@ -45,22 +45,13 @@ fn build() -> (PathBuf, PathBuf) {
         app.join("models/dynamic.onnx"),
     )
     .unwrap();
-    std::fs::write(
-        app.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"app\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = \
-             false\n\n[dependencies]\nort-bind = {{ path = {:?} }}\n\n[workspace]\n",
-            workspace().display().to_string()
-        ),
-    )
-    .unwrap();
+    scratch::write_manifest(&app, "app", "ort-bind", &workspace());
     std::fs::write(app.join("src/main.rs"), MAIN).unwrap();
     std::fs::write(
         app.join("src/bin/embedded.rs"),
         MAIN.replace("\"models/dynamic.onnx\"", "\"models/dynamic.onnx\", embed"),
     )
     .unwrap();
-    std::fs::copy(workspace().join("Cargo.lock"), app.join("Cargo.lock")).unwrap();
     let target = base().join("target");
     let out = Command::new(env!("CARGO"))
         .args(["build", "--offline", "--quiet", "--bins"])

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod scratch;
+
 mod add {
     ort_bind::bindings!("tests/fixtures/add.onnx");
 }
@@ -89,23 +91,13 @@ fn freshness(dir: &Path, target: &Path) -> String {
 /// changed must not recompile the crate.
 #[test]
 fn editing_the_model_reruns_the_checks() {
-    let root = &Path::new(env!("CARGO_MANIFEST_DIR")).join(".."); // the workspace root
+    let root = &scratch::workspace();
     let base = target_dir().join("tests/ort-bind-rebuild");
     let dir = base.join("scratch");
     let target = base.join("target");
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::create_dir_all(dir.join("models")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"scratch\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = \
-             false\n\n[dependencies]\nort-bind = {{ path = {:?} }}\n\n[workspace]\n",
-            root.display().to_string()
-        ),
-    )
-    .unwrap();
-    // Same dependency versions as the workspace, without a network.
-    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    scratch::write_manifest(&dir, "scratch", "ort-bind", root);
     std::fs::write(
         dir.join("src/lib.rs"),
         r#"//! Scratch crate of tests/macro_route.rs.
