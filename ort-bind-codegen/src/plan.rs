@@ -104,6 +104,14 @@ pub enum PlanError {
         /// What the model says instead.
         reason: String,
     },
+    /// The dim named by [`ModelOptions::batch_dim`] cannot batch the model.
+    #[error("batch_dim(`{dim}`): {reason}")]
+    BatchDim {
+        /// The dim name given.
+        dim: String,
+        /// Why not.
+        reason: String,
+    },
     /// An output declared (with [`ModelOptions::feed_back`]) to feed an input cannot.
     #[error("feed_back(`{output}`, `{input}`): {reason}")]
     FeedBack {
@@ -199,6 +207,7 @@ pub struct ModelOptions {
     feed_back: Vec<(String, String)>,
     no_auto_feed_back: bool,
     embed: bool,
+    batch_dim: Option<String>,
 }
 
 impl ModelOptions {
@@ -253,6 +262,17 @@ impl ModelOptions {
     /// Whether [`ModelOptions::embed`] was set.
     pub fn embeds(&self) -> bool {
         self.embed
+    }
+
+    /// The dim along which single-item requests are batched (a named dim, after
+    /// [`ModelOptions::rename_dim`] and [`ModelOptions::dim`]): axis 0 of every input and
+    /// output. The generated module then gets `Item`, `Reply`, `BatchSpec` and
+    /// `Model::batcher` (dynamic batching). Without it, a dim named `batch` or
+    /// `batch_size` that meets the same rule is the batch dim; naming one that does not is
+    /// an error.
+    pub fn batch_dim(mut self, dim: &str) -> Self {
+        self.batch_dim = Some(dim.to_owned());
+        self
     }
 
     /// Turns off the search for recurrent pairs by name; only pairs declared with
@@ -472,6 +492,9 @@ pub struct Plan {
     pub dims: Vec<DimField>,
     /// Output -> input pairs that can be fed back without a copy.
     pub feed_back: Vec<FeedBack>,
+    /// The dims field along which items batch (axis 0 of every input and output), when
+    /// known: see [`ModelOptions::batch_dim`].
+    pub batch: Option<usize>,
 }
 
 impl Plan {
@@ -527,7 +550,75 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
     if sig.outputs.is_empty() {
         return Err(PlanError::NoOutputs);
     }
-    plan_core(sig, options, &|_| OutputUse::Auto).map(|(plan, _)| plan)
+    let (mut plan, _) = plan_core(sig, options, &|_| OutputUse::Auto)?;
+    plan.batch = batch_field(&plan, options.batch_dim.as_deref())?;
+    Ok(plan)
+}
+
+/// Dim names taken as the batch dim when the options name none.
+const BATCH_NAMES: &[&str] = &["batch", "batch_size"];
+
+/// The dims field items batch along: the one `declared` names, else one named like a
+/// batch; it must be axis 0 of every input and of every output ONNX Runtime does not
+/// allocate, and appear on no other axis (so a row is one item).
+fn batch_field(plan: &Plan, declared: Option<&str>) -> Result<Option<usize>, PlanError> {
+    let named = |i: usize| match &plan.dims[i].source {
+        DimSource::Named(n) => Some(n.as_str()),
+        _ => None,
+    };
+    let candidate = match declared {
+        Some(name) => (0..plan.dims.len())
+            .find(|&i| named(i) == Some(name) || plan.dims[i].field == name)
+            .ok_or_else(|| PlanError::BatchDim {
+                dim: name.to_owned(),
+                reason: format!(
+                    "the model has no dim of that name (dims fields: {})",
+                    plan.dims
+                        .iter()
+                        .map(|d| format!("`{}`", d.field))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })?,
+        None => match (0..plan.dims.len()).find(|&i| {
+            named(i).is_some_and(|n| BATCH_NAMES.contains(&n.to_ascii_lowercase().as_str()))
+        }) {
+            Some(i) => i,
+            None => return Ok(None),
+        },
+    };
+    let misfit = plan
+        .inputs
+        .iter()
+        .map(|v| ("input", v))
+        .chain(plan.outputs.iter().map(|v| ("output", v)))
+        .find_map(|(role, v)| {
+            let axes = match &v.storage {
+                Storage::Owned(axes) => axes,
+                Storage::Allocated if role == "output" => return None,
+                _ => return Some(format!("{role} `{}` has no fixed rank", v.name)),
+            };
+            let first = axes.first() == Some(&AxisSize::Field(candidate));
+            let elsewhere = axes
+                .iter()
+                .skip(1)
+                .any(|a| a == &AxisSize::Field(candidate));
+            (!first || elsewhere).then(|| {
+                format!(
+                    "{role} `{}` is {}: the batch dim must be its axis 0 and no other",
+                    v.name,
+                    format_dims(v.dims.as_deref())
+                )
+            })
+        });
+    match (misfit, declared) {
+        (None, _) => Ok(Some(candidate)),
+        (Some(_), None) => Ok(None),
+        (Some(reason), Some(name)) => Err(PlanError::BatchDim {
+            dim: name.to_owned(),
+            reason,
+        }),
+    }
 }
 
 /// How the plan treats one model output.
@@ -807,6 +898,7 @@ fn plan_core_named(
             outputs,
             dims,
             feed_back,
+            batch: None,
         },
         model_index,
     ))
@@ -1487,6 +1579,61 @@ mod tests {
             .join("../ort-bind-tests/tests/fixtures/signatures")
             .join(name);
         crate::read_signature(path).unwrap()
+    }
+
+    /// PP-OCRv4's detector with the output's dims renamed to the input's and dim 0
+    /// called `batch_name`.
+    fn det_options(batch_name: &str) -> ModelOptions {
+        ModelOptions::new()
+            .rename_dim("p2o.DynamicDimension.0", batch_name)
+            .rename_dim("p2o.DynamicDimension.3", batch_name)
+            .rename_dim("p2o.DynamicDimension.4", "p2o.DynamicDimension.1")
+            .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2")
+    }
+
+    #[test]
+    fn a_dim_named_batch_on_axis_0_of_every_value_is_the_batch_dim() {
+        let p = plan_with(&real("ppocr_det.onnx"), &det_options("batch")).unwrap();
+        assert_eq!(p.batch.map(|b| p.dims[b].field.as_str()), Some("batch"));
+        // Named otherwise, it is not guessed ...
+        let p = plan_with(&real("ppocr_det.onnx"), &det_options("images")).unwrap();
+        assert_eq!(p.batch, None);
+        // ... unless declared, by dim name or by dims field name.
+        let p = plan_with(
+            &real("ppocr_det.onnx"),
+            &det_options("images").batch_dim("images"),
+        );
+        assert_eq!(p.unwrap().batch, Some(0));
+        let p = plan_with(
+            &real("ppocr_det.onnx"),
+            &det_options("n").batch_dim("x_dim2"),
+        );
+        assert!(
+            matches!(&p, Err(PlanError::BatchDim { reason, .. }) if reason.contains("axis 0")),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn a_batch_dim_off_axis_0_is_no_batch_dim_and_declaring_it_is_an_error() {
+        // Silero's `batch` is axis 1 of `state`: items cannot be rows.
+        let opts = ModelOptions::new()
+            .dim("input", 0, "batch")
+            .dim("state", 1, "batch")
+            .dim("output", 0, "batch");
+        assert_eq!(plan_with(&silero(), &opts).unwrap().batch, None);
+        let err = plan_with(&silero(), &opts.clone().batch_dim("batch")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "batch_dim(`batch`): input `state` is [2, batch, 128]: the batch dim must be its \
+             axis 0 and no other"
+        );
+        let err = plan_with(&silero(), &opts.batch_dim("rows")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("batch_dim(`rows`): the model has no dim of that name"),
+            "{err}"
+        );
     }
 
     #[test]

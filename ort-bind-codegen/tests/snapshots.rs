@@ -3,15 +3,23 @@
 
 use std::path::Path;
 
+use ort_bind_codegen::ModelOptions;
+
 fn check(model: &str) {
+    check_with(model, model, &ModelOptions::new());
+}
+
+/// Snapshot `snapshot` of fixture `model` generated with `options`.
+fn check_with(model: &str, snapshot: &str, options: &ModelOptions) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests");
     let path = root.join("tests/fixtures").join(format!("{model}.onnx"));
     let sig = ort_bind_codegen::read_signature(&path).expect("fixture decodes");
     // A fixed model path keeps snapshots independent of where the repo is checked out.
-    let source = ort_bind_codegen::builder::generate_source(
+    let source = ort_bind_codegen::builder::generate_source_with(
         &sig,
         Path::new(&format!("tests/fixtures/{model}.onnx")),
         &syn::parse_quote!(::ort_bind),
+        options,
     )
     .expect("fixture generates");
     let source = source.replace(
@@ -19,7 +27,7 @@ fn check(model: &str) {
         "<repo>",
     );
     let snap =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/snapshots/{model}.rs.snap"));
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/snapshots/{snapshot}.rs.snap"));
     if std::env::var_os("ORT_BIND_BLESS").is_some() {
         std::fs::write(&snap, &source).unwrap();
         return;
@@ -78,4 +86,19 @@ fn ppocr_det() {
 #[test]
 fn silero_vad() {
     check("signatures/silero_vad");
+}
+
+/// PP-OCRv4's detector with its dims named as the input's (`batch`, H, W): the output is
+/// pre-allocated, and `batch` being axis 0 of both gives the typed batcher.
+#[test]
+fn ppocr_det_batched() {
+    check_with(
+        "signatures/ppocr_det",
+        "signatures/ppocr_det_batched",
+        &ModelOptions::new()
+            .rename_dim("p2o.DynamicDimension.0", "batch")
+            .rename_dim("p2o.DynamicDimension.3", "batch")
+            .rename_dim("p2o.DynamicDimension.4", "p2o.DynamicDimension.1")
+            .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2"),
+    );
 }

@@ -27,7 +27,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::binding::{BindingIo, Bound};
+use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::shape::Shape;
+use crate::tensor::{TensorMut, TensorRef};
 
 /// How single items of a model batch: implemented once per model (by hand, or by code
 /// generation where the batch axis is known).
@@ -42,6 +45,60 @@ pub trait Batching<Io: BindingIo>: Send + Sync + 'static {
     fn gather(&self, inputs: &mut Io::InputsMut<'_>, row: usize, item: &Self::Item) -> Result<()>;
     /// Reads row `row` of the outputs after the run.
     fn scatter(&self, outputs: &Io::OutputsRef<'_>, row: usize) -> Result<Self::Reply>;
+    /// Checks `item` when it is submitted, so that a malformed request fails alone
+    /// instead of failing the batch it would have joined (default: accepts every item).
+    fn check(&self, item: &Self::Item) -> Result<()> {
+        let _ = item;
+        Ok(())
+    }
+}
+
+/// Copies one item into row `row` (along axis 0) of a batched input: what a
+/// [`Batching::gather`] does per input. `item` must hold exactly one row (the input's
+/// shape without its batch axis, row-major); otherwise [`Error::Length`] names the input.
+pub fn gather_row<T: Element, S: Shape>(
+    input: &mut TensorMut<'_, T, S>,
+    row: usize,
+    item: &[T],
+) -> Result<()> {
+    let (name, dims) = (input.name().to_owned(), input.dims().to_vec());
+    let dst = input.row_mut(row)?;
+    if dst.len() != item.len() {
+        return Err(Error::Length {
+            tensor: name,
+            expected: dst.len(),
+            found: item.len(),
+            dims: dims.get(1..).unwrap_or_default().to_vec(),
+        });
+    }
+    dst.copy_from_slice(item);
+    Ok(())
+}
+
+/// Checks that `item` holds one row of input `input` batched to `batch_dims` (what a
+/// [`Batching::check`] does per input): [`Error::Length`] names the input otherwise.
+pub fn check_row<T>(input: &str, batch_dims: &[usize], item: &[T]) -> Result<()> {
+    let row = batch_dims.get(1..).unwrap_or_default();
+    let expected = row.iter().product::<usize>();
+    if item.len() == expected {
+        return Ok(());
+    }
+    Err(Error::Length {
+        tensor: input.to_owned(),
+        expected,
+        found: item.len(),
+        dims: row.to_vec(),
+    })
+}
+
+/// Copies row `row` (along axis 0) of a batched output out: what a
+/// [`Batching::scatter`] does per output (the reply must outlive the bound buffer, so
+/// this is the one allocation per reply).
+pub fn scatter_row<T: Element, S: Shape>(
+    output: &TensorRef<'_, T, S>,
+    row: usize,
+) -> Result<Vec<T>> {
+    Ok(output.row(row)?.to_vec())
 }
 
 /// Limits of a [`Batcher`].
@@ -68,6 +125,7 @@ impl Default for BatchOptions {
 /// Runs single-item requests in batches; see the [module docs](self). Dropping it serves
 /// the requests already queued, then stops its workers.
 pub struct Batcher<Io: BindingIo, B: Batching<Io>> {
+    spec: Arc<B>,
     queue: Arc<Queue<B::Item, B::Reply>>,
     workers: Vec<JoinHandle<()>>,
     _io: PhantomData<fn() -> (Io, B)>,
@@ -179,14 +237,15 @@ where
         let spec = Arc::new(spec);
         let mut workers = Vec::with_capacity(options.workers);
         for (i, bound) in bindings.into_iter().enumerate() {
-            let (q, spec) = (Arc::clone(&queue), Arc::clone(&spec));
+            let (q, worker_spec) = (Arc::clone(&queue), Arc::clone(&spec));
             let spawned = std::thread::Builder::new()
                 .name(format!("ort-bind-batch-{i}"))
-                .spawn(move || work(&q, &*spec, options, bound));
+                .spawn(move || work(&q, &*worker_spec, options, bound));
             match spawned {
                 Ok(handle) => workers.push(handle),
                 Err(e) => {
                     let batcher: Batcher<Io, B> = Batcher {
+                        spec,
                         queue,
                         workers,
                         _io: PhantomData,
@@ -200,6 +259,7 @@ where
             }
         }
         Ok(Batcher {
+            spec,
             queue,
             workers,
             _io: PhantomData,
@@ -210,6 +270,10 @@ where
 impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
     fn enqueue(&self, item: B::Item) -> Arc<ReplySlot<B::Reply>> {
         let reply = ReplySlot::new();
+        if let Err(e) = self.spec.check(&item) {
+            reply.send(Err(e));
+            return reply;
+        }
         let mut state = lock(&self.queue.state);
         state.requests.push_back(Request {
             item,
@@ -221,7 +285,8 @@ impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
         reply
     }
 
-    /// Runs `item` in the next batch and returns its result (blocks until then).
+    /// Runs `item` in the next batch and returns its result (blocks until then). An
+    /// item [`Batching::check`] refuses fails at once with that error.
     pub fn submit(&self, item: B::Item) -> Result<B::Reply> {
         self.enqueue(item).wait()
     }

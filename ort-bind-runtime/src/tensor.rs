@@ -468,6 +468,13 @@ impl<T: Element, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
         Ok(())
     }
 
+    /// Row `row` along axis 0 (e.g. one item of a batch), mutable: the elements of
+    /// `self[row, ..]` in row-major order. An error for a scalar or a row past the end.
+    pub fn row_mut(&mut self, row: usize) -> Result<&mut [T]> {
+        let range = row_range(self.tensor.name(), self.tensor.dims(), row)?;
+        Ok(&mut self.tensor.as_mut_slice()[range])
+    }
+
     /// Sets every element to `value`.
     pub fn fill(&mut self, value: T) {
         self.tensor.as_mut_slice().fill(value);
@@ -564,6 +571,33 @@ impl<'a, T: Element, S: Shape, D: HostDevice> TensorRef<'a, T, S, D> {
     pub fn to_vec(&self) -> Vec<T> {
         self.as_slice().to_vec()
     }
+
+    /// Row `row` along axis 0 (e.g. one item of a batch), read in place: the elements of
+    /// `self[row, ..]` in row-major order. An error for a scalar or a row past the end.
+    pub fn row(&self, row: usize) -> Result<&'a [T]> {
+        let range = row_range(self.name, self.dims, row)?;
+        Ok(&self.as_slice()[range])
+    }
+}
+
+/// Where row `row` along axis 0 lies in the elements of a tensor with `dims`.
+fn row_range(name: &str, dims: &[usize], row: usize) -> Result<std::ops::Range<usize>> {
+    let Some((&rows, rest)) = dims.split_first() else {
+        return Err(Error::Shape {
+            tensor: name.to_owned(),
+            found: dims.to_vec(),
+            reason: "a scalar has no rows".into(),
+        });
+    };
+    if row >= rows {
+        return Err(Error::Shape {
+            tensor: name.to_owned(),
+            found: dims.to_vec(),
+            reason: format!("row {row} is past the last of its {rows} rows"),
+        });
+    }
+    let width: usize = rest.iter().product();
+    Ok(row * width..(row + 1) * width)
 }
 
 /// An output whose shape ONNX Runtime decides during the run (data-dependent, or

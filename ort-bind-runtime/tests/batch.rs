@@ -151,3 +151,33 @@ fn dropping_the_batcher_serves_what_is_queued() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn rows_are_items_along_axis_0_and_a_wrong_item_length_is_an_error() -> Result<()> {
+    use ort_bind_runtime::Tensor;
+    use ort_bind_runtime::batch::{gather_row, scatter_row};
+    let mut t = Tensor::<f32, (Dyn, Fix<2>, Fix<2>)>::new("x", &[3, 2, 2])?;
+    gather_row(&mut t.view_mut(), 1, &[1.0, 2.0, 3.0, 4.0])?;
+    assert_eq!(
+        t.as_slice(),
+        [0., 0., 0., 0., 1., 2., 3., 4., 0., 0., 0., 0.]
+    );
+    assert_eq!(scatter_row(&t.view(), 1)?, [1.0, 2.0, 3.0, 4.0]);
+    match gather_row(&mut t.view_mut(), 2, &[1.0; 3]) {
+        Err(Error::Length {
+            tensor,
+            expected: 4,
+            found: 3,
+            dims,
+        }) => assert_eq!((tensor.as_str(), dims), ("x", vec![2, 2])),
+        other => panic!("{other:?}"),
+    }
+    let past = scatter_row(&t.view(), 3).unwrap_err().to_string();
+    assert_eq!(
+        past,
+        "tensor `x`: dims [3, 2, 2] do not fit: row 3 is past the last of its 3 rows"
+    );
+    let scalar = Tensor::<f32, ()>::new("s", &[])?;
+    assert!(scalar.view().row(0).is_err());
+    Ok(())
+}

@@ -9,12 +9,14 @@
 //! - `views`: `Inputs` / `Outputs`;
 //! - `io`: the hidden `Io` and its `BindingIo` / `SplitIo` impls;
 //! - `feed_back`: the recurrent-pair methods of `Binding`;
+//! - `serving`: `Model::pool` and, when the batch dim is known, `Model::batcher`;
 //! - `tokens`: element and shape types and doc text every item uses.
 
 pub(crate) mod dims;
 mod feed_back;
 mod io;
 mod model;
+mod serving;
 pub(crate) mod tokens;
 mod views;
 
@@ -90,6 +92,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     let views = views::structs(plan, rt);
     let binding = model::binding(rt, feed_back::methods(plan, rt));
     let io = io::io(plan, rt);
+    let serving = serving::serving(plan, rt);
 
     quote! {
         #model_path
@@ -110,5 +113,6 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         #views
         #binding
         #io
+        #serving
     }
 }

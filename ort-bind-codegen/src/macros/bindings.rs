@@ -13,6 +13,7 @@
 //!     feed_back("stateN", "state"),
 //!     no_auto_feed_back,
 //!     embed,               // the model's bytes in the binary: no file needed at run time
+//!     batch_dim("batch"),  // dynamic batching along this dim (`Model::batcher`)
 //!     crate = "::ort_bind",
 //! )
 //! ```
@@ -40,6 +41,7 @@ const OPTIONS: &[&str] = &[
     "feed_back",
     "no_auto_feed_back",
     "embed",
+    "batch_dim",
     "crate",
 ];
 
@@ -101,6 +103,11 @@ impl Parse for Args {
                     let a = call_args(input)?;
                     arity(&a, 2, "rename_dim(\"from\", \"to\")")?;
                     options = options.rename_dim(&string(&a[0])?, &string(&a[1])?);
+                }
+                "batch_dim" => {
+                    let a = call_args(input)?;
+                    arity(&a, 1, "batch_dim(\"dim\")")?;
+                    options = options.batch_dim(&string(&a[0])?);
                 }
                 "feed_back" => {
                     let a = call_args(input)?;
