@@ -79,4 +79,14 @@ fn with_options(
                 .rename_dim("p2o.DynamicDimension.4", "p2o.DynamicDimension.1")
                 .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2"),
         )
+        // ... and with N called `batch`, as examples/serve.rs binds it (tests/serve.rs).
+        .model_with(
+            &det,
+            ModelOptions::new()
+                .module_name("ppocr_det_batched")
+                .rename_dim("p2o.DynamicDimension.0", "batch")
+                .rename_dim("p2o.DynamicDimension.3", "batch")
+                .rename_dim("p2o.DynamicDimension.4", "p2o.DynamicDimension.1")
+                .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2"),
+        )
 }
