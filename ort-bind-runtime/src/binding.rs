@@ -240,8 +240,9 @@ pub struct Bound<Io: BindingIo> {
     // Whether runs may return before the device finished (only when every bound tensor is
     // device memory and the session runs on the caller's CUDA stream).
     async_run: bool,
-    // The values for `RunAsync`, in binding order (recorded by every bind).
-    args: RunArgs,
+    // The values for `RunAsync`, in binding order (recorded by every bind). Boxed, like a
+    // bucket's, so that switching buckets swaps a pointer instead of seven `Vec`s.
+    args: Box<RunArgs>,
     // Why `run_async` cannot run this binding (set by the last bind), if it cannot.
     async_blocker: Option<&'static str>,
     // The run options of this binding's runs and requests to stop them.
@@ -260,7 +261,7 @@ pub struct Bound<Io: BindingIo> {
     recent: Vec<Bucket<Io::Dims>>,
     keep_dims: usize,
     // Arrays for buckets to come, reserved up front so that no switch allocates.
-    spare: Vec<(Vec<StorageKey>, RunArgs)>,
+    spare: Vec<(Vec<StorageKey>, Box<RunArgs>)>,
     scratch: Vec<StorageKey>,
     io: Io,
 }
@@ -271,7 +272,7 @@ struct Bucket<Dims> {
     dims: Dims,
     io_binding: IoBinding,
     storage: Vec<StorageKey>,
-    args: RunArgs,
+    args: Box<RunArgs>,
 }
 
 /// Bindings of other dims a [`Bound`] keeps by default (see [`Bound::keep_recent_dims`]).
@@ -308,7 +309,7 @@ impl<Io: BindingIo> Bound<Io> {
             ready: false,
             allocated_fresh: false,
             async_run: false,
-            args: RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len()),
+            args: Box::new(RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len())),
             async_blocker: None,
             control: Arc::new(RunControl::new(session)?),
             completion: Arc::new(Completion::default()),
@@ -528,10 +529,10 @@ impl<Io: BindingIo> Bound<Io> {
     }
 
     /// Arrays for one binding of this `Io`.
-    fn parts() -> (Vec<StorageKey>, RunArgs) {
+    fn parts() -> (Vec<StorageKey>, Box<RunArgs>) {
         (
             Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
-            RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len()),
+            Box::new(RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len())),
         )
     }
 
@@ -575,13 +576,13 @@ impl<Io: BindingIo> Bound<Io> {
     /// nothing; `false` when the `Io` refuses.
     fn storage_keys(&mut self) -> bool {
         self.scratch.clear();
-        let mut unused = RunArgs::default();
         let mut binder = Binder {
             io: None,
             input_names: &self.input_names,
             output_names: &self.output_names,
             session: &self.session,
-            args: &mut unused,
+            // Not written: a keys-only binder records nothing.
+            args: &mut self.args,
             storage: Some(&mut self.scratch),
             keys_only: true,
             host_memory: false,

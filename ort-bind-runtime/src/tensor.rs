@@ -59,6 +59,7 @@ struct Recent {
 const RECENT_MAX_RANK: usize = 8;
 
 impl Recent {
+    #[inline]
     fn dims(&self) -> &[usize] {
         &self.dims[..self.rank]
     }
@@ -195,10 +196,16 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
                 self.value = recent.value;
                 self.len = recent.len;
             }
-            self.dims.clear();
-            self.dims.extend_from_slice(dims);
-            self.dims_i64.clear();
-            self.dims_i64.extend(dims.iter().map(|&d| d as i64));
+            // (`dims_i64` is scratch for making values: a hit makes none.)
+            if self.dims.len() == dims.len() {
+                // An element loop: cheaper than the `memcpy` call for a handful of dims.
+                for (d, &n) in self.dims.iter_mut().zip(dims) {
+                    *d = n;
+                }
+            } else {
+                self.dims.clear();
+                self.dims.extend_from_slice(dims);
+            }
             return Ok(DimsChange::Resized);
         }
         let len = checked_len::<T, S>(&self.name, dims)?;
