@@ -47,6 +47,16 @@ pub trait Element:
     const PACKING: usize = 1;
 }
 
+/// An [`Element`] stored one per value (`PACKING == 1`): every element type except the
+/// packed 4- and 2-bit ones. What needs one value per tensor element (the `ndarray` views)
+/// is bound by it, so packed tensors are refused at compile time there.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` packs several tensor elements into one byte",
+    label = "a packed element type",
+    note = "read packed tensors with `unpacked()` and write them with `pack_from`"
+)]
+pub trait Unpacked: Element {}
+
 /// Values of `T` that hold `elements` tensor elements (`elements.div_ceil(T::PACKING)`).
 pub(crate) const fn storage_len<T: Element>(elements: usize) -> usize {
     elements.div_ceil(T::PACKING)
@@ -59,8 +69,15 @@ macro_rules! element {
             const ONNX_TYPE: Onnx = Onnx::$onnx;
             const NAME: &'static str = $name;
         }
+        impl Unpacked for $rust {}
     )*};
 }
+
+impl Unpacked for Float8E4M3FN {}
+impl Unpacked for Float8E4M3FNUZ {}
+impl Unpacked for Float8E5M2 {}
+impl Unpacked for Float8E5M2FNUZ {}
+impl Unpacked for Float8E8M0 {}
 
 /// The narrow types: one byte each, holding `$packing` elements.
 macro_rules! narrow_element {
