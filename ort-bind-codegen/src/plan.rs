@@ -510,7 +510,7 @@ fn tensor_of<'a>(
                 refuse(whole, reason)
             }
             None => refuse(
-                format!("a {}", kind_word(kind)),
+                kind_word(kind),
                 "generated code binds dense tensors only so far (sequences, maps and \
                  optionals are not typed yet)"
                     .to_owned(),
@@ -519,13 +519,14 @@ fn tensor_of<'a>(
     }
 }
 
-/// `sequence seq(float32)`, `map map(int64, float32)`, ...: what a non-tensor kind is.
+/// `a sequence seq(float32)`, `an optional optional(float32)`, ...: what a non-tensor
+/// kind is.
 fn kind_word(kind: &ValueKind) -> String {
     let word = match kind {
-        ValueKind::Sequence(_) => "sequence",
-        ValueKind::Map { .. } => "map",
-        ValueKind::Optional(_) => "optional",
-        _ => "value",
+        ValueKind::Sequence(_) => "a sequence",
+        ValueKind::Map { .. } => "a map",
+        ValueKind::Optional(_) => "an optional",
+        _ => "a value",
     };
     format!("{word} {kind}")
 }
