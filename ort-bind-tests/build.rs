@@ -19,6 +19,7 @@ fn main() {
         "external",
         "lying_shape",
         "lying_allocated",
+        "narrow",
     ];
     let mut builder = ort_bind_codegen::Builder::new();
     for m in models {

@@ -12,6 +12,18 @@ use crate::plan::{Plan, PlannedValue, Storage};
 /// model's own doc string.
 pub(crate) fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
     let mut doc = format!(" {role} `{}`: {}.", v.name, type_doc(v));
+    if v.elem.packing() > 1 {
+        doc.push_str(&format!(
+            " Packed {} elements to a byte as ONNX stores them, first in the lowest bits: \
+             `len()` and `as_slice()` count bytes; {}.",
+            v.elem.packing(),
+            if role == "Output" {
+                "`unpacked()` reads the elements"
+            } else {
+                "`pack_from(&values)` writes the elements"
+            },
+        ));
+    }
     if matches!(v.storage, Storage::Allocated) {
         doc.push_str(
             " Its shape is decided by ONNX Runtime during the run, which allocates it \
