@@ -142,6 +142,17 @@ pub enum Error {
         kind: String,
     },
 
+    /// A string tensor, sequence, map or optional value is malformed or does not fit its
+    /// type (strings that are not UTF-8, a map with a duplicate key, keys and values of
+    /// different lengths, a sequence element of the wrong type, ...).
+    #[error("value `{value}`: {problem}")]
+    Value {
+        /// ONNX name of the value.
+        value: String,
+        /// What is wrong.
+        problem: String,
+    },
+
     /// A run was stopped by its binding's [`Terminator`](crate::Terminator) (or its
     /// asynchronous run's future was dropped); the binding stays usable.
     #[error("the run was terminated before it finished")]
