@@ -129,10 +129,9 @@ pub enum Error {
         input: String,
     },
 
-    /// A model value ort-bind cannot bind (for example a sequence, a map or a string tensor).
-    #[error(
-        "{role} `{name}` is {kind}: ort-bind binds dense tensors of numeric or bool elements only"
-    )]
+    /// A model value ort-bind cannot bind (an element type it has no Rust type for, a
+    /// sparse tensor, ...).
+    #[error("{role} `{name}` is {kind}, which ort-bind does not bind")]
     Unsupported {
         /// `input` or `output`.
         role: &'static str,

@@ -65,8 +65,8 @@ pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
 pub use slot::{InputSlot, Slot};
 pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
 pub use values::{
-    ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional, OutputSlot, Sequence,
-    SequenceElement, StringOutput, StringTensor, Strings, ValueType,
+    DynMap, DynValue, ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional,
+    OutputSlot, Sequence, SequenceElement, StringOutput, StringTensor, Strings, ValueType,
 };
 
 /// The `cudarc` crate ort-bind's CUDA devices are built on (the `cuda` feature), so

@@ -126,11 +126,7 @@ fn default_allocator() -> Result<*mut OrtAllocator> {
 }
 
 /// An owned `OrtValue` (one reference to it).
-///
-/// `repr(transparent)`: a slice of values is an array of `OrtValue*`, which
-/// [`Value::compose`] hands to ONNX Runtime as is.
 #[derive(Debug)]
-#[repr(transparent)]
 #[allow(unreachable_pub)] // named by the sealed traits of `values`, unreachable from outside
 pub struct Value(NonNull<OrtValue>);
 
@@ -333,21 +329,20 @@ impl Value {
 
     /// A sequence (`ONNX_TYPE_SEQUENCE`: of tensors, or of maps) or a map (`ONNX_TYPE_MAP`:
     /// `parts` = keys tensor, values tensor) made of `parts`. ONNX Runtime keeps what it needs
-    /// (it copies map entries into its own map, and takes references to tensors).
-    pub(crate) fn compose(parts: &[Value], kind: ONNXType) -> Result<Value> {
+    /// (it copies map entries into its own map, and takes references to tensors: the memory
+    /// of a tensor over our own buffer must outlive the result).
+    pub(crate) fn compose<'v>(
+        parts: impl IntoIterator<Item = &'v Value>,
+        kind: ONNXType,
+    ) -> Result<Value> {
+        let pointers: Vec<*const OrtValue> = parts.into_iter().map(Value::as_ptr).collect();
         let mut out = ptr::null_mut();
-        // SAFETY: `Value` is `repr(transparent)` over a non-null `OrtValue*`, so `parts` is an
-        // array of `parts.len()` live value pointers, borrowed for the call; `out` is valid.
-        let status = unsafe {
-            (ort::api().CreateValue)(
-                parts.as_ptr().cast::<*const OrtValue>(),
-                parts.len(),
-                kind,
-                &mut out,
-            )
-        };
+        // SAFETY: `pointers` holds `pointers.len()` live value pointers (borrowed from
+        // `parts` for the call); `out` is a valid out-pointer.
+        let status =
+            unsafe { (ort::api().CreateValue)(pointers.as_ptr(), pointers.len(), kind, &mut out) };
         check(status, || {
-            format!("creating a {kind:?} of {} parts", parts.len())
+            format!("creating a {kind:?} of {} parts", pointers.len())
         })?;
         Ok(Value(non_null(out, "CreateValue")?))
     }

@@ -511,3 +511,150 @@ fn optionals_in_and_out() {
     bound.run().unwrap();
     assert_eq!(bound.outputs().has.get().unwrap().as_slice(), &[true]);
 }
+
+// The dynamic route: every type in and out of `DynamicBinding`, as `DynValue`s.
+
+use ort_bind_runtime::{DType, DynMap, DynValue, DynamicBinding, ElemType, HostArray, ValueType};
+
+fn f32s(dims: &[usize], v: &[f32]) -> DynValue {
+    DynValue::Tensor(HostArray::from_vec(dims.to_vec(), v.to_vec()).unwrap())
+}
+
+fn strs(items: &[&str]) -> DynValue {
+    DynValue::Strings(Strings::from_strs(&[items.len()], items).unwrap())
+}
+
+fn dynamic(name: &str) -> DynamicBinding {
+    DynamicBinding::new(&session(name)).unwrap()
+}
+
+fn set(b: &mut DynamicBinding, name: &str, v: DynValue) {
+    let i = b.input_index(name).unwrap();
+    b.set_input_value(i, &v).unwrap();
+}
+
+fn get(b: &DynamicBinding, name: &str) -> DynValue {
+    b.output_value(b.output_index(name).unwrap()).unwrap()
+}
+
+#[test]
+fn dynamic_strings_and_sequences() {
+    let mut b = dynamic("strings.onnx");
+    let a = b.input_info().next().unwrap().clone();
+    assert_eq!(
+        a.ty,
+        ValueType::Tensor {
+            elem: ElemType::String,
+            dims: vec![None]
+        }
+    );
+    assert_eq!(a.ty.to_string(), "string[?]");
+    assert_eq!(a.dtype(), None);
+    set(&mut b, "a", strs(&["x", "héllo"]));
+    set(&mut b, "b", strs(&["1", "2"]));
+    b.run().unwrap();
+    assert_eq!(get(&b, "joined"), strs(&["x1", "héllo2"]));
+    assert_eq!(get(&b, "echo"), strs(&["x", "héllo"]));
+    // A numeric output still reads in place; a string one says to use `output_value`.
+    assert_eq!(b.output(2).unwrap().as_slice::<i64>(), Some(&[2i64][..]));
+    let err = b.output(1).unwrap_err().to_string();
+    assert!(err.contains("output_value"), "{err}");
+    // Wrong kinds are refused before ONNX Runtime sees them.
+    let err = b
+        .set_input_value(0, &f32s(&[1], &[1.0]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("the model declares string[?]"), "{err}");
+
+    let mut b = dynamic("sequences.onnx");
+    set(&mut b, "x", f32s(&[3], &[1.0, 2.0, 3.0]));
+    set(&mut b, "y", f32s(&[2], &[4.0, 5.0]));
+    set(
+        &mut b,
+        "s",
+        DynValue::Sequence(vec![f32s(&[2], &[7.0, 8.0]), f32s(&[1], &[9.0])]),
+    );
+    set(&mut b, "text", strs(&["a", "bc"]));
+    b.run().unwrap();
+    assert_eq!(
+        get(&b, "pair"),
+        DynValue::Sequence(vec![f32s(&[3], &[1.0, 2.0, 3.0]), f32s(&[2], &[4.0, 5.0])])
+    );
+    assert_eq!(get(&b, "pieces").as_sequence().unwrap().len(), 3);
+    assert_eq!(get(&b, "second"), f32s(&[2], &[4.0, 5.0]));
+    assert_eq!(
+        get(&b, "echo"),
+        DynValue::Sequence(vec![f32s(&[2], &[7.0, 8.0]), f32s(&[1], &[9.0])])
+    );
+    assert_eq!(
+        get(&b, "words"),
+        DynValue::Sequence(vec![strs(&["a"]), strs(&["bc"])])
+    );
+    // A sequence element of the wrong type is refused with its position.
+    let i = b.input_index("s").unwrap();
+    let err = b
+        .set_input_value(i, &DynValue::Sequence(vec![strs(&["no"])]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("s[0]"), "{err}");
+    // An empty sequence: ONNX Runtime's C API cannot make one; a clear error says so.
+    let err = b
+        .set_input_value(i, &DynValue::Sequence(vec![]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("empty sequence"), "{err}");
+}
+
+#[test]
+fn dynamic_maps_and_optionals() {
+    let mut b = dynamic("maps.onnx");
+    let by_id = b.output_info().next().unwrap().ty.clone();
+    assert_eq!(by_id.to_string(), "seq(map(int64, float32))");
+    set(
+        &mut b,
+        "probs",
+        f32s(&[2, 3], &[0.1, 0.2, 0.7, 0.3, 0.3, 0.4]),
+    );
+    let m = DynMap::new(strs(&["c", "a"]), f32s(&[2], &[3.0, 1.0])).unwrap();
+    set(&mut b, "m", DynValue::Map(m));
+    b.run().unwrap();
+    let rows = get(&b, "by_id");
+    let rows = rows.as_sequence().unwrap();
+    assert_eq!(rows.len(), 2);
+    let first = rows[0].as_map().unwrap();
+    assert_eq!(
+        first.keys(),
+        &DynValue::Tensor(HostArray::from_vec(vec![3], vec![10i64, 20, 30]).unwrap())
+    );
+    assert_eq!(first.values(), &f32s(&[3], &[0.1, 0.2, 0.7]));
+    let echoed = get(&b, "m");
+    let echoed = echoed.as_map().unwrap();
+    assert_eq!(echoed.keys(), &strs(&["a", "c"]));
+    assert_eq!(echoed.values(), &f32s(&[2], &[1.0, 3.0]));
+    assert_eq!(get(&b, "dense"), f32s(&[1, 3], &[1.0, 0.0, 3.0]));
+
+    let mut b = dynamic("optionals.onnx");
+    set(&mut b, "x", f32s(&[2], &[1.0, 2.0]));
+    set(&mut b, "o", DynValue::Optional(None));
+    b.run().unwrap();
+    assert_eq!(get(&b, "none"), DynValue::Optional(None));
+    assert_eq!(
+        get(&b, "some"),
+        DynValue::Optional(Some(Box::new(f32s(&[2], &[1.0, 2.0]))))
+    );
+    let has = b.output(b.output_index("has").unwrap()).unwrap();
+    assert_eq!(has.as_slice::<bool>(), Some(&[false][..]));
+    // A bare tensor stands for a present optional.
+    set(&mut b, "o", f32s(&[1], &[5.0]));
+    b.run().unwrap();
+    let has = b.output(b.output_index("has").unwrap()).unwrap();
+    assert_eq!(has.as_slice::<bool>(), Some(&[true][..]));
+    assert_eq!(
+        get(&b, "some_seq"),
+        DynValue::Optional(Some(Box::new(DynValue::Sequence(vec![
+            f32s(&[2], &[1.0, 2.0]),
+            f32s(&[2], &[1.0, 2.0])
+        ]))))
+    );
+    assert_eq!(DType::F32.name(), "float32");
+}

@@ -365,7 +365,7 @@ impl<K: MapKey, V: MapValue> Map<K, V> {
     fn build(&mut self) -> Result<Value> {
         let keys = K::tensor(&self.name, &self.keys, &mut self.scratch)?;
         let values = V::tensor(&self.name, &self.values, &mut self.scratch)?;
-        Value::compose(&[keys, values], ONNXType::ONNX_TYPE_MAP)
+        Value::compose([&keys, &values], ONNXType::ONNX_TYPE_MAP)
     }
 }
 

@@ -40,15 +40,17 @@
 //! types' constructors (`from_strs`, `from_arrays`, `from_pairs`, ...); ONNX Runtime
 //! copies map entries into its own maps and keeps references to sequence elements.
 
+pub(crate) mod any;
 mod map;
 mod optional;
-mod sequence;
+pub(crate) mod sequence;
 mod strings;
 
 use std::fmt;
 
 use ort::sys::ONNXType;
 
+pub use any::{DynMap, DynValue};
 pub use map::{Map, MapItem, MapIter, MapKey, MapSequence, MapValue};
 pub use optional::Optional;
 pub use sequence::{Sequence, SequenceElement, SequenceIter};
