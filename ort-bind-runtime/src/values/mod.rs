@@ -50,7 +50,7 @@ use std::fmt;
 
 use ort::sys::ONNXType;
 
-pub use any::{DynMap, DynValue};
+pub use any::{DynKey, DynMap, DynValue};
 pub use map::{Map, MapItem, MapIter, MapKey, MapSequence, MapValue};
 pub use optional::Optional;
 pub use sequence::{Sequence, SequenceElement, SequenceIter};
