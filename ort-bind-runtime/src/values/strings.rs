@@ -366,10 +366,14 @@ impl<S: Shape> StringTensor<S> {
         for (i, item) in items.iter().enumerate() {
             self.value.set_string(i, item.as_ref().as_bytes())?;
         }
-        let dims = std::mem::take(&mut self.host.dims);
-        let set = self.host.set(&dims, items);
-        self.host.dims = dims;
-        set
+        // The host copy, in place (same count, same dims).
+        self.host.text.clear();
+        self.host.ends.clear();
+        for item in items {
+            self.host.text.push_str(item.as_ref());
+            self.host.ends.push(self.host.text.len());
+        }
+        Ok(())
     }
 
     /// Replaces the content with `items` of `dims`. With the same dims this is
