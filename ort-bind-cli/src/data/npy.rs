@@ -166,8 +166,16 @@ pub fn decode_value(bytes: &[u8], origin: &str) -> Result<DynValue, DataError> {
                 )));
             }
             let big = ts.endianness() == npyz::Endianness::Big;
+            let cell_bytes = width
+                .checked_mul(4)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "strings of {width} characters do not fit in memory"
+                    ))
+                })?
+                .max(4);
             let mut items = Vec::with_capacity(count);
-            for (i, cell) in data.chunks_exact(4 * width.max(1)).take(count).enumerate() {
+            for (i, cell) in data.chunks_exact(cell_bytes).take(count).enumerate() {
                 let mut s = String::with_capacity(width);
                 for unit in cell.chunks_exact(4).take(width) {
                     let unit: [u8; 4] = unit.try_into().expect("chunks of 4 bytes");
