@@ -791,6 +791,7 @@ pub(crate) fn run(out: &Path, quick: bool, python: Option<(&Path, &Path)>) -> Re
         clock: crate::contenders::Clock::Wall,
     };
     let cnn = Workload::cnn(plan)?;
+    let load_start = crate::loadavg();
     println!("serving: threads (SqueezeNet, 1 intra-op thread per run) ...");
     let mut peer = match python {
         Some((py, script)) => {
@@ -988,7 +989,7 @@ pub(crate) fn run(out: &Path, quick: bool, python: Option<(&Path, &Path)>) -> Re
         md.push_str(&format!("| {what} | {got} | {goal} |\n"));
     }
     md.push_str(&format!(
-        "\n{} rounds; load average at the end: {}\n",
+        "\n{} rounds; load average (1/5/15 min) at the start: {load_start}; at the end: {}\n",
         s.rounds,
         crate::loadavg()
     ));

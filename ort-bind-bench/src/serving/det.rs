@@ -280,3 +280,63 @@ pub(super) fn batching(rounds: usize, each: usize) -> Result<Figures> {
     }
     Ok(figures)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_differ_per_id_and_are_normalised() {
+        let images: Vec<Vec<f32>> = (0..CLIENTS * IMAGES).map(image).collect();
+        for (i, a) in images.iter().enumerate() {
+            assert_eq!(a.len(), 3 * SIDE * SIDE);
+            assert!(a.iter().all(|v| (-1.0..=1.0).contains(v)), "image {i}");
+            for b in &images[i + 1..] {
+                assert_ne!(a, b, "image {i} repeats");
+            }
+        }
+        assert_eq!(image(5), image(5), "images are deterministic");
+    }
+
+    #[test]
+    fn a_pass_fails_on_a_wrong_reply() {
+        let inputs: Vec<Vec<f32>> = (0..CLIENTS * IMAGES).map(image).collect();
+        // A stand-in server whose right answer is the image's first channel.
+        let reference: Vec<Vec<f32>> = inputs.iter().map(|x| x[..SIDE * SIDE].to_vec()).collect();
+        let right = serve_all(2, &reference, &inputs, &|x| Ok(x[..SIDE * SIDE].to_vec()));
+        assert_eq!(right.map(|p| p.latencies.len()).ok(), Some(CLIENTS * 2));
+        let off = serve_all(2, &reference, &inputs, &|x| {
+            let mut v = x[..SIDE * SIDE].to_vec();
+            v[7] += 1e-3;
+            Ok(v)
+        });
+        let e = off.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("differs from the image's run alone"), "{e}");
+        let short = serve_all(1, &reference, &inputs, &|x| Ok(x[..SIDE].to_vec()));
+        assert!(short.is_err());
+    }
+
+    /// One short round through the real detector (fetched on first use, as the
+    /// ort-bind-tests serve test does): every reply is checked inside `batching`.
+    #[test]
+    fn batching_serves_every_setting_with_checked_replies() -> Result<()> {
+        let f = batching(1, 2)?;
+        assert!(f.single_run > Duration::ZERO);
+        assert_eq!(f.unbatched.latencies.len(), CLIENTS * 2);
+        assert_eq!(f.settings.len(), SETTINGS.len());
+        for ((ratios, pass, mean), o) in f.settings.iter().zip(&SETTINGS) {
+            assert_eq!(ratios.len(), 1);
+            assert!(
+                ratios[0] > 0.0 && ratios[0].is_finite(),
+                "{o:?}: {ratios:?}"
+            );
+            assert_eq!(pass.latencies.len(), CLIENTS * 2, "{o:?}");
+            assert!(pass.max_diff <= TOLERANCE, "{o:?}: {}", pass.max_diff);
+            assert!(
+                *mean >= 1.0 && *mean <= o.max_batch as f64,
+                "{o:?}: mean batch {mean}"
+            );
+        }
+        Ok(())
+    }
+}

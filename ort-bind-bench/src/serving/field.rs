@@ -65,6 +65,7 @@ fn on_two(
     })
 }
 
+/// Whether thread `thread` of contender `name` computed exactly the reference output.
 fn same(name: &str, thread: usize, got: &[f32], reference: &[f32]) -> Result<()> {
     if got != reference {
         return Err(format!(
@@ -330,4 +331,36 @@ pub(super) fn threads(
         .zip(ratios)
         .map(|(c, r)| (c.name(), stats(r)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contenders::Clock;
+    use crate::workloads::Plan;
+
+    #[test]
+    fn every_rust_contender_scales_and_computes_the_reference() -> Result<()> {
+        let w = Workload::cnn(Plan {
+            rounds: 1,
+            iters: 1,
+            warm: 0,
+            clock: Clock::Wall,
+        })?;
+        // Two rounds, so both orders (1 thread first, 2 threads first) run; every block's
+        // outputs are checked against ort-bind's reference run inside `threads`.
+        let rows = threads(2, 1, &w, None)?;
+        let names: Vec<_> = rows.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert!(names[0].starts_with("ort-bind"), "{names:?}");
+        assert!(names[1].contains("Mutex") && names[2].contains("per thread"));
+        for (name, (median, q1, q3)) in rows {
+            // One run per thread is noisy; a ratio outside (0, 4) would be a timing bug.
+            assert!(
+                median > 0.0 && median < 4.0 && q1 <= median && median <= q3,
+                "{name}: {median} ({q1}-{q3})"
+            );
+        }
+        Ok(())
+    }
 }
