@@ -931,8 +931,10 @@ pub(crate) fn run(out: &Path, quick: bool, python: Option<(&Path, &Path)>) -> Re
     let det_rows = vec![
         (
             format!(
-                "dynamic batching on a CNN, 16 client threads x {} requests of one image each (4 distinct per client), PP-OCRv4 text detector {side}x{side} (trained weights, 1 intra-op thread, a run alone {:.2} ms): throughput through the generated `Model::batcher` (best of {} settings: {}) over unbatched through the generated `Model::pool` of {}; {} paired rounds",
+                "dynamic batching on a CNN, {} client threads x {} requests of one image each ({} distinct per client), PP-OCRv4 text detector {side}x{side} (trained weights, 1 intra-op thread, a run alone {:.2} ms): throughput through the generated `Model::batcher` (best of {} settings: {}) over unbatched through the generated `Model::pool` of {}; paired rounds: {}",
+                det::CLIENTS,
                 s.det_requests,
+                det::IMAGES,
                 ms(dets.single_run),
                 det::SETTINGS.len(),
                 settings(&det::SETTINGS[best]),

@@ -21,7 +21,7 @@ const ENTRY: &str = "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx";
 /// Client threads.
 pub(super) const CLIENTS: usize = 16;
 /// Distinct images per client (request `i` of client `c` sends image `c * IMAGES + i % IMAGES`).
-const IMAGES: usize = 4;
+pub(super) const IMAGES: usize = 4;
 /// Image height and width.
 pub(super) const SIDE: usize = 32;
 /// Bindings in the unbatched pool: one per core of the machines this runs on.
