@@ -1,7 +1,9 @@
 //! Generates typed bindings for the workload models in `models/` (written by
-//! `models/make_models.py`, committed so this build needs no Python). The bench depends
-//! on `ort-bind-runtime` directly (what the `ort-bind` facade re-exports), so generated
-//! code names it `::ort_bind_runtime`.
+//! `models/make_models.py`, committed so this build needs no Python), and for PP-OCRv4's
+//! text detector from its signature in `examples/models/` (the model itself, with its
+//! weights, is fetched at run time by `serving.rs`). The bench depends on
+//! `ort-bind-runtime` directly (what the `ort-bind` facade re-exports), so generated code
+//! names it `::ort_bind_runtime`.
 
 fn main() {
     let models = ["tiny", "big", "dynamic", "light_squeezenet"];
@@ -9,6 +11,18 @@ fn main() {
     for m in models {
         builder = builder.model(format!("models/{m}.onnx"));
     }
+    // The detector's exporter named every dynamic dim apart: the output's N, H and W are
+    // the input's, and N is the batch dim, so the module gets its typed pool and batcher
+    // (`Model::pool`, `Model::batcher`, `Item`, `Reply`, `BatchSpec`).
+    builder = builder.model_with(
+        "../examples/models/ppocr_det.signature.onnx",
+        ort_bind_codegen::ModelOptions::new()
+            .module_name("ppocr_det")
+            .rename_dim("p2o.DynamicDimension.0", "batch")
+            .rename_dim("p2o.DynamicDimension.3", "batch")
+            .rename_dim("p2o.DynamicDimension.4", "p2o.DynamicDimension.1")
+            .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2"),
+    );
     if let Err(e) = builder.compile() {
         panic!("ort-bind codegen failed for the bench models: {e}");
     }

@@ -5,6 +5,8 @@
 #   scripts/bench.sh --quick         # a short smoke run (few rounds; numbers are noisy)
 #   scripts/bench.sh --no-metadata   # skip building/measuring the 1 GiB models
 #   scripts/bench.sh --workloads tiny,cnn   # other flags go to ort-bind-bench
+#   scripts/bench.sh serving [--quick]      # the serving figures (issue 13), with Python's
+#                                           # threads row; writes target/bench/serving.md
 #
 # It installs the Python side (onnxruntime==1.31.1, numpy, onnx==1.23.2) into a venv under
 # target/bench/venv, checks that the committed workload models are what
@@ -20,6 +22,12 @@ VENV="$OUT/venv"
 PY="$VENV/bin/python"
 
 METADATA=1
+MODE=()
+if [ "${1:-}" = serving ]; then
+    MODE=(serving)
+    METADATA=0
+    shift
+fi
 ARGS=()
 for a in "$@"; do
     case "$a" in
@@ -55,4 +63,4 @@ echo "== building ort-bind-bench (release)"
 cargo build --release -p ort-bind-bench
 
 echo "== running"
-exec "$ROOT/target/release/ort-bind-bench" --python "$PY" --out "$OUT" "${ARGS[@]}"
+exec "$ROOT/target/release/ort-bind-bench" "${MODE[@]}" --python "$PY" --out "$OUT" "${ARGS[@]}"

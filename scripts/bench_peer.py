@@ -12,6 +12,12 @@
               -> {"fill", "run", "read", "total": [ns per timed run],
                   "edges": [[first, last] per timed run],
                   "validate": {"k", "first", "last", "sum"} (with "validate": true)}
+          {"cmd": "threads", "workload", "threads", "runs"}
+              -> {"seconds": wall time from the threads' common start to the last's end,
+                  "outputs": [[first, last, sum] of each thread's last output]}
+              (`ort-bind-bench serving`: `runs` runs on each of `threads` threads at once,
+              each with its own binding, input and output arrays on the one
+              python_iobinding session; single-dims workloads, first input set)
           {"cmd": "quit"}
     python3 scripts/bench_peer.py metadata MODEL [--reps N]
         Times onnx.load(MODEL, load_external_data=False) and prints one JSON line with the
@@ -102,12 +108,57 @@ class Workload:
         self.io_bufs = [np.zeros(max_in, dtype=np.float32) for _ in self.inputs]
         self.io_out = np.zeros(max_out, dtype=np.float32)
         self.io_bindings = []
+        self.thread_bindings = []  # (binding, input arrays, output array) per thread
         for s in self.slots:
             b = self.io_sess.io_binding()
             for name, buf in zip(self.inputs, self.io_bufs):
                 b.bind_input(name, "cpu", 0, np.float32, s["in_dims"], buf.ctypes.data)
             b.bind_output(self.output, "cpu", 0, np.float32, s["out_dims"], self.io_out.ctypes.data)
             self.io_bindings.append(b)
+
+    def threads(self, n, runs):
+        """`runs` runs of `run_with_iobinding` on each of `n` threads at once, on the one
+        io session (onnxruntime releases the GIL while it runs)."""
+        import threading
+
+        import numpy as np
+
+        if len(self.slots) != 1:
+            raise ValueError("threads needs a workload with one set of dims")
+        slot = self.slots[0]
+        while len(self.thread_bindings) < n:
+            bufs = [values.copy() for values in self.sets[0]]
+            out = np.zeros(int(np.prod(slot["out_dims"])), dtype=np.float32)
+            b = self.io_sess.io_binding()
+            for name, buf in zip(self.inputs, bufs):
+                b.bind_input(name, "cpu", 0, np.float32, slot["in_dims"], buf.ctypes.data)
+            b.bind_output(self.output, "cpu", 0, np.float32, slot["out_dims"], out.ctypes.data)
+            self.thread_bindings.append((b, bufs, out))
+        sess = self.io_sess
+        start = threading.Barrier(n + 1)
+        errors = []
+
+        def work(binding):
+            start.wait()
+            try:
+                for _ in range(runs):
+                    sess.run_with_iobinding(binding)
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        workers = [threading.Thread(target=work, args=(b,)) for b, _, _ in self.thread_bindings[:n]]
+        for t in workers:
+            t.start()
+        start.wait()
+        t0 = time.perf_counter_ns()
+        for t in workers:
+            t.join()
+        t1 = time.perf_counter_ns()
+        if errors:
+            raise errors[0]
+        outputs = [[float(out[0]), float(out[-1]), float(out.sum(dtype=np.float64))]
+                   for _, _, out in self.thread_bindings[:n]]
+        return {"seconds": (t1 - t0) / 1e9, "outputs": outputs}
 
     def lens(self, k):
         return self.slot_lens[self.sequence[k % len(self.sequence)]]
@@ -206,6 +257,8 @@ def serve():
                 w = workloads[req["workload"]]
                 reply = w.block(req["contender"], req["start"], req["warm"], req["iters"],
                                 req.get("validate", True), req.get("clock", "wall"))
+            elif cmd == "threads":
+                reply = workloads[req["workload"]].threads(req["threads"], req["runs"])
             elif cmd == "drop":
                 workloads.pop(req["workload"], None)
                 reply = {"ok": True}

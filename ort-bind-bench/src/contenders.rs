@@ -159,7 +159,7 @@ pub(crate) fn ort_bind_options() -> ort_bind_runtime::SessionOptions {
         .optimization_level(3)
 }
 
-fn ort_session(model: &str) -> Result<Session> {
+pub(crate) fn ort_session(model: &str) -> Result<Session> {
     let env = ort_bind_runtime::library::init()?.environment();
     Session::builder(env)
         .map_err(ort_err)?

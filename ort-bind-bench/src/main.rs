@@ -6,7 +6,8 @@
 //! ```text
 //! ort-bind-bench [--python PY] [--peer SCRIPT] [--out DIR] [--workloads tiny,big,cnn,dynamic]
 //!                [--metadata DIR] [--quick]
-//! ort-bind-bench serving [--out DIR] [--quick]   # the serving figures (see `serving.rs`)
+//! ort-bind-bench serving [--python PY] [--peer SCRIPT] [--out DIR] [--quick]
+//!                # the serving figures (see `serving.rs`)
 //! ```
 
 mod alloc;
@@ -213,7 +214,8 @@ fn run() -> Result<()> {
         argv.next();
         let args = parse_args(argv)?;
         ort_bind_runtime::library::init()?;
-        return serving::run(&args.out, args.quick);
+        let python = args.python.as_deref().map(|py| (py, args.peer.as_path()));
+        return serving::run(&args.out, args.quick, python);
     }
     let args = parse_args(argv)?;
     std::fs::create_dir_all(&args.out)?;

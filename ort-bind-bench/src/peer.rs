@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::Result;
-use crate::workloads::Workload;
+use crate::workloads::{Summary, Workload};
 
 /// A running peer process.
 #[derive(Debug)]
@@ -89,6 +89,51 @@ impl Peer {
             .as_str()
             .unwrap_or("unknown")
             .to_owned())
+    }
+
+    /// Runs `runs` runs on each of `threads` Python threads at once, each with its own
+    /// I/O binding (own input and output arrays) on the workload's one
+    /// `run_with_iobinding` session (a single-dims workload, on its first input set);
+    /// returns the peer's wall seconds from the threads' common start to the last one's
+    /// end, and each thread's last output.
+    pub(crate) fn threads(
+        &mut self,
+        workload: &str,
+        threads: usize,
+        runs: usize,
+    ) -> Result<(f64, Vec<Summary>)> {
+        let reply = self.request(&json!({
+            "cmd": "threads", "workload": workload, "threads": threads, "runs": runs,
+        }))?;
+        let seconds = reply["seconds"]
+            .as_f64()
+            .ok_or("the Python peer's threads reply has no seconds")?;
+        let outputs = reply["outputs"]
+            .as_array()
+            .ok_or("the Python peer's threads reply has no outputs")?
+            .iter()
+            .map(|o| {
+                let f = |i: usize| o.get(i).and_then(Value::as_f64);
+                match (f(0), f(1), f(2)) {
+                    (Some(first), Some(last), Some(sum)) => Ok(Summary {
+                        first: first as f32,
+                        last: last as f32,
+                        sum: Some(sum),
+                    }),
+                    _ => Err(format!(
+                        "the Python peer sent a malformed output summary: {o}"
+                    )),
+                }
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        if outputs.len() != threads {
+            return Err(format!(
+                "the Python peer ran {threads} threads but sent {} outputs",
+                outputs.len()
+            )
+            .into());
+        }
+        Ok((seconds, outputs))
     }
 
     /// Frees a workload's sessions and buffers in the peer.

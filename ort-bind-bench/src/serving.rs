@@ -1,8 +1,10 @@
 //! `ort-bind-bench serving`: the serving figures of issue 13, each measured side by side
 //! in one run (paired rounds, the order rotating per round; medians of per-round ratios).
 //!
-//! - threads: throughput of 2 threads, each with its own binding on one shared session,
-//!   over 1 thread (SqueezeNet, one intra-op thread per run);
+//! - threads (`field.rs`): throughput of 2 threads over 1 thread (SqueezeNet, one
+//!   intra-op thread per run) for ort-bind (a binding per thread on one shared session),
+//!   `ort` with one session behind a `Mutex`, `ort` with a session per thread, and Python
+//!   onnxruntime's `run_with_iobinding` on one session (with `--python`);
 //! - `run_async` over `run` on the same binding (session with 2 intra-op threads, as
 //!   `RunAsync` requires): tiny Add `[16]` (ns more per run) and SqueezeNet (ratio);
 //! - shape buckets: a run after switching between two recently used sizes over a run of a
@@ -10,9 +12,13 @@
 //!   bindings alternated;
 //! - cancellation: time from `Terminator::terminate()` to the run's return on a long model
 //!   (64 x MatMul + Tanh), and the run after it checked;
-//! - dynamic batching: 16 client threads sending one-row requests to a 64-layer MLP
-//!   (`slow.onnx`), a `Batcher` (2 workers) over unbatched serving through a `Pool` of 2:
-//!   throughput, p50/p99 latency, every reply checked;
+//! - dynamic batching on a CNN (`det.rs`): 16 client threads sending one image each
+//!   request to PP-OCRv4's text detector (32x32), the generated `Model::batcher` (a few
+//!   settings) over unbatched serving through the generated `Model::pool` of 2: throughput,
+//!   p50/p99 latency, mean batch, every reply checked against the image's run alone;
+//! - dynamic batching on an MLP: 16 client threads sending one-row requests to a 64-layer
+//!   MLP (`slow.onnx`), a hand-written `Batching` (2 workers) over unbatched serving
+//!   through a `Pool` of 2: throughput, p50/p99 latency, every reply checked;
 //! - allocations per steady-state request in ort-bind (Rust heap): `run_async`, a bucket
 //!   switch + run, a pool checkout + run, `run_with_timeout`.
 //!
@@ -32,10 +38,14 @@ use ort_bind_runtime::{
 };
 use serde_json::json;
 
+mod det;
+mod field;
+
 use crate::Result;
 use crate::alloc;
 use crate::harness::median_f64;
-use crate::workloads::{Plan, Summary, Workload, models};
+use crate::peer::Peer;
+use crate::workloads::{Plan, Workload, models};
 
 // ---------------------------------------------------------------------------------------
 // The models' bindings, written by hand (the generated `Binding` wraps its `Bound`, and
@@ -402,6 +412,8 @@ struct Sizes {
     cancel_trials: usize,
     alloc_runs: usize,
     batch_requests: usize,
+    det_rounds: usize,
+    det_requests: usize,
     soak_runs: usize,
 }
 
@@ -425,54 +437,6 @@ fn time(runs: usize, mut f: impl FnMut() -> ort_bind_runtime::Result<()>) -> Res
         f()?;
     }
     Ok(t.elapsed().as_secs_f64())
-}
-
-/// Throughput of 2 threads (own binding each, one session) over 1 thread, SqueezeNet.
-fn threads(s: Sizes, w: &Workload) -> Result<Stats> {
-    let session = session(w.model, 1)?;
-    let input = &w.sets[0][0];
-    let mut a = Bound::new(&session, CnnIo::new(input)?)?;
-    let mut b = Bound::new(&session, CnnIo::new(input)?)?;
-    a.run()?;
-    let reference = a.outputs().as_slice().to_vec();
-    w.check(
-        "ort-bind serving",
-        0,
-        &Summary::edges(&reference).with_sum(&reference, true),
-    )?;
-    let mut ratios = Vec::new();
-    for round in 0..s.rounds {
-        let one = |a: &mut Bound<CnnIo>| time(s.cnn_runs, || a.run());
-        let two = |a: &mut Bound<CnnIo>, b: &mut Bound<CnnIo>| -> Result<f64> {
-            let barrier = Barrier::new(2);
-            let t = Instant::now();
-            std::thread::scope(|scope| -> Result<()> {
-                let other = scope.spawn(|| {
-                    barrier.wait();
-                    time(s.cnn_runs, || b.run()).map_err(|e| e.to_string())
-                });
-                barrier.wait();
-                time(s.cnn_runs, || a.run())?;
-                other.join().map_err(|_| "thread panicked")??;
-                Ok(())
-            })?;
-            Ok(t.elapsed().as_secs_f64())
-        };
-        let (t1, t2) = if round % 2 == 0 {
-            let t1 = one(&mut a)?;
-            (t1, two(&mut a, &mut b)?)
-        } else {
-            let t2 = two(&mut a, &mut b)?;
-            (one(&mut a)?, t2)
-        };
-        ratios.push(2.0 * t1 / t2);
-        for bound in [&a, &b] {
-            if bound.outputs().as_slice() != reference.as_slice() {
-                return Err("a thread's SqueezeNet output differs from the reference run".into());
-            }
-        }
-    }
-    Ok(stats(ratios))
 }
 
 /// `run_async` on `asyn` (a session with 2 intra-op threads) over `run` on `sync`: per-round
@@ -791,7 +755,10 @@ fn soak(runs: usize) -> Result<(i64, f64, usize, Duration)> {
 }
 
 /// Runs every serving measurement, prints a table and writes `serving.json`/`serving.md`.
-pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
+///
+/// With `python` (the interpreter and `scripts/bench_peer.py`), the threads figure has
+/// Python onnxruntime's row too.
+pub(crate) fn run(out: &Path, quick: bool, python: Option<(&Path, &Path)>) -> Result<()> {
     let s = if quick {
         Sizes {
             rounds: 3,
@@ -800,6 +767,8 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             cancel_trials: 3,
             alloc_runs: 1000,
             batch_requests: 30,
+            det_rounds: 1,
+            det_requests: 8,
             soak_runs: 50_000,
         }
     } else {
@@ -810,6 +779,8 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             cancel_trials: 9,
             alloc_runs: 20_000,
             batch_requests: 300,
+            det_rounds: 5,
+            det_requests: 40,
             soak_runs: 1_000_000,
         }
     };
@@ -820,8 +791,24 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
         clock: crate::contenders::Clock::Wall,
     };
     let cnn = Workload::cnn(plan)?;
+    let load_start = crate::loadavg();
     println!("serving: threads (SqueezeNet, 1 intra-op thread per run) ...");
-    let thr = threads(s, &cnn)?;
+    let mut peer = match python {
+        Some((py, script)) => {
+            let mut peer = Peer::spawn(py, script)?;
+            let files = cnn.write_inputs(&out.join("inputs"))?;
+            let version = peer.setup(&cnn, &files)?;
+            println!("serving: Python onnxruntime {version} ({})", py.display());
+            Some(peer)
+        }
+        None => {
+            println!("serving: no --python given: Python's threads row is skipped");
+            None
+        }
+    };
+    let field = field::threads(s.rounds, s.cnn_runs, &cnn, peer.as_mut())?;
+    drop(peer);
+    let thr = field[0].1;
     println!("serving: run_async overhead ...");
     let mut tiny_rows = async_rows(
         s,
@@ -854,6 +841,12 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
     let (full, lat_med, lat_max) = cancellation(s)?;
     println!("serving: dynamic batching ...");
     let (batch_gain, lat_u, lat_b, mean_batch) = batching(s)?;
+    println!(
+        "serving: dynamic batching on PP-OCRv4's detector ({}x{}) ...",
+        det::SIDE,
+        det::SIDE
+    );
+    let dets = det::batching(s.det_rounds, s.det_requests)?;
     println!("serving: allocations ...");
     let allocs = allocations(s)?;
     println!("serving: soak ({} runs) ...", s.soak_runs);
@@ -900,8 +893,89 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
             "within 1 MiB / 0".to_owned(),
         ),
     ];
-    rows.splice(1..1, tiny_rows.iter().chain(&cnn_rows).cloned());
+    let field_rows = field[1..].iter().map(|(name, r)| {
+        (
+            format!("the same for {name}"),
+            fmt3(*r),
+            "(field)".to_owned(),
+        )
+    });
+    let tiny_and_cnn = tiny_rows.iter().chain(&cnn_rows).cloned();
+    rows.splice(1..1, field_rows.chain(tiny_and_cnn).collect::<Vec<_>>());
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let settings = |o: &BatchOptions| {
+        format!(
+            "max {}, {} ms, {} worker{}",
+            o.max_batch,
+            o.max_delay.as_millis(),
+            o.workers,
+            if o.workers == 1 { "" } else { "s" }
+        )
+    };
+    let det_stats: Vec<Stats> = dets
+        .settings
+        .iter()
+        .map(|(r, _, _)| stats(r.clone()))
+        .collect();
+    let best = (0..det_stats.len())
+        .max_by(|&a, &b| det_stats[a].0.total_cmp(&det_stats[b].0))
+        .ok_or("no batcher settings were measured")?;
+    let (_, best_pass, best_mean) = &dets.settings[best];
+    let [b50, b99] = best_pass.percentiles();
+    let [u50, u99] = dets.unbatched.percentiles();
+    let max_diff = dets
+        .settings
+        .iter()
+        .map(|(_, p, _)| p.max_diff)
+        .fold(dets.unbatched.max_diff, f32::max);
+    let det_rows = vec![
+        (
+            format!(
+                "dynamic batching on a CNN, {} client threads x {} requests of one image each ({} distinct per client), PP-OCRv4 text detector {side}x{side} (trained weights, 1 intra-op thread, a run alone {:.2} ms): throughput through the generated `Model::batcher` (best of {} settings: {}) over unbatched through the generated `Model::pool` of {}; paired rounds: {}",
+                det::CLIENTS,
+                s.det_requests,
+                det::IMAGES,
+                ms(dets.single_run),
+                det::SETTINGS.len(),
+                settings(&det::SETTINGS[best]),
+                det::POOL,
+                s.det_rounds,
+                side = det::SIDE,
+            ),
+            format!(
+                "{}; mean batch {best_mean:.1}; latency p50/p99 {:.2}/{:.2} ms batched, {:.2}/{:.2} ms unbatched; every reply within {max_diff:.1e} of the image's run alone",
+                fmt3(det_stats[best]),
+                ms(b50),
+                ms(b99),
+                ms(u50),
+                ms(u99)
+            ),
+            ">= 1.5x".to_owned(),
+        ),
+        (
+            "the same per batcher setting: throughput over unbatched (mean batch, p50/p99 ms)"
+                .to_owned(),
+            dets.settings
+                .iter()
+                .zip(&det::SETTINGS)
+                .zip(&det_stats)
+                .map(|(((_, pass, mean), o), r)| {
+                    let [p50, p99] = pass.percentiles();
+                    format!(
+                        "{}: {} ({mean:.1}, {:.2}/{:.2})",
+                        settings(o),
+                        fmt3(*r),
+                        ms(p50),
+                        ms(p99)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            "(sweep)".to_owned(),
+        ),
+    ];
+    let at = rows.len() - 2;
+    rows.splice(at..at, det_rows);
     rows.insert(
         rows.len() - 2,
         (
@@ -917,13 +991,28 @@ pub(crate) fn run(out: &Path, quick: bool) -> Result<()> {
         md.push_str(&format!("| {what} | {got} | {goal} |\n"));
     }
     md.push_str(&format!(
-        "\n{} rounds; load average at the end: {}\n",
+        "\n{} rounds; load average (1/5/15 min) at the start: {load_start}; at the end: {}\n",
         s.rounds,
         crate::loadavg()
     ));
     println!("\n{md}");
     let json = json!({
         "threads_2_over_1": thr.0,
+        "threads_2_over_1_field": field.iter().map(|(name, r)| json!({"contender": name, "median": r.0, "q1": r.1, "q3": r.2})).collect::<Vec<_>>(),
+        "cnn_batching": {
+            "model": format!("PP-OCRv4 det {0}x{0}", det::SIDE),
+            "single_run_ms": ms(dets.single_run),
+            "unbatched_pool": det::POOL,
+            "unbatched_latency_ms": {"p50": ms(u50), "p99": ms(u99)},
+            "max_diff": max_diff,
+            "best": best,
+            "settings": dets.settings.iter().zip(&det::SETTINGS).zip(&det_stats).map(|(((_, pass, mean), o), r)| {
+                let [p50, p99] = pass.percentiles();
+                json!({"max_batch": o.max_batch, "max_delay_ms": o.max_delay.as_secs_f64() * 1e3,
+                    "workers": o.workers, "throughput_gain": r.0, "q1": r.1, "q3": r.2,
+                    "mean_batch": mean, "latency_ms": {"p50": ms(p50), "p99": ms(p99)}})
+            }).collect::<Vec<_>>(),
+        },
         "run_async_rows": tiny_rows.iter().chain(&cnn_rows).map(|r| json!([r.0, r.1])).collect::<Vec<_>>(),
         "switch_with_buckets_over_fixed": with.0,
         "switch_without_buckets_over_fixed": without.0,

@@ -30,6 +30,12 @@ pub(crate) mod models {
     pub(crate) mod light_squeezenet {
         include!(concat!(env!("OUT_DIR"), "/ort-bind/light_squeezenet.rs"));
     }
+    /// PP-OCRv4's text detector, from its signature, with `batch` as the batch dim (so
+    /// the module has `Model::pool` and `Model::batcher`); `serving.rs` loads the real
+    /// model.
+    pub(crate) mod ppocr_det {
+        include!(concat!(env!("OUT_DIR"), "/ort-bind/ppocr_det.rs"));
+    }
 }
 
 /// How many rounds and runs a workload is measured with.
