@@ -13,6 +13,11 @@
 //!    `tests/conformance.rs` and `tests/onnx_simple.rs`, next to `tests/conformance/harness.rs`,
 //!    which provides the `crate::harness` items it names.
 //!
+//! 4. The `node` group: ONNX's per-operator tests, serialised by `build/node_cases.py`
+//!    (see build/node.rs) in the same layout. A model codegen refuses runs through
+//!    `ort_bind::DynamicBinding` instead (`Run::Dynamic`, with codegen's reason), so every
+//!    case runs.
+//!
 //! Nothing here fails the build: when the data cannot be fetched the indexes say why, and
 //! the tests report it as a failure.
 
@@ -65,12 +70,32 @@ pub(crate) fn generate() {
     }
     for group in GROUPS {
         let index = match &data {
-            Ok(root) => group_index(&root.join(DATA_PREFIX).join(group), group, &out),
+            Ok(root) => group_index(&root.join(DATA_PREFIX).join(group), group, &out, false),
             Err(e) => unavailable_index(group, &e.to_string()),
         };
         write_if_changed(&out.join(format!("{}.rs", snake_case(group))), &index);
     }
+
+    let node = crate::node::cases_folder();
+    // For the Python reference (tests/reference/node_reference.py), which the test names.
+    println!(
+        "cargo:rustc-env=ORT_BIND_NODE_CASES={}",
+        node.as_ref()
+            .map(|dir| dir.display().to_string())
+            .unwrap_or_default()
+    );
+    let index = match &node {
+        Ok(dir) => group_index(dir, NODE, &out, true),
+        Err(e) => {
+            println!("cargo:warning=ONNX node test cases unavailable: {e}");
+            unavailable_index(NODE, e)
+        }
+    };
+    write_if_changed(&out.join(format!("{NODE}.rs")), &index);
 }
+
+/// The group of per-operator tests.
+const NODE: &str = "node";
 
 fn write_if_changed(path: &Path, content: &str) {
     if std::fs::read_to_string(path).is_ok_and(|old| old == content) {
@@ -175,7 +200,9 @@ fn cases(dir: &Path) -> Vec<CaseFiles> {
     out
 }
 
-fn group_index(dir: &Path, group: &str, out: &Path) -> String {
+/// The index of the group in `dir`. With `dynamic`, a model codegen refuses runs through
+/// the dynamic route instead of being counted as unsupported.
+fn group_index(dir: &Path, group: &str, out: &Path, dynamic: bool) -> String {
     let cases = cases(dir);
     let mut s = header(group);
     writeln!(s, "/// Why this group's test data is missing, when it is.").unwrap();
@@ -201,6 +228,10 @@ fn group_index(dir: &Path, group: &str, out: &Path) -> String {
             Ok(module) => (
                 format!("crate::harness::Run::Bound({}::run)", case.module),
                 module,
+            ),
+            Err(Refusal::Unsupported(reason)) if dynamic => (
+                format!("crate::harness::Run::Dynamic({reason:?})"),
+                String::new(),
             ),
             Err(Refusal::Unsupported(reason)) => (
                 format!("crate::harness::Run::Unsupported({reason:?})"),

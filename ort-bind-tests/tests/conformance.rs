@@ -15,7 +15,7 @@
 #[path = "conformance/harness.rs"]
 mod harness;
 
-use harness::{Case, Tally, Verdict, explain, is_listed, run_case};
+use harness::{Case, Tally, Verdict, explain, is_listed, python_counts, python_fails, run_case};
 
 #[deny(warnings)]
 mod simple {
@@ -39,6 +39,10 @@ mod pytorch_operator {
 mod light {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/conformance/light.rs"));
 }
+#[deny(warnings)]
+mod node {
+    include!(concat!(env!("OUT_DIR"), "/ort-bind/conformance/node.rs"));
+}
 
 /// The groups: name, why its data is missing (if it is), cases.
 const GROUPS: &[(&str, Option<&str>, &[Case])] = &[
@@ -54,7 +58,11 @@ const GROUPS: &[(&str, Option<&str>, &[Case])] = &[
         pytorch_operator::CASES,
     ),
     ("light", light::UNAVAILABLE, light::CASES),
+    ("node", node::UNAVAILABLE, node::CASES),
 ];
+
+/// The group of ONNX's per-operator tests, which Python onnxruntime is the reference for.
+const NODE: &str = "node";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -82,6 +90,7 @@ fn main() {
     let mut unexplained: Vec<String> = Vec::new();
     let mut unsupported: Vec<String> = Vec::new();
     let mut known = 0usize;
+    let mut python_only_fails: Vec<String> = Vec::new();
     let mut tallies: Vec<(&str, Tally)> = Vec::new();
     for (group, missing, cases) in GROUPS {
         let mut tally = Tally::default();
@@ -96,6 +105,35 @@ fn main() {
             }
             let (verdict, took) = run_case(case);
             tally.add(&verdict);
+            if *group == NODE {
+                let python = python_fails(case.name);
+                match (&verdict, python) {
+                    (Verdict::Passed, None) => println!("ok          {id} ({took:.1?})"),
+                    (Verdict::Passed, Some((stage, reason))) => {
+                        python_only_fails.push(id.clone());
+                        println!(
+                            "ok          {id} ({took:.1?}) -- Python onnxruntime fails it ({stage}: {reason})"
+                        );
+                    }
+                    (Verdict::Failed(why), Some((stage, reason))) => {
+                        known += 1;
+                        println!(
+                            "failed      {id} (known: Python onnxruntime fails it too, {stage}: {reason}): {why}"
+                        );
+                    }
+                    (Verdict::Failed(why), None) | (Verdict::Unsupported(why), None) => {
+                        println!("FAILED      {id} (Python onnxruntime passes it): {why}");
+                        unexplained.push(format!("{id}: {why}"));
+                    }
+                    (Verdict::Unsupported(why), Some((stage, reason))) => {
+                        known += 1;
+                        println!(
+                            "unsupported {id} (Python onnxruntime fails it too, {stage}: {reason}): {why}"
+                        );
+                    }
+                }
+                continue;
+            }
             match &verdict {
                 Verdict::Passed if is_listed(&id) => {
                     println!("ok          {id} ({took:.1?}) -- but listed as a known failure");
@@ -145,6 +183,29 @@ fn main() {
         for u in &unsupported {
             println!("  {u}");
         }
+    }
+    if let Some((_, t)) = tallies.iter().find(|(g, _)| *g == NODE) {
+        let (total, python_failed) = python_counts();
+        println!(
+            "\nnode group (ONNX's per-operator tests; Python onnxruntime 1.31.1 passes {} of {total}):",
+            total - python_failed
+        );
+        println!(
+            "node: {} passed, {} failed",
+            t.passed,
+            t.failed + t.unsupported
+        );
+        if !python_only_fails.is_empty() {
+            println!(
+                "{} node cases pass here that Python onnxruntime fails: {}",
+                python_only_fails.len(),
+                python_only_fails.join(", ")
+            );
+        }
+        println!(
+            "node cases: {} (tests/reference/node_reference.py takes this folder)",
+            env!("ORT_BIND_NODE_CASES")
+        );
     }
     println!("\nconformance took {:.1?}", started.elapsed());
     println!("{} passed, {} failed", total.passed, total.failed);

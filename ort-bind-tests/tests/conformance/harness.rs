@@ -12,7 +12,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ort_bind::{DynElement, HostArray, HostArrayRef, Shape, TensorMut, TensorRef};
+use ort_bind::{
+    DynElement, DynamicBinding, HostArray, HostArrayRef, Session, SessionOptions, Shape, TensorMut,
+    TensorRef,
+};
 use ort_bind_cli::data::{self, Tolerance};
 
 /// One model test of ONNX's backend test data.
@@ -52,6 +55,9 @@ pub(crate) enum Run {
     Bound(fn(&[DataSet]) -> Result<(), Failure>),
     /// Codegen refused the model; its error.
     Unsupported(&'static str),
+    /// Codegen refused the model (its error); the case runs through
+    /// [`ort_bind::DynamicBinding`] instead.
+    Dynamic(&'static str),
     /// Reading the model or writing its bindings failed: a bug, counted as a failure.
     CodegenFailed(&'static str),
 }
@@ -507,8 +513,13 @@ pub(crate) fn run_case(case: &Case) -> (Verdict, Duration) {
     let verdict = match case.run {
         Run::Unsupported(reason) => Verdict::Unsupported(reason.to_owned()),
         Run::CodegenFailed(reason) => Verdict::Failed(format!("codegen failed: {reason}")),
-        Run::Bound(run) => {
-            let result = std::panic::catch_unwind(|| case.data.load().and_then(|sets| run(&sets)));
+        Run::Bound(_) | Run::Dynamic(_) => {
+            let result = std::panic::catch_unwind(|| {
+                case.data.load().and_then(|sets| match case.run {
+                    Run::Bound(run) => run(&sets),
+                    _ => run_dynamic(case.model, &sets),
+                })
+            });
             match result {
                 Ok(Ok(())) => Verdict::Passed,
                 Ok(Err(failure)) => Verdict::Failed(failure.0),
@@ -524,6 +535,71 @@ pub(crate) fn run_case(case: &Case) -> (Verdict, Duration) {
         }
     };
     (verdict, start.elapsed())
+}
+
+/// Runs a model codegen refused through [`DynamicBinding`]: inputs copied in from each data
+/// set, outputs allocated by ONNX Runtime and compared in place.
+pub(crate) fn run_dynamic(model: &str, sets: &[DataSet]) -> Result<(), Failure> {
+    let session = Session::from_file(model, &SessionOptions::new())?;
+    let mut binding = DynamicBinding::new(&session)?;
+    for set in sets {
+        let inputs = binding.input_info().len();
+        for index in 0..inputs {
+            binding.set_input(index, set.input(index)?.view())?;
+        }
+        binding.run()?;
+        let names: Vec<String> = binding.output_info().map(|o| o.name.clone()).collect();
+        let mut check = set.check();
+        for (index, name) in names.iter().enumerate() {
+            match binding.output(index) {
+                Ok(view) => check.compare(index, name, view),
+                Err(e) => {
+                    check.checked += 1;
+                    check.problems.push(format!("output `{name}`: {e}"));
+                }
+            }
+        }
+        check.finish()?;
+    }
+    Ok(())
+}
+
+/// The node cases Python onnxruntime 1.31.1 fails, written by
+/// `tests/reference/node_reference.py`: `case<TAB>stage<TAB>reason` per line.
+const NODE_PYTHON_FAILURES: &str = include_str!("../reference/node_python_failures.txt");
+
+/// Why Python onnxruntime fails the node case `name` (`stage: reason`), when it does.
+pub(crate) fn python_fails(name: &str) -> Option<(&'static str, &'static str)> {
+    NODE_PYTHON_FAILURES
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, '\t');
+            Some((parts.next()?, parts.next()?, parts.next()?))
+        })
+        .find(|(case, _, _)| *case == name)
+        .map(|(_, stage, reason)| (stage, reason))
+}
+
+/// How many node cases the Python reference ran, and how many it failed.
+pub(crate) fn python_counts() -> (usize, usize) {
+    let failed = NODE_PYTHON_FAILURES
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .count();
+    let total = NODE_PYTHON_FAILURES
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("# ")?
+                .split_once(" of ")?
+                .1
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    (total, failed)
 }
 
 /// Counts per group.
