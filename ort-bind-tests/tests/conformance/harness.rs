@@ -51,8 +51,8 @@ pub(crate) enum Data {
 /// What the generated index says about running a case.
 #[derive(Debug)]
 pub(crate) enum Run {
-    /// Bindings were generated; this runs them over the data sets.
-    Bound(fn(&[DataSet]) -> Result<(), Failure>),
+    /// Bindings were generated; this runs them on the model file over the data sets.
+    Bound(fn(&str, &[DataSet]) -> Result<(), Failure>),
     /// Codegen refused the model; its error.
     Unsupported(&'static str),
     /// Codegen refused the model (its error); the case runs through
@@ -516,7 +516,7 @@ pub(crate) fn run_case(case: &Case) -> (Verdict, Duration) {
         Run::Bound(_) | Run::Dynamic(_) => {
             let result = std::panic::catch_unwind(|| {
                 case.data.load().and_then(|sets| match case.run {
-                    Run::Bound(run) => run(&sets),
+                    Run::Bound(run) => run(case.model, &sets),
                     _ => run_dynamic(case.model, &sets),
                 })
             });
