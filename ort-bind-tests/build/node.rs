@@ -29,17 +29,32 @@ const GENERATOR_TIMEOUT: Duration = Duration::from_secs(300);
 pub(crate) fn cases_folder() -> Result<PathBuf, String> {
     println!("cargo:rerun-if-changed={SCRIPT}");
     println!("cargo:rerun-if-env-changed=DOCS_RS");
+    let (folder, result) = find_or_generate()?;
+    if result.is_err() {
+        // A path that does not exist makes cargo rerun this script on the next build,
+        // which tries again. (Not printed on success: the folder's appearing would rerun
+        // the script, and rebuild the tests, once more.)
+        println!("cargo:rerun-if-changed={}", folder.display());
+    }
+    result.map(|()| folder)
+}
+
+/// The cases' folder, and whether it is there (generated now if it was not).
+fn find_or_generate() -> Result<(PathBuf, Result<(), String>), String> {
     let script = std::fs::read(SCRIPT).map_err(|e| format!("cannot read {SCRIPT}: {e}"))?;
     let root =
         cache_root().ok_or("no cache folder: set ORT_BIND_CACHE_DIR (or XDG_CACHE_HOME / HOME)")?;
     let name = format!("onnx-1.23.2-node-cases-{:016x}", fnv1a(&script));
     let folder = root.join(&name);
     if folder.is_dir() {
-        return Ok(folder);
+        return Ok((folder, Ok(())));
     }
-    // Cargo reruns this script when the folder appears (or on the next build, since it
-    // does not exist now), which tries again.
-    println!("cargo:rerun-if-changed={}", folder.display());
+    let result = generate(&root, &name, &folder);
+    Ok((folder, result))
+}
+
+/// Generates the cases into `folder` (named `name`, under the cache `root`).
+fn generate(root: &Path, name: &str, folder: &Path) -> Result<(), String> {
     if std::env::var_os("DOCS_RS").is_some() {
         return Err("built on docs.rs (DOCS_RS), which runs no Python".into());
     }
@@ -55,7 +70,7 @@ pub(crate) fn cases_folder() -> Result<PathBuf, String> {
     let staging = root.join(format!(".{name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     let generated = run_generator(&env, &staging).and_then(|()| {
-        match std::fs::rename(&staging, &folder) {
+        match std::fs::rename(&staging, folder) {
             Ok(()) => Ok(()),
             // Another build generated them first; its cases are the same.
             Err(_) if folder.is_dir() => Ok(()),
@@ -66,7 +81,7 @@ pub(crate) fn cases_folder() -> Result<PathBuf, String> {
         }
     });
     let _ = std::fs::remove_dir_all(&staging);
-    generated.map(|()| folder)
+    generated
 }
 
 /// Runs the generator into `into`, killing it after [`GENERATOR_TIMEOUT`].

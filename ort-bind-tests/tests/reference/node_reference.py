@@ -7,7 +7,8 @@ tests/reference/node_python_failures.txt (tab-separated: case, stage, reason).
     python3 tests/reference/node_reference.py CASES_DIR
 
 CASES_DIR is the folder the build script generated (printed by the conformance test as
-`node cases: <dir>`; by default `~/.cache/ort-bind/onnx-1.23.2-node-cases`). The stage is
+`node cases: <dir>`; by default the newest `onnx-1.23.2-node-cases-*` folder of the cache,
+`$ORT_BIND_CACHE_DIR`, else `$XDG_CACHE_HOME/ort-bind`, else `~/.cache/ort-bind`). The stage is
 `load` (the session cannot be created), `feed` (an input cannot be given to onnxruntime),
 `run` (the run fails) or `compare` (an output differs).
 
@@ -152,13 +153,17 @@ def run_case(onnx, ort, np, folder):
 
 
 def main(argv):
-    default = os.path.join(
-        os.environ.get("ORT_BIND_CACHE_DIR")
-        or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                        "ort-bind"),
-        "onnx-1.23.2-node-cases",
-    )
-    root = argv[1] if len(argv) > 1 else default
+    if len(argv) > 1:
+        root = argv[1]
+    else:
+        cache = os.environ.get("ORT_BIND_CACHE_DIR") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ort-bind")
+        found = [os.path.join(cache, d) for d in os.listdir(cache)
+                 if d.startswith("onnx-1.23.2-node-cases-")] if os.path.isdir(cache) else []
+        if not found:
+            sys.exit(f"no onnx-1.23.2-node-cases-* folder in {cache}: build ort-bind-tests "
+                     "first, or name the folder")
+        root = max(found, key=os.path.getmtime)
     import numpy as np
     import onnx
     import onnxruntime as ort
