@@ -582,3 +582,65 @@ mod values {
         }))
     }
 }
+
+/// ONNX's model-level cases with sequences and string tensors (the `simple` group): every
+/// `test_sequence_model*` (SequenceProto inputs and outputs) and the string-normalizer cases
+/// ONNX Runtime can load here (the others need the `en_US.UTF-8` locale, which these
+/// machines lack: they fail identically in Python onnxruntime).
+#[test]
+fn runs_onnx_sequence_and_string_models() {
+    const PREFIX: &str = "onnx/backend/test/data/simple/";
+    const CASES: [&str; 10] = [
+        "test_sequence_model1",
+        "test_sequence_model2",
+        "test_sequence_model3",
+        "test_sequence_model4",
+        "test_sequence_model5",
+        "test_sequence_model6",
+        "test_sequence_model7",
+        "test_sequence_model8",
+        "test_strnorm_model_monday_casesensintive_nochangecase",
+        "test_strnorm_model_nostopwords_nochangecase",
+    ];
+    let root = ort_bind_fetch::WheelCache::new("onnx==1.23.2", "onnx-1.23.2-cli-values")
+        .keep(|name| {
+            CASES
+                .iter()
+                .any(|c| name.starts_with(&format!("{PREFIX}{c}/")))
+        })
+        .get()
+        .expect("ONNX's backend test data (the onnx==1.23.2 wheel, fetched with pip)")
+        .join(PREFIX);
+    for case in CASES {
+        let case_dir = root.join(case);
+        let set = case_dir.join("test_data_set_0");
+        let model = case_dir.join("model.onnx");
+        let sig = ort_bind_codegen::read_signature(&model).unwrap();
+        let mut args = vec!["run".to_owned(), s(&model).to_owned()];
+        for (i, input) in sig.inputs.iter().enumerate() {
+            args.push("--input".into());
+            args.push(format!(
+                "{}={}",
+                input.name,
+                s(&set.join(format!("input_{i}.pb")))
+            ));
+        }
+        for (i, output) in sig.outputs.iter().enumerate() {
+            args.push("--expect".into());
+            args.push(format!(
+                "{}={}",
+                output.name,
+                s(&set.join(format!("output_{i}.pb")))
+            ));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = ort_bind(&args);
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{case}: {stdout}\n{stderr}");
+        assert_eq!(
+            stdout.matches("match    `").count(),
+            sig.outputs.len(),
+            "{case}: {stdout}"
+        );
+    }
+}

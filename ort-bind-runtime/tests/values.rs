@@ -404,3 +404,33 @@ fn dynamic_maps_and_optionals() {
     );
     assert_eq!(DType::F32.name(), "float32");
 }
+
+#[test]
+fn string_and_map_outputs_through_run_async() {
+    let s = Session::from_file(
+        common::data("maps.onnx"),
+        &SessionOptions::new().intra_threads(2),
+    )
+    .unwrap();
+    let mut probs = Tensor::new("probs", &[1, 3]).unwrap();
+    probs.as_mut_slice().copy_from_slice(&[0.25, 0.5, 0.25]);
+    let io = MapsIo {
+        probs,
+        m: Map::from_pairs("m", [("b".to_owned(), 2.0f32)]).unwrap(),
+        by_id: MapSequence::new("by_id"),
+        by_name: MapSequence::new("by_name"),
+        dense: AllocatedOutput::new_in("dense", ort_bind_runtime::Cpu),
+        m_out: Map::new("m"),
+    };
+    let mut bound = Bound::new(&s, io).unwrap();
+    for _ in 0..3 {
+        futures_executor::block_on(bound.run_async()).unwrap();
+        let out = bound.outputs();
+        assert_eq!(out.by_name.get(0).unwrap().get("dog"), Some(0.5));
+        assert_eq!(
+            out.m_out.view().unwrap().to_pairs(),
+            [("b".to_owned(), 2.0)]
+        );
+        assert_eq!(out.dense.get().unwrap().as_slice(), &[0.0, 2.0, 0.0]);
+    }
+}
