@@ -1,8 +1,11 @@
 //! The test crate's build script: dogfoods build-time codegen for the fixture models the
-//! tests use, and binds ONNX's backend test models (`build/conformance.rs`).
+//! tests use, and binds ONNX's backend test models (`build/conformance.rs`) and its
+//! per-operator tests (`build/node.rs`, which generates them).
 
 #[path = "build/conformance.rs"]
 mod conformance;
+#[path = "build/node.rs"]
+mod node;
 
 fn main() {
     let fixtures = std::path::Path::new("tests/fixtures");

@@ -7,7 +7,9 @@
 //! wheel once, extracts only the entries asked for into a folder of the cache, and answers
 //! later calls from the cache without running pip. [`onnxruntime`] knows the layout of the
 //! ONNX Runtime copy in that cache, for the runtime's build script (which fetches it) and
-//! its run-time library search (which looks there).
+//! its run-time library search (which looks there). [`PythonPackages`] installs pinned
+//! Python packages into the cache once (`pip install --target`), for a build script that
+//! runs a Python script of its own.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), ort_bind_fetch::FetchError> {
@@ -27,8 +29,10 @@
 
 mod cache;
 pub mod onnxruntime;
+mod packages;
 mod python;
 mod wheel;
 
 pub use cache::{CacheEnv, ENV_VARS, NO_FETCH_VAR, cache_root};
+pub use packages::{PythonEnv, PythonPackages};
 pub use wheel::{FetchError, WheelCache};

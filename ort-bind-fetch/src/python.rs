@@ -159,3 +159,70 @@ pub(crate) fn pip_download(
     }
     Err(failures.join("; "))
 }
+
+/// The interpreter `pip_install_target` and [`crate::PythonPackages`] use: the first of
+/// [`PYTHONS`] that runs, and its `sys.implementation` tag with version (`cpython-311`),
+/// which keys the cache (binary wheels are built per interpreter).
+pub(crate) fn interpreter() -> Result<(&'static str, String), String> {
+    const TAG: &str = "import sys; v = sys.version_info; \
+                       print(f'{sys.implementation.name}-{v.major}{v.minor}')";
+    let mut failures = Vec::new();
+    for python in PYTHONS {
+        match Command::new(python)
+            .args(["-c", TAG])
+            .stdin(Stdio::null())
+            .output()
+        {
+            Ok(out) if out.status.success() => {
+                let tag = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+                return Ok((python, tag));
+            }
+            Ok(out) => failures.push(format!("`{python}` failed: {}", last_line(&out))),
+            Err(e) => failures.push(format!("`{python}` could not be run: {e}")),
+        }
+    }
+    Err(failures.join("; "))
+}
+
+/// Runs `python -m pip install --target into requirements...`, bounded like
+/// [`pip_download`] (a 15 s network timeout and one retry) and binary wheels only, so that
+/// nothing is compiled.
+pub(crate) fn pip_install_target(
+    python: &str,
+    requirements: &[String],
+    index_url: Option<&str>,
+    into: &Path,
+) -> Result<(), String> {
+    let index: Vec<&str> = index_url.map_or(Vec::new(), |url| vec!["--index-url", url]);
+    let output = Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--no-warn-script-location",
+            "--timeout",
+            "15",
+            "--retries",
+            "1",
+            "-q",
+        ])
+        .args(&index)
+        .arg("--target")
+        .arg(into)
+        .args(requirements)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("`{python}` could not be run: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{python} -m pip install --target` failed ({}): {}",
+            output.status,
+            last_line(&output)
+        ))
+    }
+}

@@ -297,7 +297,7 @@ fn is_enclosed(name: &str) -> bool {
 }
 
 /// A name unique to this process and moment, for temporary folders.
-fn unique_suffix() -> String {
+pub(crate) fn unique_suffix() -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

@@ -13,6 +13,11 @@
 //!    `tests/conformance.rs` and `tests/onnx_simple.rs`, next to `tests/conformance/harness.rs`,
 //!    which provides the `crate::harness` items it names.
 //!
+//! 4. The `node` group: ONNX's per-operator tests, serialised by `build/node_cases.py`
+//!    (see build/node.rs) in the same layout. A model codegen refuses runs through
+//!    `ort_bind::DynamicBinding` instead (`Run::Dynamic`, with codegen's reason), so every
+//!    case runs.
+//!
 //! Nothing here fails the build: when the data cannot be fetched the indexes say why, and
 //! the tests report it as a failure.
 
@@ -65,12 +70,32 @@ pub(crate) fn generate() {
     }
     for group in GROUPS {
         let index = match &data {
-            Ok(root) => group_index(&root.join(DATA_PREFIX).join(group), group, &out),
+            Ok(root) => group_index(&root.join(DATA_PREFIX).join(group), group, &out, false),
             Err(e) => unavailable_index(group, &e.to_string()),
         };
         write_if_changed(&out.join(format!("{}.rs", snake_case(group))), &index);
     }
+
+    let node = crate::node::cases_folder();
+    // For the Python reference (tests/reference/node_reference.py), which the test names.
+    println!(
+        "cargo:rustc-env=ORT_BIND_NODE_CASES={}",
+        node.as_ref()
+            .map(|dir| dir.display().to_string())
+            .unwrap_or_default()
+    );
+    let index = match &node {
+        Ok(dir) => group_index(dir, NODE, &out, true),
+        Err(e) => {
+            println!("cargo:warning=ONNX node test cases unavailable: {e}");
+            unavailable_index(NODE, e)
+        }
+    };
+    write_if_changed(&out.join(format!("{NODE}.rs")), &index);
 }
+
+/// The group of per-operator tests.
+const NODE: &str = "node";
 
 fn write_if_changed(path: &Path, content: &str) {
     if std::fs::read_to_string(path).is_ok_and(|old| old == content) {
@@ -175,7 +200,9 @@ fn cases(dir: &Path) -> Vec<CaseFiles> {
     out
 }
 
-fn group_index(dir: &Path, group: &str, out: &Path) -> String {
+/// The index of the group in `dir`. With `dynamic`, a model codegen refuses runs through
+/// the dynamic route instead of being counted as unsupported.
+fn group_index(dir: &Path, group: &str, out: &Path, dynamic: bool) -> String {
     let cases = cases(dir);
     let mut s = header(group);
     writeln!(s, "/// Why this group's test data is missing, when it is.").unwrap();
@@ -196,11 +223,16 @@ fn group_index(dir: &Path, group: &str, out: &Path) -> String {
     let mut table = String::new();
     let mut modules = String::new();
     let bindings_dir = out.join(snake_case(group));
-    for case in &cases {
-        let (run, module) = match bind(case, group, &bindings_dir) {
+    let mut shared = std::collections::HashMap::new();
+    for mut case in cases {
+        let (run, module) = match bind(&mut case, group, &bindings_dir, &mut shared) {
             Ok(module) => (
                 format!("crate::harness::Run::Bound({}::run)", case.module),
-                module,
+                module.unwrap_or_default(),
+            ),
+            Err(Refusal::Unsupported(reason)) if dynamic => (
+                format!("crate::harness::Run::Dynamic({reason:?})"),
+                String::new(),
             ),
             Err(Refusal::Unsupported(reason)) => (
                 format!("crate::harness::Run::Unsupported({reason:?})"),
@@ -259,19 +291,36 @@ enum Refusal {
     Failed(String),
 }
 
-/// Generates the bindings of one case and returns the index module that runs them.
-fn bind(case: &CaseFiles, group: &str, bindings_dir: &Path) -> Result<String, Refusal> {
+/// Generates the bindings of one case and returns the index module that runs them, or
+/// `None` when an earlier case of the group has a model with the same inputs and outputs:
+/// then `case.module` is set to that case's module, whose bindings and `run` it shares
+/// (the bindings depend on nothing else, and `Model::from_file` checks the signature of
+/// the model it loads). Node tests repeat signatures a lot (`_expanded` variants, one
+/// operator at many attributes): 1,665 bound cases need about half as many modules, which
+/// halves the build of the test.
+fn bind(
+    case: &mut CaseFiles,
+    group: &str,
+    bindings_dir: &Path,
+    shared: &mut std::collections::HashMap<String, String>,
+) -> Result<Option<String>, Refusal> {
     let sig = read_signature(&case.model).map_err(|e| Refusal::Failed(e.to_string()))?;
     let plan = plan(&sig).map_err(|e| Refusal::Unsupported(e.to_string()))?;
+    let key = format!("{:?} -> {:?}", sig.inputs, sig.outputs);
+    if let Some(module) = shared.get(&key) {
+        case.module = module.clone();
+        return Ok(None);
+    }
+    shared.insert(key, case.module.clone());
     ort_bind_codegen::Builder::new()
         .model_as(&case.model, &case.module)
         .out_dir(bindings_dir)
         .compile()
         .map_err(|e| Refusal::Failed(e.to_string()))?;
-    Ok(runner(case, group, &plan))
+    Ok(Some(runner(case, group, &plan)))
 }
 
-/// The index module of a bound case: its bindings and a `run` over its data sets.
+/// The index module of a bound case: its bindings and a `run` over a case's data sets.
 fn runner(case: &CaseFiles, group: &str, plan: &Plan) -> String {
     let module = &case.module;
     let bindings = format!("conformance/{}/{module}", snake_case(group));
@@ -312,13 +361,15 @@ fn runner(case: &CaseFiles, group: &str, plan: &Plan) -> String {
     writeln!(body, "            check.finish()?;").unwrap();
     format!(
         "
-/// `{name}`: bindings generated from its model, and a run over its data sets.
+/// Bindings generated from the model of `{name}`, and a run over a case's data sets (of
+/// `{name}` or of a case whose model has the same inputs and outputs).
 mod {module} {{
     ort_bind::include_bindings!({bindings:?});
 
-    /// Loads the model once, then for each data set binds, fills, runs and compares.
-    pub(crate) fn run(sets: &[crate::harness::DataSet]) -> ::core::result::Result<(), crate::harness::Failure> {{
-        let model = Model::load()?;
+    /// Loads `model` once (checking it against these bindings), then for each data set
+    /// binds, fills, runs and compares.
+    pub(crate) fn run(model: &str, sets: &[crate::harness::DataSet]) -> ::core::result::Result<(), crate::harness::Failure> {{
+        let model = Model::from_file(model, &::ort_bind::SessionOptions::new())?;
         for set in sets {{
 {body}        }}
         ::core::result::Result::Ok(())

@@ -68,7 +68,7 @@ fn a_wrong_expected_output_fails() {
         panic!("test_sign_model should be bound");
     };
     let mut sets = case.data.load().unwrap();
-    run(&sets).unwrap();
+    run(case.model, &sets).unwrap();
     let (dims, data) = sets[0].expected[0].clone().into_parts();
     let mut values = match data {
         ort_bind::HostData::F32(v) => v,
@@ -76,7 +76,7 @@ fn a_wrong_expected_output_fails() {
     };
     values[2] += 0.01;
     sets[0].expected[0] = ort_bind::HostArray::from_vec(dims, values).unwrap();
-    let failure = run(&sets).unwrap_err().to_string();
+    let failure = run(case.model, &sets).unwrap_err().to_string();
     assert!(
         failure.contains("1 of 7 values differ") && failure.contains("first at [2]"),
         "{failure}"
