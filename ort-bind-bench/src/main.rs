@@ -6,7 +6,7 @@
 //! ```text
 //! ort-bind-bench [--python PY] [--peer SCRIPT] [--out DIR] [--workloads tiny,big,cnn,dynamic]
 //!                [--metadata DIR] [--quick]
-//! ort-bind-bench serving [--python PY] [--peer SCRIPT] [--out DIR] [--quick]
+//! ort-bind-bench serving [--python PY] [--peer SCRIPT] [--out DIR] [--quick] [--threads-only]
 //!                # the serving figures (see `serving.rs`)
 //! ```
 
@@ -40,10 +40,11 @@ struct Args {
     workloads: Vec<String>,
     metadata: Option<PathBuf>,
     quick: bool,
+    threads_only: bool,
 }
 
 const USAGE: &str = "usage: ort-bind-bench [--python PY] [--peer SCRIPT] [--out DIR] \
-[--workloads tiny,big,cnn,dynamic] [--metadata DIR] [--quick]";
+[--workloads tiny,big,cnn,dynamic] [--metadata DIR] [--quick] [--threads-only (serving)]";
 
 fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -57,6 +58,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args> {
         workloads: ["tiny", "big", "cnn", "dynamic"].map(String::from).to_vec(),
         metadata: None,
         quick: false,
+        threads_only: false,
     };
     while let Some(a) = argv.next() {
         let mut value = |name: &str| {
@@ -75,6 +77,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args> {
             }
             "--metadata" => args.metadata = Some(value("--metadata")?.into()),
             "--quick" => args.quick = true,
+            "--threads-only" => args.threads_only = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -215,7 +218,7 @@ fn run() -> Result<()> {
         let args = parse_args(argv)?;
         ort_bind_runtime::library::init()?;
         let python = args.python.as_deref().map(|py| (py, args.peer.as_path()));
-        return serving::run(&args.out, args.quick, python);
+        return serving::run(&args.out, args.quick, args.threads_only, python);
     }
     let args = parse_args(argv)?;
     std::fs::create_dir_all(&args.out)?;

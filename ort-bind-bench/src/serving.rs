@@ -758,7 +758,14 @@ fn soak(runs: usize) -> Result<(i64, f64, usize, Duration)> {
 ///
 /// With `python` (the interpreter and `scripts/bench_peer.py`), the threads figure has
 /// Python onnxruntime's row too.
-pub(crate) fn run(out: &Path, quick: bool, python: Option<(&Path, &Path)>) -> Result<()> {
+/// Runs every serving figure, or with `threads_only` the threads comparison alone (it is
+/// the one that needs a quiet machine: rerun it when the machine is idle).
+pub(crate) fn run(
+    out: &Path,
+    quick: bool,
+    threads_only: bool,
+    python: Option<(&Path, &Path)>,
+) -> Result<()> {
     let s = if quick {
         Sizes {
             rounds: 3,
@@ -808,6 +815,17 @@ pub(crate) fn run(out: &Path, quick: bool, python: Option<(&Path, &Path)>) -> Re
     };
     let field = field::threads(s.rounds, s.cnn_runs, &cnn, peer.as_mut())?;
     drop(peer);
+    if threads_only {
+        for (name, r) in &field {
+            println!("threads 2 over 1, {name}: {}", fmt3(*r));
+        }
+        println!(
+            "load average: {} at the start, {} at the end",
+            load_start,
+            crate::loadavg()
+        );
+        return Ok(());
+    }
     let thr = field[0].1;
     println!("serving: run_async overhead ...");
     let mut tiny_rows = async_rows(
