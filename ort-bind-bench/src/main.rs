@@ -6,6 +6,7 @@
 //! ```text
 //! ort-bind-bench [--python PY] [--peer SCRIPT] [--out DIR] [--workloads tiny,big,cnn,dynamic]
 //!                [--metadata DIR] [--quick]
+//! ort-bind-bench switch-loop fixed|switch RUNS    (for scripts/bucket_callgrind.sh)
 //! ort-bind-bench serving [--python PY] [--peer SCRIPT] [--out DIR] [--quick] [--threads-only]
 //!                # the serving figures (see `serving.rs`)
 //! ```
@@ -212,6 +213,16 @@ fn run() -> Result<()> {
         let path: PathBuf = argv.next().ok_or("probe KIND PATH REPS")?.into();
         let reps = argv.next().and_then(|r| r.parse().ok()).unwrap_or(5);
         return metadata::probe(&kind, &path, reps);
+    }
+    if argv.peek().map(String::as_str) == Some("switch-loop") {
+        argv.next();
+        let mode = argv.next().ok_or("switch-loop fixed|switch RUNS")?;
+        let runs = argv
+            .next()
+            .and_then(|r| r.parse().ok())
+            .ok_or("switch-loop fixed|switch RUNS")?;
+        ort_bind_runtime::library::init()?;
+        return serving::switch_loop(&mode, runs);
     }
     if argv.peek().map(String::as_str) == Some("serving") {
         argv.next();

@@ -1059,3 +1059,32 @@ pub(crate) fn run(
     println!("wrote {}", out.join("serving.md").display());
     Ok(())
 }
+
+/// `ort-bind-bench switch-loop fixed|switch N`: `N` runs of one Add binding, either at
+/// `[16]` throughout or switching `[16]` <-> `[8]` before every run (shape buckets). Run
+/// under callgrind by `scripts/bucket_callgrind.sh`, which counts the instructions a switch
+/// adds to a run whatever else the machine is doing.
+pub(crate) fn switch_loop(mode: &str, n: usize) -> Result<()> {
+    let switch = match mode {
+        "fixed" => false,
+        "switch" => true,
+        other => return Err(format!("switch-loop: mode `{other}` is not fixed or switch").into()),
+    };
+    let session = session(runtime_model("add.onnx"), 1)?;
+    let mut b = Bound::new(&session, AddIo::<false>::new(16)?)?;
+    // Both sizes seen once: every later switch is a bucket hit.
+    b.set_dims(&8)?;
+    b.set_dims(&16)?;
+    b.inputs().0.fill(1.0);
+    b.inputs().1.fill(2.0);
+    for i in 0..n {
+        if switch {
+            b.set_dims(&[16, 8][i % 2])?;
+        }
+        b.run()?;
+    }
+    if b.outputs().as_slice().iter().any(|&v| v != 3.0) {
+        return Err("the Add binding computed a wrong sum".into());
+    }
+    Ok(())
+}
