@@ -6,8 +6,40 @@
 use std::collections::HashSet;
 
 use libfuzzer_sys::fuzz_target;
-use ort_bind_codegen::model::signature_from_bytes;
-use ort_bind_codegen::{Dim, ValueKind, ValueSig};
+use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
+use ort_bind_codegen::{Dim, ElementType, ModelError, ValueKind, ValueSig};
+
+fn check_kind(kind: &ValueKind, depth: usize) {
+    assert!(
+        depth <= MAX_TYPE_DEPTH,
+        "type deeper than the limit accepted"
+    );
+    assert!(
+        depth + kind.depth() - 1 <= MAX_TYPE_DEPTH,
+        "depth() disagrees with the nesting"
+    );
+    match kind {
+        ValueKind::Tensor { elem, dims } => {
+            assert!(ElementType::from_onnx(elem.onnx_code()) == Some(*elem));
+            for d in dims.iter().flatten() {
+                match d {
+                    Dim::Fixed(n) => assert!(*n >= 1 && *n <= i64::MAX as u64, "dim {n}"),
+                    Dim::Named(p) => assert!(p.chars().any(char::is_alphanumeric), "{p:?}"),
+                    Dim::Dynamic => {}
+                }
+            }
+        }
+        ValueKind::Sequence(inner) | ValueKind::Optional(inner) => check_kind(inner, depth + 1),
+        ValueKind::Map { key, value } => {
+            assert!(key.is_map_key(), "map key {key} accepted");
+            check_kind(value, depth + 1);
+        }
+        ValueKind::Unsupported(what) => assert!(!what.is_empty()),
+        other => panic!("a kind this target does not know: {other:?}"),
+    }
+    // Display terminates and shows something.
+    assert!(!kind.to_string().is_empty());
+}
 
 fn check_values(values: &[ValueSig]) {
     let mut seen = HashSet::new();
@@ -18,19 +50,7 @@ fn check_values(values: &[ValueSig]) {
             "duplicate name {:?} accepted",
             v.name
         );
-        match &v.kind {
-            ValueKind::Tensor { elem, dims } => {
-                assert!(ort_bind_codegen::ElementType::from_onnx(elem.onnx_code()) == Some(*elem));
-                for d in dims.iter().flatten() {
-                    match d {
-                        Dim::Fixed(n) => assert!(*n >= 1 && *n <= i64::MAX as u64, "dim {n}"),
-                        Dim::Named(p) => assert!(p.chars().any(char::is_alphanumeric), "{p:?}"),
-                        Dim::Dynamic => {}
-                    }
-                }
-            }
-            ValueKind::Unsupported(what) => assert!(!what.is_empty()),
-        }
+        check_kind(&v.kind, 1);
     }
 }
 
@@ -43,6 +63,9 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             // Every error names its origin.
             assert!(e.to_string().contains("fuzz.onnx"), "{e}");
+            if let ModelError::TypeTooDeep { limit, .. } = e {
+                assert_eq!(limit, MAX_TYPE_DEPTH);
+            }
         }
     }
 });

@@ -50,17 +50,66 @@ pub enum ArbDim {
     Unset,
 }
 
+/// A non-tensor kind, nested: the shapes `signature_from_bytes` can produce.
+#[derive(Debug, Arbitrary)]
+pub enum ArbKind {
+    /// A tensor (element code, dims), possibly of an element type ort-bind does not know.
+    Tensor(u8, Option<Vec<ArbDim>>),
+    /// `seq(inner)`.
+    Sequence(Box<ArbKind>),
+    /// `map(key, value)`; a key code ONNX does not allow makes the map unsupported.
+    Map(u8, Box<ArbKind>),
+    /// `optional(inner)`.
+    Optional(Box<ArbKind>),
+    /// An unsupported leaf with this description.
+    Unsupported(String),
+}
+
 /// One graph input or output.
 #[derive(Debug, Arbitrary)]
 pub struct ArbValue {
     name: ArbName,
-    /// ONNX element code (0..=25 covers every code; others are unknown).
+    /// ONNX element code (0..=26 covers every code; others are unknown).
     elem: u8,
     /// `None`: unknown rank.
     dims: Option<Vec<ArbDim>>,
-    /// A non-tensor kind instead (sequence, map, ...).
-    unsupported: Option<String>,
+    /// A non-tensor kind instead (sequence, map, optional, unsupported leaf).
+    other: Option<ArbKind>,
     doc: String,
+}
+
+fn tensor_kind(elem: u8, dims: Option<&Vec<ArbDim>>) -> ValueKind {
+    match ElementType::from_onnx(i32::from(elem)) {
+        Some(elem) => ValueKind::Tensor {
+            elem,
+            dims: dims.map(|ds| ds.iter().map(dim).collect()),
+        },
+        None => ValueKind::Unsupported(format!("tensor({elem})")),
+    }
+}
+
+/// The kind `k` stands for, as the decoder would build it (nesting cut at its limit).
+fn kind(k: &ArbKind, depth: usize) -> ValueKind {
+    if depth >= ort_bind_codegen::model::MAX_TYPE_DEPTH {
+        return ValueKind::Unsupported("<no type>".into());
+    }
+    match k {
+        ArbKind::Tensor(elem, dims) => tensor_kind(*elem, dims.as_ref()),
+        ArbKind::Sequence(inner) => ValueKind::Sequence(Box::new(kind(inner, depth + 1))),
+        ArbKind::Optional(inner) => ValueKind::Optional(Box::new(kind(inner, depth + 1))),
+        ArbKind::Map(key, value) => {
+            let value = kind(value, depth + 1);
+            match ElementType::from_onnx(i32::from(*key)).filter(|k| k.is_map_key()) {
+                Some(key) => ValueKind::Map {
+                    key,
+                    value: Box::new(value),
+                },
+                None => ValueKind::Unsupported(format!("map({key}, {value})")),
+            }
+        }
+        ArbKind::Unsupported(what) if what.is_empty() => ValueKind::Unsupported("?".into()),
+        ArbKind::Unsupported(what) => ValueKind::Unsupported(what.clone()),
+    }
 }
 
 /// A whole signature.
@@ -103,13 +152,9 @@ fn values(list: &[ArbValue]) -> Vec<ValueSig> {
         if name.is_empty() || !seen.insert(name.clone()) {
             continue;
         }
-        let kind = match (&v.unsupported, ElementType::from_onnx(i32::from(v.elem))) {
-            (None, Some(elem)) => ValueKind::Tensor {
-                elem,
-                dims: v.dims.as_ref().map(|ds| ds.iter().map(dim).collect()),
-            },
-            (Some(what), _) => ValueKind::Unsupported(what.clone()),
-            (None, None) => ValueKind::Unsupported(format!("tensor({})", v.elem)),
+        let kind = match &v.other {
+            None => tensor_kind(v.elem, v.dims.as_ref()),
+            Some(k) => kind(k, 1),
         };
         out.push(ValueSig {
             name,
@@ -148,7 +193,7 @@ pub fn signature_for(data: &[u8]) -> Option<ModelSignature> {
 }
 
 fn bindable(v: &ValueSig) -> bool {
-    matches!(&v.kind, ValueKind::Tensor { elem, .. } if elem.is_bindable())
+    v.kind.is_bindable_tensor()
 }
 
 /// Runs plan + expand on `sig` and panics on anything wrong: a plan error that the
@@ -172,6 +217,15 @@ pub fn check_codegen(sig: &ModelSignature) {
                 .find(|v| v.name == name)
                 .unwrap_or_else(|| panic!("Unsupported names unknown {role} {name:?}"));
             assert!(!bindable(v), "{role} {name:?} is bindable but was rejected");
+            // The refusal names the value and shows its type.
+            let message = planned_message(sig, role, &name);
+            assert!(
+                message.contains(&format!("{role} `{name}` is ")),
+                "{message}"
+            );
+            if !matches!(v.kind, ValueKind::Tensor { .. }) {
+                assert!(message.contains(&v.kind.to_string()), "{message}");
+            }
             return;
         }
         Err(e) => panic!("unexpected plan error: {e}"),
@@ -199,6 +253,14 @@ pub fn check_codegen(sig: &ModelSignature) {
     let file = syn::parse_file(&source)
         .unwrap_or_else(|e| panic!("generated code does not parse: {e}\n{source}"));
     check_unique_names(&file);
+}
+
+fn planned_message(sig: &ModelSignature, role: &str, name: &str) -> String {
+    ort_bind_codegen::plan::refusals(sig)
+        .iter()
+        .map(ToString::to_string)
+        .find(|m| m.starts_with(&format!("{role} `{name}` ")))
+        .unwrap_or_default()
 }
 
 fn ident_of_ty(ty: &syn::Type) -> String {

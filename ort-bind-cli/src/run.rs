@@ -50,12 +50,7 @@ fn name_and_file<'a>(flag: &str, arg: &'a str) -> Result<(&'a str, &'a Path), St
 }
 
 fn describe(info: &ort_bind_runtime::dynamic::ValueInfo) -> String {
-    let dims: Vec<String> = info
-        .dims
-        .iter()
-        .map(|d| d.map_or_else(|| "?".to_owned(), |d| d.to_string()))
-        .collect();
-    format!("`{}` {}[{}]", info.name, info.dtype, dims.join(", "))
+    format!("`{}` {}", info.name, info.ty)
 }
 
 /// `name` as a file name: characters other than ASCII letters, digits, `-`, `_`, `.`

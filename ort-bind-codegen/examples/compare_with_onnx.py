@@ -18,8 +18,9 @@ with the rules the decoder documents:
             dim_param with a letter or digit -> name; other params -> dynamic;
             neither -> dynamic
   shape   = absent -> unknown rank (None)
-  kinds   = tensor of a known element code -> (code, dims); anything else -> unsupported
-            with the description the decoder produces.
+  kinds   = tensor of a known element code -> (code, dims); anything else (sequences,
+            maps, optionals, other element types) -> "unsupported" with the type as the
+            decoder's Display writes it (`seq(map(string, float32))`).
 Prints the count checked and every mismatch; exits 1 on any mismatch.
 """
 
@@ -45,26 +46,44 @@ def code_name(c):
     return CODE_NAMES.get(c, f"element type code {c}")
 
 
+MAP_KEYS = {2, 3, 4, 5, 6, 7, 8, 12, 13}
+
+
+def shape_text(tt):
+    """`[2, n, ?]` as the decoder's Display writes dims, or '' for unknown rank."""
+    if not tt.HasField("shape"):
+        return ""
+    parts = []
+    for d in tt.shape.dim:
+        v = dim(d)
+        parts.append("?" if v is None else str(v))
+    return "[" + ", ".join(parts) + "]"
+
+
 def describe(t):
+    """The decoder's `Display` of a ValueKind: `float32[2]`, `seq(map(string, float32))`."""
     which = t.WhichOneof("value")
     if which is None:
         return "<no type>"
     if which == "tensor_type":
-        return f"tensor({code_name(t.tensor_type.elem_type)})"
+        tt = t.tensor_type
+        if tt.elem_type in KNOWN:
+            return code_name(tt.elem_type) + shape_text(tt)
+        return f"tensor({code_name(tt.elem_type)})"
     if which == "sparse_tensor_type":
         return f"sparse_tensor({code_name(t.sparse_tensor_type.elem_type)})"
     if which == "sequence_type":
         s = t.sequence_type
         inner = describe(s.elem_type) if s.HasField("elem_type") else "<no type>"
-        return f"sequence<{inner}>"
+        return f"seq({inner})"
     if which == "optional_type":
         o = t.optional_type
         inner = describe(o.elem_type) if o.HasField("elem_type") else "<no type>"
-        return f"optional<{inner}>"
+        return f"optional({inner})"
     if which == "map_type":
         m = t.map_type
         inner = describe(m.value_type) if m.HasField("value_type") else "<no type>"
-        return f"map<{code_name(m.key_type)}, {inner}>"
+        return f"map({code_name(m.key_type)}, {inner})"
     if which == "opaque_type":
         o = t.opaque_type
         return f"opaque({o.domain + '.' if o.domain else ''}{o.name})"

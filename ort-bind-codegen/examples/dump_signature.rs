@@ -26,7 +26,8 @@ fn value(v: &ValueSig) -> Value {
             "elem": elem.onnx_code(),
             "dims": dims.as_ref().map(|d| d.iter().map(dim).collect::<Vec<_>>()),
         }),
-        ValueKind::Unsupported(s) => json!({ "name": v.name, "unsupported": s }),
+        // Sequences, maps, optionals and unsupported leaves: the type as `Display` writes it.
+        kind => json!({ "name": v.name, "unsupported": kind.to_string() }),
     }
 }
 

@@ -218,11 +218,27 @@ fn value_json(v: &ValueSig) -> Value {
             "shape": dims_json(dims),
             "doc": v.doc_string,
         }),
-        ValueKind::Unsupported(kind) => json!({
+        kind => json!({
             "name": v.name,
-            "unsupported": kind,
+            "type": kind_json(kind),
             "doc": v.doc_string,
         }),
+    }
+}
+
+/// A value's kind, nested: `{"tensor": {"dtype", "shape"}}`, `{"sequence": kind}`,
+/// `{"map": {"key": dtype, "value": kind}}`, `{"optional": kind}`, `{"unsupported": text}`.
+fn kind_json(kind: &ValueKind) -> Value {
+    match kind {
+        ValueKind::Tensor { elem, dims } => json!({
+            "tensor": { "dtype": elem.numpy_name(), "shape": dims_json(dims) },
+        }),
+        ValueKind::Sequence(inner) => json!({ "sequence": kind_json(inner) }),
+        ValueKind::Map { key, value } => json!({
+            "map": { "key": key.numpy_name(), "value": kind_json(value) },
+        }),
+        ValueKind::Optional(inner) => json!({ "optional": kind_json(inner) }),
+        ValueKind::Unsupported(what) => json!({ "unsupported": what }),
     }
 }
 
@@ -305,7 +321,7 @@ fn spaced(v: &Value) -> String {
 /// One value per line: `{"name": "x", "dtype": "float32", "shape": ["n"], "doc": ""}`.
 fn value_line(v: &Value) -> String {
     let mut parts = Vec::new();
-    for key in ["name", "dtype", "unsupported", "shape", "doc"] {
+    for key in ["name", "dtype", "unsupported", "type", "shape", "doc"] {
         if let Some(field) = v.get(key) {
             parts.push(format!("{}: {}", json_text(key), spaced(field)));
         }
@@ -391,10 +407,31 @@ fn value_from_json(v: &Value) -> Result<ValueSig, String> {
             doc_string,
         });
     }
-    let dtype = str_field(v, "dtype")?;
-    let elem = ElementType::all()
+    if let Some(kind) = v.get("type") {
+        let kind = kind_from_json(kind, &name, 1)?;
+        return Ok(ValueSig {
+            name,
+            kind,
+            doc_string,
+        });
+    }
+    let (elem, dims) = tensor_from_json(v, &name)?;
+    Ok(ValueSig {
+        name,
+        kind: ValueKind::Tensor { elem, dims },
+        doc_string,
+    })
+}
+
+fn dtype_from_json(dtype: &str, name: &str) -> Result<ElementType, String> {
+    ElementType::all()
         .find(|t| t.numpy_name() == dtype)
-        .ok_or_else(|| bad(format!("value `{name}`: unknown dtype `{dtype}`")))?;
+        .ok_or_else(|| bad(format!("value `{name}`: unknown dtype `{dtype}`")))
+}
+
+/// `{"dtype", "shape"}` of a tensor.
+fn tensor_from_json(v: &Value, name: &str) -> Result<(ElementType, Option<Vec<Dim>>), String> {
+    let elem = dtype_from_json(str_field(v, "dtype")?, name)?;
     let dims = match v.get("shape") {
         None => return Err(bad(format!("value `{name}`: `shape` is missing"))),
         Some(Value::Null) => None,
@@ -414,10 +451,46 @@ fn value_from_json(v: &Value) -> Result<ValueSig, String> {
         ),
         Some(other) => return Err(bad(format!("value `{name}`: bad shape {other}"))),
     };
-    Ok(ValueSig {
-        name,
-        kind: ValueKind::Tensor { elem, dims },
-        doc_string,
+    Ok((elem, dims))
+}
+
+/// The inverse of `kind_json`, with the decoder's depth limit.
+fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueKind, String> {
+    if depth > crate::model::MAX_TYPE_DEPTH {
+        return Err(bad(format!("value `{name}`: type nested too deeply")));
+    }
+    let entry = v
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.iter().next())
+        .map(|(k, v)| (k.as_str(), v))
+        .ok_or_else(|| bad(format!("value `{name}`: bad type {v}")))?;
+    Ok(match entry {
+        ("tensor", t) => {
+            let (elem, dims) = tensor_from_json(t, name)?;
+            ValueKind::Tensor { elem, dims }
+        }
+        ("sequence", inner) => {
+            ValueKind::Sequence(Box::new(kind_from_json(inner, name, depth + 1)?))
+        }
+        ("optional", inner) => {
+            ValueKind::Optional(Box::new(kind_from_json(inner, name, depth + 1)?))
+        }
+        ("map", m) => {
+            let key = dtype_from_json(str_field(m, "key")?, name)?;
+            if !key.is_map_key() {
+                return Err(bad(format!("value `{name}`: map key type `{key}`")));
+            }
+            let value = m
+                .get("value")
+                .ok_or_else(|| bad(format!("value `{name}`: map `value` is missing")))?;
+            ValueKind::Map {
+                key,
+                value: Box::new(kind_from_json(value, name, depth + 1)?),
+            }
+        }
+        ("unsupported", Value::String(what)) => ValueKind::Unsupported(what.clone()),
+        _ => return Err(bad(format!("value `{name}`: bad type {v}"))),
     })
 }
 
@@ -481,7 +554,7 @@ pub fn from_cache_json(text: &str) -> Result<ModelSignature, String> {
 fn describe(v: &ValueSig) -> String {
     match &v.kind {
         ValueKind::Tensor { elem, dims } => format!("{elem} {}", format_dims(dims.as_deref())),
-        ValueKind::Unsupported(k) => k.clone(),
+        kind => kind.to_string(),
     }
 }
 
@@ -730,6 +803,45 @@ mod tests {
             assert_eq!(back, cacheable(&sig), "{name}");
             assert!(differences(&back, &sig).is_empty(), "{name}");
         }
+    }
+
+    #[test]
+    fn nested_kinds_round_trip() {
+        let f32_any = || ValueKind::Tensor {
+            elem: ElementType::F32,
+            dims: None,
+        };
+        let kinds = [
+            ValueKind::Sequence(Box::new(ValueKind::Map {
+                key: ElementType::String,
+                value: Box::new(f32_any()),
+            })),
+            ValueKind::Optional(Box::new(ValueKind::Sequence(Box::new(ValueKind::Tensor {
+                elem: ElementType::I64,
+                dims: Some(vec![Dim::Named("n".into()), Dim::Fixed(3), Dim::Dynamic]),
+            })))),
+            ValueKind::Map {
+                key: ElementType::I64,
+                value: Box::new(ValueKind::Unsupported("<no type>".into())),
+            },
+            ValueKind::Unsupported("map(float32, float32)".into()),
+            ValueKind::Tensor {
+                elem: ElementType::String,
+                dims: Some(vec![]),
+            },
+        ];
+        let mut sig = read_signature(fixtures().join("add.onnx")).unwrap();
+        for (i, kind) in kinds.into_iter().enumerate() {
+            sig.outputs.push(ValueSig {
+                name: format!("v{i}"),
+                kind,
+                doc_string: String::new(),
+            });
+        }
+        let text = to_cache_json(&sig, Path::new("m.onnx"), 1);
+        assert!(text.contains(r#""sequence":"#), "{text}");
+        let back = from_cache_json(&text).unwrap();
+        assert_eq!(back, cacheable(&sig));
     }
 
     #[test]

@@ -107,6 +107,22 @@ impl ElementType {
         self != ElementType::String
     }
 
+    /// Whether ONNX allows this type as the key of a map: the integer types and `string`.
+    pub fn is_map_key(self) -> bool {
+        matches!(
+            self,
+            ElementType::U8
+                | ElementType::I8
+                | ElementType::U16
+                | ElementType::I16
+                | ElementType::U32
+                | ElementType::I32
+                | ElementType::U64
+                | ElementType::I64
+                | ElementType::String
+        )
+    }
+
     /// Parses a Rust element type name as written in user code (`f32`, `half::f16`, ...),
     /// looking only at the last path segment.
     pub fn from_rust_name(name: &str) -> Option<ElementType> {

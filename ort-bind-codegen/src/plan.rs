@@ -57,17 +57,17 @@ impl Role {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanError {
-    /// A graph input or output has a type ort-bind does not bind.
-    #[error(
-        "{role} `{name}` is {kind}: ort-bind binds dense tensors of numeric or bool elements only"
-    )]
+    /// A graph input or output has a type generated code does not bind.
+    #[error("{role} `{name}` is {kind}: {reason}")]
     Unsupported {
         /// `input` or `output`.
         role: &'static str,
         /// ONNX name.
         name: String,
-        /// What the value is.
+        /// What the value is (`a string tensor [n]`, `a sequence seq(float32)`, ...).
         kind: String,
+        /// Why it is refused.
+        reason: String,
     },
     /// The model has no outputs.
     #[error("the model declares no outputs")]
@@ -296,7 +296,8 @@ fn value_names(sig: &ModelSignature) -> String {
 fn dims_of_mut(v: &mut ValueSig) -> Option<&mut Vec<Dim>> {
     match &mut v.kind {
         ValueKind::Tensor { dims, .. } => dims.as_mut(),
-        ValueKind::Unsupported(_) => None,
+        // Dims inside sequences, maps and optionals do not become `Dims` fields.
+        _ => None,
     }
 }
 
@@ -508,18 +509,60 @@ fn tensor_of<'a>(
     v: &'a ValueSig,
     role: &'static str,
 ) -> Result<(ElementType, Option<&'a [Dim]>), PlanError> {
+    let refuse = |kind: String, reason: String| PlanError::Unsupported {
+        role,
+        name: v.name.clone(),
+        kind,
+        reason,
+    };
     match &v.kind {
         ValueKind::Tensor { elem, dims } if elem.is_bindable() => Ok((*elem, dims.as_deref())),
-        ValueKind::Tensor { elem, dims } => Err(PlanError::Unsupported {
-            role,
-            name: v.name.clone(),
-            kind: format!("a {elem} tensor {}", format_dims(dims.as_deref())),
+        ValueKind::Tensor { elem, dims } => Err(refuse(
+            format!("a {elem} tensor {}", format_dims(dims.as_deref())),
+            "generated code binds tensors of numeric or bool elements only so far".to_owned(),
+        )),
+        kind => Err(match kind.unsupported_part() {
+            Some(part) => {
+                let whole = kind.to_string();
+                let why = why_unsupported(part);
+                let reason = if whole == part {
+                    why.to_owned()
+                } else {
+                    format!("it holds {part}, and {why}")
+                };
+                refuse(whole, reason)
+            }
+            None => refuse(
+                format!("a {}", kind_word(kind)),
+                "generated code binds dense tensors only so far (sequences, maps and \
+                 optionals are not typed yet)"
+                    .to_owned(),
+            ),
         }),
-        ValueKind::Unsupported(kind) => Err(PlanError::Unsupported {
-            role,
-            name: v.name.clone(),
-            kind: kind.clone(),
-        }),
+    }
+}
+
+/// `sequence seq(float32)`, `map map(int64, float32)`, ...: what a non-tensor kind is.
+fn kind_word(kind: &ValueKind) -> String {
+    let word = match kind {
+        ValueKind::Sequence(_) => "sequence",
+        ValueKind::Map { .. } => "map",
+        ValueKind::Optional(_) => "optional",
+        _ => "value",
+    };
+    format!("{word} {kind}")
+}
+
+/// Why a leaf of a type cannot be represented, from its description.
+fn why_unsupported(part: &str) -> &'static str {
+    if part.starts_with("map(") {
+        "ONNX allows map keys of integer types and string only"
+    } else if part == crate::model::NO_TYPE {
+        "the model leaves that element type unset"
+    } else if part.starts_with("sparse_tensor(") || part.starts_with("opaque(") {
+        "ort-bind does not bind sparse or opaque types"
+    } else {
+        "ort-bind does not bind that element type"
     }
 }
 

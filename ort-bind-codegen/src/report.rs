@@ -21,15 +21,14 @@ fn value_json(v: &ValueSig) -> Value {
             };
             json!({ "name": v.name, "dtype": elem.numpy_name(), "shape": shape })
         }
-        ValueKind::Unsupported(kind) => {
-            json!({ "name": v.name, "dtype": kind, "shape": Value::Null })
-        }
+        kind => json!({ "name": v.name, "dtype": kind.to_string(), "shape": Value::Null }),
     }
 }
 
 /// `{"inputs": [{"name", "dtype", "shape"}], "outputs": [...]}`: dtype as the numpy
 /// name, each shape entry an integer (fixed), a string (named) or `null` (unnamed
-/// dynamic); `shape` itself is `null` for unknown rank.
+/// dynamic); `shape` itself is `null` for unknown rank. A sequence, map or optional has
+/// its whole type as `dtype` (`seq(map(string, float32))`) and a `null` shape.
 pub fn to_json(sig: &ModelSignature) -> Value {
     json!({
         "inputs": sig.inputs.iter().map(value_json).collect::<Vec<_>>(),
@@ -42,7 +41,7 @@ fn kind_text(v: &ValueSig) -> (String, String) {
         ValueKind::Tensor { elem, dims } => {
             (elem.numpy_name().to_owned(), format_dims(dims.as_deref()))
         }
-        ValueKind::Unsupported(kind) => (kind.clone(), "(not bindable)".to_owned()),
+        kind => (kind.to_string(), "(not bindable)".to_owned()),
     }
 }
 
@@ -221,6 +220,39 @@ mod tests {
                 "inputs": [{"name": "gpu_0/data_0", "dtype": "float16", "shape": ["batch", 3, null]}],
                 "outputs": [{"name": "out", "dtype": "bool", "shape": null}],
             })
+        );
+    }
+
+    #[test]
+    fn nested_kinds_show_whole() {
+        let mut sig = sig();
+        sig.outputs.push(ValueSig {
+            name: "output_probability".into(),
+            kind: ValueKind::Sequence(Box::new(ValueKind::Map {
+                key: ElementType::I64,
+                value: Box::new(ValueKind::Tensor {
+                    elem: ElementType::F32,
+                    dims: None,
+                }),
+            })),
+            doc_string: String::new(),
+        });
+        let t = to_table(&sig, false);
+        assert!(
+            t.contains("output  output_probability  seq(map(int64, float32))  (not bindable)"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "not bindable as generated code: output `output_probability` is a sequence \
+                 seq(map(int64, float32))"
+            ),
+            "{t}"
+        );
+        let j = to_json(&sig);
+        assert_eq!(
+            j["outputs"][1],
+            json!({"name": "output_probability", "dtype": "seq(map(int64, float32))", "shape": null})
         );
     }
 

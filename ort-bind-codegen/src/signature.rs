@@ -37,19 +37,92 @@ pub struct ValueSig {
     pub doc_string: String,
 }
 
-/// The type of a graph value.
+/// The type of a graph value, as ONNX's `TypeProto` declares it.
+///
+/// Sequences, maps and optionals nest arbitrarily (up to
+/// [`MAX_TYPE_DEPTH`](crate::model::MAX_TYPE_DEPTH) levels, past which reading the model
+/// is an error). A part of a type that ort-bind cannot represent (an unknown element
+/// type, a sparse or opaque type, a map key ONNX does not allow, a missing element type)
+/// is an [`Unsupported`](ValueKind::Unsupported) leaf, so the rest of the type stays
+/// readable: `seq(tensor(complex64))` is a `Sequence` of an `Unsupported` leaf.
+///
+/// `Display` writes the compact form `ort-bind inspect` shows: `float32[1, ?]`, `string`,
+/// `seq(map(int64, float32))`, `optional(seq(float32[n]))`.
+///
+/// New kinds may be added (`#[non_exhaustive]`): code outside this crate keeps a
+/// wildcard arm, which should treat an unknown kind as not bindable.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ValueKind {
-    /// A dense tensor.
+    /// A dense tensor, string tensors included (`elem` [`ElementType::String`]).
     Tensor {
         /// Element type.
         elem: ElementType,
         /// Dimensions, or `None` when the model does not declare a shape (unknown rank).
         dims: Option<Vec<Dim>>,
     },
-    /// Any other ONNX type (sequence, map, optional, sparse tensor) or a tensor whose
-    /// element type ort-bind cannot bind; the string says what it is, for error messages.
+    /// `sequence(elem)`: any number of values of one type (ONNX's `sequence_type`).
+    Sequence(Box<ValueKind>),
+    /// `map(key, value)` (ONNX's `map_type`). `key` is one of the types ONNX allows for
+    /// map keys (see [`ElementType::is_map_key`]); a map with any other key is
+    /// [`Unsupported`](ValueKind::Unsupported).
+    Map {
+        /// Key type: an integer type or [`ElementType::String`].
+        key: ElementType,
+        /// Value type.
+        value: Box<ValueKind>,
+    },
+    /// `optional(elem)`: a value that may be absent (ONNX's `optional_type`).
+    Optional(Box<ValueKind>),
+    /// A type ort-bind cannot represent: a tensor of an element type it does not know,
+    /// a sparse tensor, an opaque type, a map whose key type ONNX does not allow, or a
+    /// type that is not set (a sequence or optional without element type). The string
+    /// describes it for error messages, e.g. `tensor(complex64)`, `<no type>`.
     Unsupported(String),
+}
+
+impl ValueKind {
+    /// Whether this is a tensor ort-bind binds as a typed buffer today (numeric or bool
+    /// elements).
+    pub fn is_bindable_tensor(&self) -> bool {
+        matches!(self, ValueKind::Tensor { elem, .. } if elem.is_bindable())
+    }
+
+    /// The first part of this type that ort-bind cannot represent, if any (depth first).
+    pub fn unsupported_part(&self) -> Option<&str> {
+        match self {
+            ValueKind::Tensor { .. } => None,
+            ValueKind::Sequence(inner) | ValueKind::Optional(inner) => inner.unsupported_part(),
+            ValueKind::Map { value, .. } => value.unsupported_part(),
+            ValueKind::Unsupported(what) => Some(what),
+        }
+    }
+
+    /// Levels of nesting: 1 for a tensor or an unsupported leaf, 2 for `seq(float32)`,
+    /// 3 for `seq(map(int64, float32))`.
+    pub fn depth(&self) -> usize {
+        match self {
+            ValueKind::Tensor { .. } | ValueKind::Unsupported(_) => 1,
+            ValueKind::Sequence(inner) | ValueKind::Optional(inner) => 1 + inner.depth(),
+            ValueKind::Map { value, .. } => 1 + value.depth(),
+        }
+    }
+}
+
+impl std::fmt::Display for ValueKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueKind::Tensor { elem, dims: None } => write!(f, "{elem}"),
+            ValueKind::Tensor {
+                elem,
+                dims: Some(dims),
+            } => write!(f, "{elem}{}", format_dims(Some(dims))),
+            ValueKind::Sequence(inner) => write!(f, "seq({inner})"),
+            ValueKind::Map { key, value } => write!(f, "map({key}, {value})"),
+            ValueKind::Optional(inner) => write!(f, "optional({inner})"),
+            ValueKind::Unsupported(what) => f.write_str(what),
+        }
+    }
 }
 
 /// One dimension of a tensor shape.
@@ -89,7 +162,7 @@ impl ValueSig {
     pub fn tensor(&self) -> Option<(ElementType, Option<&[Dim]>)> {
         match &self.kind {
             ValueKind::Tensor { elem, dims } => Some((*elem, dims.as_deref())),
-            ValueKind::Unsupported(_) => None,
+            _ => None,
         }
     }
 }

@@ -18,7 +18,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 use hostile_cases::*;
-use ort_bind_codegen::model::signature_from_bytes;
+use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
+use ort_bind_codegen::plan::{PlanError, plan};
 use ort_bind_codegen::{Dim, ModelError, ValueKind};
 
 /// Runs the pipeline on one input; a panic fails the test with the case's name.
@@ -44,6 +45,12 @@ fn check_cases(cases: &[Case]) {
             (Expect::AnyError, _) => false,
             (Expect::Decodes, Outcome::Rejected(_)) => false,
             (Expect::Decodes, _) | (Expect::Either, _) => true,
+            (Expect::TooDeep, Outcome::Rejected(ModelError::TypeTooDeep { .. })) => true,
+            (Expect::TooDeep, _) => false,
+            (Expect::Refused, Outcome::Unplannable(e @ PlanError::Unsupported { .. })) => {
+                e.to_string().starts_with("input `v` is ")
+            }
+            (Expect::Refused, _) => false,
         };
         let shown = match &outcome {
             Outcome::Rejected(e) => format!("Err: {e}"),
@@ -168,15 +175,88 @@ fn lengths_that_claim_gigabytes() {
 #[test]
 fn deep_nesting() {
     check_cases(&nesting_cases());
-    // The deepest type that decodes is described, and codegen names it unsupported.
-    let sig = signature_from_bytes(&deep_model(44, sequence_of), "deep.onnx").expect("decodes");
-    match &sig.inputs[0].kind {
-        ValueKind::Unsupported(what) => {
-            assert!(what.starts_with("sequence<sequence<"), "{what}");
-            assert!(what.contains("tensor(float32)"), "{what}");
-        }
-        other => panic!("{other:?}"),
+    // The deepest type ort-bind reads is kept whole, and codegen names it unsupported.
+    let bytes = deep_model(MAX_TYPE_DEPTH - 1, sequence_of);
+    let sig = signature_from_bytes(&bytes, "deep.onnx").expect("decodes");
+    let kind = &sig.inputs[0].kind;
+    assert_eq!(kind.depth(), MAX_TYPE_DEPTH);
+    let shown = kind.to_string();
+    assert!(shown.starts_with("seq(seq("), "{shown}");
+    assert!(
+        shown.ends_with(&format!("(float32[2]{})", ")".repeat(MAX_TYPE_DEPTH - 2))),
+        "{shown}"
+    );
+    let err = plan(&sig).expect_err("not bindable");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("input `deep` is a sequence {shown}: ")),
+        "{err}"
+    );
+    // One level more is an error that names the value and the limit.
+    let err = signature_from_bytes(&deep_model(44, map_of), "deep.onnx").expect_err("too deep");
+    assert_eq!(
+        err.to_string(),
+        "ONNX model `deep.onnx`: the type of graph input `deep` nests sequences, maps and \
+         optionals more than 16 levels deep; ort-bind reads types up to 16 levels"
+    );
+}
+
+/// Maps with keys ONNX does not allow, unset element types and real non-tensor types
+/// decode into the structured kinds, and codegen's refusal names the value and its type.
+#[test]
+fn non_tensor_kinds() {
+    check_cases(&kind_cases());
+    let cases = kind_cases();
+    let outcome = |name: &str| {
+        let c = cases.iter().find(|c| c.name == name).expect("case exists");
+        let sig = signature_from_bytes(&c.bytes, "kinds.onnx").expect("decodes");
+        let err = plan(&sig).expect_err("refused");
+        (sig.inputs[0].kind.clone(), err.to_string())
+    };
+    let (kind, err) = outcome("ZipMap output seq(map(string, float32))");
+    assert_eq!(kind.to_string(), "seq(map(string, float32))");
+    assert_eq!(
+        err,
+        "input `v` is a sequence seq(map(string, float32)): generated code binds dense \
+         tensors only so far (sequences, maps and optionals are not typed yet)"
+    );
+    let (kind, err) = outcome("map with float32 keys");
+    assert_eq!(kind, ValueKind::Unsupported("map(float32, float32)".into()));
+    assert_eq!(
+        err,
+        "input `v` is map(float32, float32): ONNX allows map keys of integer types and string \
+         only"
+    );
+    let (kind, _) = outcome("map with unknown code 99 keys");
+    assert_eq!(kind.to_string(), "map(element type code 99, float32)");
+    let (kind, err) = outcome("sequence without elem type");
+    assert_eq!(kind.to_string(), "seq(<no type>)");
+    assert_eq!(
+        err,
+        "input `v` is seq(<no type>): it holds <no type>, and the model leaves that element \
+         type unset"
+    );
+    for (name, shown) in [
+        ("sequence of an empty TypeProto", "seq(<no type>)"),
+        ("optional without elem type", "optional(<no type>)"),
+        ("optional of an empty TypeProto", "optional(<no type>)"),
+        ("map without value type", "map(int64, <no type>)"),
+        ("map without key or value type", "map(undefined, <no type>)"),
+        ("optional(seq(float32[2]))", "optional(seq(float32[2]))"),
+        ("seq(map(float32 key)) inside", "seq(map(float32, float32))"),
+        ("string tensor", "string[n]"),
+        ("seq of sparse tensor", "seq(sparse_tensor(float32))"),
+        ("map with string keys", "map(string, float32)"),
+        ("map with uint8 keys", "map(uint8, float32)"),
+    ] {
+        assert_eq!(outcome(name).0.to_string(), shown, "{name}");
     }
+    let (_, err) = outcome("string tensor");
+    assert_eq!(
+        err,
+        "input `v` is a string tensor [n]: generated code binds tensors of numeric or bool \
+         elements only so far"
+    );
 }
 
 #[test]

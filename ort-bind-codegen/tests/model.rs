@@ -28,7 +28,7 @@ fn tensor(sig: &ModelSignature, name: &str) -> (ElementType, Option<Vec<Dim>>) {
         .unwrap_or_else(|| panic!("no value `{name}`"));
     match &v.kind {
         ValueKind::Tensor { elem, dims } => (*elem, dims.clone()),
-        ValueKind::Unsupported(s) => panic!("`{name}` is unsupported: {s}"),
+        other => panic!("`{name}` is not a tensor: {other}"),
     }
 }
 

@@ -22,8 +22,9 @@ use crate::error::{Error, Result};
 use crate::run_async::Completion;
 use crate::session::{Session, ValueSpec};
 use crate::shape::Shape;
-use crate::sys::{IoBinding, RunArgs, Value};
+use crate::sys::{IoBinding, MemoryInfo, RunArgs, Value};
 use crate::tensor::{AllocatedOutput, Tensor};
+use crate::values::{InputValue, OutputSlot};
 
 /// The tensors of one binding, and how to bind them.
 ///
@@ -177,6 +178,49 @@ impl<'io> Binder<'_, 'io> {
     }
 }
 
+impl<'io> Binder<'_, 'io> {
+    /// Binds a string tensor, sequence, map or optional (any [`InputValue`]) as input number
+    /// `index`. An [`Optional`](crate::Optional) without a value is left unbound, which ONNX
+    /// Runtime takes as an absent optional input.
+    pub fn value_input<V: InputValue>(&mut self, index: usize, value: &'io V) -> Result<()> {
+        let bound = value.bound_value()?;
+        if let Some(storage) = &mut self.storage {
+            let address = bound.map_or(0, |v| v.as_ptr().addr());
+            storage.push([address, 0, 0]);
+        }
+        if self.keys_only {
+            return Ok(());
+        }
+        let name = lookup(self.input_names, index, "input")?;
+        self.host_memory = true;
+        if let Some(v) = bound {
+            if let Some(io) = &mut self.io {
+                io.bind_input(name, v)?;
+            }
+            self.args.record_input(index, name, v);
+        }
+        Ok(())
+    }
+
+    /// Lets ONNX Runtime allocate output number `index` in host memory at run time, for a
+    /// string tensor, sequence, map or optional slot (any [`OutputSlot`]); the run's value
+    /// reaches the slot through [`BindingIo::store_output`] and
+    /// [`OutputValue::store_in_slot`].
+    pub fn value_output<V: OutputSlot>(&mut self, index: usize, slot: &'io V) -> Result<()> {
+        let _ = slot;
+        if self.keys_only {
+            return Ok(());
+        }
+        let name = lookup(self.output_names, index, "output")?;
+        self.host_memory = true;
+        if let Some(io) = &mut self.io {
+            io.bind_output_to_device(name, MemoryInfo::cpu()?)?;
+        }
+        self.args.record_output(index, name, None);
+        Ok(())
+    }
+}
+
 impl Binder<'_, '_> {
     fn key<T: Element, S: Shape, D: Device>(&mut self, tensor: &Tensor<T, S, D>) -> Result<()> {
         if let Some(storage) = &mut self.storage {
@@ -192,7 +236,7 @@ pub(crate) type StorageKey = [usize; 3];
 
 /// An output value ONNX Runtime produced; store it in its typed slot or drop it.
 #[derive(Debug)]
-pub struct OutputValue(Value);
+pub struct OutputValue(pub(crate) Value);
 
 impl OutputValue {
     /// Moves the value into `slot`, checking element type and shape.
@@ -200,6 +244,12 @@ impl OutputValue {
         self,
         slot: &mut AllocatedOutput<T, S, D>,
     ) -> Result<()> {
+        slot.accept(self.0)
+    }
+
+    /// Moves the value into a slot of a string tensor, sequence, map or optional
+    /// ([`OutputSlot`]), checking its type.
+    pub fn store_in_slot<V: crate::values::OutputSlot>(self, slot: &mut V) -> Result<()> {
         slot.accept(self.0)
     }
 }

@@ -5,6 +5,8 @@
 //! - [`HostArray`] / [`HostArrayRef`]: a host array of any element type, owned or borrowed.
 //! - [`DynamicBinding`]: binds an input tensor per model input (owned, sized by the data set
 //!   into it) and lets ONNX Runtime allocate every output; outputs are read in place.
+//!   String tensors, sequences, maps and optionals go in and come out as
+//!   [`DynValue`]s ([`DynamicBinding::set_input_value`], [`DynamicBinding::output_value`]).
 //!
 //! Generated bindings are the typed, allocation-free route; this one checks element types
 //! and shapes when data is set, copies input data once into buffers it owns, and is meant
@@ -14,7 +16,8 @@ use std::ffi::CString;
 use std::fmt;
 
 use ort::sys::ONNXTensorElementDataType as Onnx;
-use ort::value::ValueType;
+
+use ort::sys::ONNXType;
 
 use crate::device::Cpu;
 use crate::element::{Element, bf16, f16};
@@ -23,6 +26,8 @@ use crate::session::Session;
 use crate::shape::{AnyRank, element_count};
 use crate::sys::{IoBinding, MemoryInfo, Value};
 use crate::tensor::{AllocatedOutput, Tensor};
+use crate::values::any::check_dims;
+use crate::values::{DynMap, DynValue, ElemType, Strings, ValueType, expect_kind};
 
 /// A Rust element type that can sit in a [`HostArray`]: every [`Element`].
 ///
@@ -386,80 +391,216 @@ impl<'a> HostArrayRef<'a> {
 pub struct ValueInfo {
     /// ONNX name.
     pub name: String,
-    /// Element type.
-    pub dtype: DType,
-    /// Declared dims, `None` for a dynamic one. ONNX Runtime reports a value of unknown rank
-    /// like a scalar (no dims), so an empty list does not prove rank 0.
-    pub dims: Vec<Option<usize>>,
+    /// Its type: a tensor (element type, dims), a sequence, a map or an optional.
+    pub ty: ValueType,
 }
 
 impl ValueInfo {
     fn from_outlet(role: &'static str, outlet: &ort::value::Outlet) -> Result<ValueInfo> {
         let name = outlet.name().to_owned();
-        match outlet.dtype() {
-            ValueType::Tensor { ty, shape, .. } => {
-                let code: Onnx = (*ty).into();
-                let dtype = DType::from_onnx(code).ok_or_else(|| Error::Unsupported {
-                    role,
-                    name: name.clone(),
-                    kind: format!("a {ty} tensor"),
-                })?;
-                let dims = shape.iter().map(|&d| usize::try_from(d).ok()).collect();
-                Ok(ValueInfo { name, dtype, dims })
-            }
-            other => Err(Error::Unsupported {
+        match ValueType::from_ort(outlet.dtype()) {
+            Some(ty) => Ok(ValueInfo { name, ty }),
+            None => Err(Error::Unsupported {
                 role,
                 name,
-                kind: format!("{other}"),
+                kind: format!("{}", outlet.dtype()),
             }),
         }
     }
 
-    /// Checks that `dims` fits the declared dims (rank and fixed sizes).
-    fn check_dims(&self, dims: &[usize]) -> Result<()> {
-        if self.dims.is_empty() {
-            // Rank 0 or unknown rank: ONNX Runtime checks it.
-            return Ok(());
-        }
-        let reason = if dims.len() != self.dims.len() {
-            Some(format!(
-                "rank {} where the model declares rank {}",
-                dims.len(),
-                self.dims.len()
-            ))
-        } else {
-            self.dims
-                .iter()
-                .zip(dims)
-                .enumerate()
-                .find_map(|(axis, (want, &got))| match want {
-                    Some(want) if *want != got => Some(format!(
-                        "axis {axis} is {got} where the model fixes it to {want}"
-                    )),
-                    _ => None,
-                })
-        };
-        match reason {
-            Some(reason) => Err(Error::Shape {
-                tensor: self.name.clone(),
-                found: dims.to_vec(),
-                reason,
-            }),
-            None => Ok(()),
+    /// The element type, for a tensor of numeric or bool elements.
+    pub fn dtype(&self) -> Option<DType> {
+        match &self.ty {
+            ValueType::Tensor {
+                elem: ElemType::Numeric(d),
+                ..
+            } => Some(*d),
+            _ => None,
         }
     }
+
+    /// The declared dims (`None` for a dynamic one), for a tensor. ONNX Runtime reports a
+    /// value of unknown rank like a scalar (no dims), so an empty list does not prove rank 0.
+    pub fn dims(&self) -> Option<&[Option<usize>]> {
+        self.ty.as_tensor().map(|(_, dims)| dims)
+    }
+
+    /// Checks that `dims` fits the declared dims (rank and fixed sizes).
+    fn check_dims(&self, dims: &[usize]) -> Result<()> {
+        check_dims(&self.name, self.dims().unwrap_or(&[]), dims)
+    }
+}
+
+/// The ONNX Runtime value of an input that is not a numeric tensor, and what it rests on.
+struct Built {
+    // `None`: an optional input without a value (left unbound).
+    root: Option<Part>,
+    // Declared before `tensors`: values may view their buffers.
+    values: Vec<Value>,
+    tensors: Vec<AnyTensor>,
+}
+
+#[derive(Clone, Copy)]
+enum Part {
+    Tensor(usize),
+    Value(usize),
+}
+
+impl Built {
+    fn get(&self, part: Part) -> &Value {
+        match part {
+            Part::Tensor(i) => self.tensors[i].value(),
+            Part::Value(i) => &self.values[i],
+        }
+    }
+
+    fn push(&mut self, value: Value) -> Part {
+        self.values.push(value);
+        Part::Value(self.values.len() - 1)
+    }
+
+    /// Builds ONNX Runtime values for `value` (`None` for an absent optional).
+    fn add(&mut self, name: &str, value: &DynValue) -> Result<Option<Part>> {
+        Ok(Some(match value {
+            DynValue::Tensor(a) => {
+                let mut t = AnyTensor::new(a.dtype(), name, a.dims())?;
+                t.copy_from(a.view().data())?;
+                self.tensors.push(t);
+                Part::Tensor(self.tensors.len() - 1)
+            }
+            DynValue::Strings(s) => {
+                let mut scratch = Vec::new();
+                let v = crate::values::sequence::string_value(name, s, &mut scratch)?;
+                self.push(v)
+            }
+            DynValue::Sequence(items) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match self.add(&format!("{name}[{i}]"), item)? {
+                        Some(p) => parts.push(p),
+                        None => {
+                            return Err(Error::Value {
+                                value: name.to_owned(),
+                                problem: format!("element {i} is an absent optional"),
+                            });
+                        }
+                    }
+                }
+                let v = Value::compose(
+                    parts.iter().map(|&p| self.get(p)),
+                    ONNXType::ONNX_TYPE_SEQUENCE,
+                )
+                .map_err(|e| match e {
+                    Error::Ort { message, .. } if items.is_empty() => Error::Value {
+                        value: name.to_owned(),
+                        problem: format!(
+                            "ONNX Runtime's C API cannot make an empty sequence ({message})"
+                        ),
+                    },
+                    other => other,
+                })?;
+                self.push(v)
+            }
+            DynValue::Map(m) => {
+                let keys = self.add(name, m.keys())?;
+                let values = self.add(name, m.values())?;
+                let (Some(k), Some(v)) = (keys, values) else {
+                    unreachable!("map columns are tensors");
+                };
+                let v = Value::compose([self.get(k), self.get(v)], ONNXType::ONNX_TYPE_MAP)?;
+                self.push(v)
+            }
+            DynValue::Optional(None) => return Ok(None),
+            DynValue::Optional(Some(inner)) => return self.add(name, inner),
+        }))
+    }
+}
+
+/// Reads a value ONNX Runtime produced, of declared type `ty`.
+fn read_value(name: &str, value: Value, ty: &ValueType) -> Result<DynValue> {
+    Ok(match ty {
+        ValueType::Optional(inner) => {
+            if value.has_value()? {
+                DynValue::Optional(Some(Box::new(read_value(name, value, inner)?)))
+            } else {
+                DynValue::Optional(None)
+            }
+        }
+        ValueType::Tensor {
+            elem: ElemType::String,
+            ..
+        } => {
+            let mut s = Strings::new();
+            s.load(name, &value, &mut Vec::new())?;
+            DynValue::Strings(s)
+        }
+        ValueType::Tensor {
+            elem: ElemType::Numeric(d),
+            ..
+        } => {
+            let mut out = AnyOutput::new(*d, name);
+            out.accept(value)?;
+            DynValue::Tensor(out.get()?.to_owned_array())
+        }
+        ValueType::Sequence(inner) => {
+            expect_kind(name, &value, ONNXType::ONNX_TYPE_SEQUENCE)?;
+            let count = value.count()?;
+            let mut items = Vec::with_capacity(count);
+            for i in 0..count {
+                items.push(read_value(
+                    &format!("{name}[{i}]"),
+                    value.element(i)?,
+                    inner,
+                )?);
+            }
+            DynValue::Sequence(items)
+        }
+        ValueType::Map { key, value: v } => {
+            expect_kind(name, &value, ONNXType::ONNX_TYPE_MAP)?;
+            let column = |elem: ElemType| ValueType::Tensor {
+                elem,
+                dims: vec![None],
+            };
+            let keys = read_value(name, value.element(0)?, &column(*key))?;
+            let values = read_value(name, value.element(1)?, &column(*v))?;
+            DynValue::Map(DynMap::new(keys, values).map_err(|e| match e {
+                Error::Value { problem, .. } => Error::Value {
+                    value: name.to_owned(),
+                    problem: format!("ONNX Runtime produced a bad map: {problem}"),
+                },
+                other => other,
+            })?)
+        }
+    })
 }
 
 struct DynInput {
     info: ValueInfo,
     c_name: CString,
     tensor: Option<AnyTensor>,
+    built: Option<Built>,
+}
+
+enum DynSlot {
+    // A numeric tensor, read in place.
+    Tensor(AnyOutput),
+    // Anything else, read out of ONNX Runtime's value after the run.
+    Value(Option<DynValue>),
+}
+
+impl DynSlot {
+    fn new(info: &ValueInfo) -> DynSlot {
+        match info.dtype() {
+            Some(d) => DynSlot::Tensor(AnyOutput::new(d, &info.name)),
+            None => DynSlot::Value(None),
+        }
+    }
 }
 
 struct DynOutput {
     info: ValueInfo,
     c_name: CString,
-    slot: AnyOutput,
+    slot: DynSlot,
 }
 
 /// A binding whose element types and shapes are read from the session at run time.
@@ -494,6 +635,15 @@ impl fmt::Debug for DynamicBinding {
     }
 }
 
+fn input_at(inputs: &mut [DynInput], index: usize) -> Result<&mut DynInput> {
+    let count = inputs.len();
+    inputs
+        .get_mut(index)
+        .ok_or_else(|| Error::SignatureMismatch {
+            problem: format!("input index {index} is out of range (the model has {count})"),
+        })
+}
+
 fn c_name(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| Error::SignatureMismatch {
         problem: format!("value name {name:?} contains a NUL byte"),
@@ -501,8 +651,8 @@ fn c_name(name: &str) -> Result<CString> {
 }
 
 impl DynamicBinding {
-    /// A binding for `session`; fails with [`Error::Unsupported`] when an input or output is
-    /// not a tensor of an element type ort-bind binds.
+    /// A binding for `session`; fails with [`Error::Unsupported`] when an input or output has
+    /// an element type ort-bind does not bind.
     pub fn new(session: &Session) -> Result<Self> {
         let mut inputs = Vec::new();
         for outlet in session.ort().inputs() {
@@ -511,6 +661,7 @@ impl DynamicBinding {
                 c_name: c_name(&info.name)?,
                 info,
                 tensor: None,
+                built: None,
             });
         }
         let mut outputs = Vec::new();
@@ -518,7 +669,7 @@ impl DynamicBinding {
             let info = ValueInfo::from_outlet("output", outlet)?;
             outputs.push(DynOutput {
                 c_name: c_name(&info.name)?,
-                slot: AnyOutput::new(info.dtype, &info.name),
+                slot: DynSlot::new(&info),
                 info,
             });
         }
@@ -554,20 +705,45 @@ impl DynamicBinding {
         self.outputs.iter().position(|o| o.info.name == name)
     }
 
+    /// Sets input `index` to any value: a numeric tensor goes to [`DynamicBinding::set_input`];
+    /// string tensors, sequences, maps and optionals are checked against the model's type
+    /// and copied into values ONNX Runtime owns (an absent optional is left unbound).
+    pub fn set_input_value(&mut self, index: usize, value: &DynValue) -> Result<()> {
+        if let DynValue::Tensor(a) = value
+            && input_at(&mut self.inputs, index)?.info.dtype().is_some()
+        {
+            return self.set_input(index, a.view());
+        }
+        let input = input_at(&mut self.inputs, index)?;
+        value.check_type(&input.info.name, &input.info.ty)?;
+        let mut built = Built {
+            root: None,
+            values: Vec::new(),
+            tensors: Vec::new(),
+        };
+        built.root = built.add(&input.info.name, value)?;
+        self.ready = false;
+        input.tensor = None;
+        input.built = Some(built);
+        Ok(())
+    }
+
     /// Copies `array` into input `index`, after checking its element type and that its dims
-    /// fit the model's declared rank and fixed dims.
+    /// fit the model's declared rank and fixed dims. For inputs of other types, see
+    /// [`DynamicBinding::set_input_value`].
     pub fn set_input(&mut self, index: usize, array: HostArrayRef<'_>) -> Result<()> {
-        let count = self.inputs.len();
-        let input = self
-            .inputs
-            .get_mut(index)
-            .ok_or_else(|| Error::SignatureMismatch {
-                problem: format!("input index {index} is out of range (the model has {count})"),
-            })?;
-        if array.dtype() != input.info.dtype {
+        let input = input_at(&mut self.inputs, index)?;
+        let Some(dtype) = input.info.dtype() else {
             return Err(Error::InputType {
                 input: input.info.name.clone(),
-                expected: input.info.dtype.name().to_owned(),
+                expected: input.info.ty.to_string(),
+                found: format!("a {} tensor (use `set_input_value`)", array.dtype()),
+            });
+        };
+        if array.dtype() != dtype {
+            return Err(Error::InputType {
+                input: input.info.name.clone(),
+                expected: dtype.name().to_owned(),
                 found: array.dtype().name().to_owned(),
             });
         }
@@ -577,11 +753,8 @@ impl DynamicBinding {
         match &mut input.tensor {
             Some(tensor) => tensor.set_dims(array.dims())?,
             None => {
-                input.tensor = Some(AnyTensor::new(
-                    input.info.dtype,
-                    &input.info.name,
-                    array.dims(),
-                )?);
+                input.tensor = Some(AnyTensor::new(dtype, &input.info.name, array.dims())?);
+                input.built = None;
             }
         }
         input
@@ -594,10 +767,18 @@ impl DynamicBinding {
     fn rebind(&mut self) -> Result<()> {
         self.ready = false;
         for input in &self.inputs {
-            let tensor = input.tensor.as_ref().ok_or_else(|| Error::MissingInput {
-                input: input.info.name.clone(),
-            })?;
-            self.io_binding.bind_input(&input.c_name, tensor.value())?;
+            if let Some(tensor) = &input.tensor {
+                self.io_binding.bind_input(&input.c_name, tensor.value())?;
+            } else if let Some(built) = &input.built {
+                // An absent optional stays unbound: ONNX Runtime takes it as `None`.
+                if let Some(root) = built.root {
+                    self.io_binding.bind_input(&input.c_name, built.get(root))?;
+                }
+            } else {
+                return Err(Error::MissingInput {
+                    input: input.info.name.clone(),
+                });
+            }
         }
         let cpu = MemoryInfo::cpu()?;
         for output in &self.outputs {
@@ -615,7 +796,7 @@ impl DynamicBinding {
         let result = self.run_inner();
         if result.is_err() {
             for output in &mut self.outputs {
-                output.slot = AnyOutput::new(output.info.dtype, &output.info.name);
+                output.slot = DynSlot::new(&output.info);
             }
         }
         result
@@ -632,24 +813,54 @@ impl DynamicBinding {
             if result.is_ok()
                 && let Some(output) = outputs.get_mut(index)
             {
-                result = output.slot.accept(value);
+                result = match &mut output.slot {
+                    DynSlot::Tensor(slot) => slot.accept(value),
+                    DynSlot::Value(slot) => read_value(&output.info.name, value, &output.info.ty)
+                        .map(|v| {
+                            *slot = Some(v);
+                        }),
+                };
             }
         })?;
         result
     }
 
-    /// Output `index` of the last run, read in place.
-    pub fn output(&self, index: usize) -> Result<HostArrayRef<'_>> {
-        let output = self
-            .outputs
+    fn output_at(&self, index: usize) -> Result<&DynOutput> {
+        self.outputs
             .get(index)
             .ok_or_else(|| Error::SignatureMismatch {
                 problem: format!(
                     "output index {index} is out of range (the model has {})",
                     self.outputs.len()
                 ),
-            })?;
-        output.slot.get()
+            })
+    }
+
+    /// Output `index` of the last run, a numeric tensor read in place (for outputs of other
+    /// types, see [`DynamicBinding::output_value`]).
+    pub fn output(&self, index: usize) -> Result<HostArrayRef<'_>> {
+        let output = self.output_at(index)?;
+        match &output.slot {
+            DynSlot::Tensor(slot) => slot.get(),
+            DynSlot::Value(_) => Err(Error::OutputType {
+                output: output.info.name.clone(),
+                expected: "a numeric tensor (use `output_value`)".into(),
+                found: output.info.ty.to_string(),
+            }),
+        }
+    }
+
+    /// Output `index` of the last run, of any type, copied out (a numeric tensor is copied
+    /// from ONNX Runtime's memory; other values were read out of it after the run).
+    pub fn output_value(&self, index: usize) -> Result<DynValue> {
+        let output = self.output_at(index)?;
+        match &output.slot {
+            DynSlot::Tensor(slot) => Ok(DynValue::Tensor(slot.get()?.to_owned_array())),
+            DynSlot::Value(Some(v)) => Ok(v.clone()),
+            DynSlot::Value(None) => Err(Error::NotRun {
+                output: output.info.name.clone(),
+            }),
+        }
     }
 
     /// The session this binding runs.
@@ -693,8 +904,10 @@ mod tests {
     fn declared_dims_are_checked() {
         let info = ValueInfo {
             name: "x".into(),
-            dtype: DType::F32,
-            dims: vec![Some(1), None],
+            ty: ValueType::Tensor {
+                elem: ElemType::Numeric(DType::F32),
+                dims: vec![Some(1), None],
+            },
         };
         info.check_dims(&[1, 7]).unwrap();
         let err = info.check_dims(&[2, 7]).unwrap_err().to_string();

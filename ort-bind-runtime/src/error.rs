@@ -129,10 +129,9 @@ pub enum Error {
         input: String,
     },
 
-    /// A model value ort-bind cannot bind (for example a sequence, a map or a string tensor).
-    #[error(
-        "{role} `{name}` is {kind}: ort-bind binds dense tensors of numeric or bool elements only"
-    )]
+    /// A model value ort-bind cannot bind (an element type it has no Rust type for, a
+    /// sparse tensor, ...).
+    #[error("{role} `{name}` is {kind}, which ort-bind does not bind")]
     Unsupported {
         /// `input` or `output`.
         role: &'static str,
@@ -140,6 +139,17 @@ pub enum Error {
         name: String,
         /// What the value is.
         kind: String,
+    },
+
+    /// A string tensor, sequence, map or optional value is malformed or does not fit its
+    /// type (strings that are not UTF-8, a map with a duplicate key, keys and values of
+    /// different lengths, a sequence element of the wrong type, ...).
+    #[error("value `{value}`: {problem}")]
+    Value {
+        /// ONNX name of the value.
+        value: String,
+        /// What is wrong.
+        problem: String,
     },
 
     /// A run was stopped by its binding's [`Terminator`](crate::Terminator) (or its

@@ -16,6 +16,8 @@
 //! - serving: [`run_async`] ([`Bound::run_async`] on ONNX Runtime's `RunAsync`),
 //!   [`cancel`] ([`Terminator`], timeouts), [`pool`] ([`Pool`] of bindings for request
 //!   handlers), [`batch`] ([`Batcher`]: dynamic batching);
+//! - [`values`]: string tensors, sequences, maps and optionals ([`StringTensor`],
+//!   [`Sequence`], [`Map`], [`MapSequence`], [`Optional`]);
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
 //!   and shapes read at run time.
 
@@ -41,6 +43,7 @@ pub mod shape;
 pub mod slot;
 mod sys;
 pub mod tensor;
+pub mod values;
 
 pub use batch::{BatchOptions, Batcher, Batching, ReplyFuture};
 pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};
@@ -57,10 +60,14 @@ pub use error::{CudaErrorKind, Error, Result};
 pub use model_file::ModelFile;
 pub use pool::{GetFuture, Pool, Pooled};
 pub use run_async::RunFuture;
-pub use session::{Session, SessionOptions, ValueSpec};
+pub use session::{Session, SessionOptions, ValueKind, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
 pub use slot::{InputSlot, Slot};
 pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
+pub use values::{
+    DynMap, DynValue, ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional,
+    OutputSlot, Sequence, SequenceElement, StringOutput, StringTensor, Strings, ValueType,
+};
 
 /// The `cudarc` crate ort-bind's CUDA devices are built on (the `cuda` feature), so
 /// callers name the same version: `ort_bind_runtime::cudarc::driver::CudaStream`.

@@ -170,10 +170,36 @@ struct DeviceState {
 pub struct ValueSpec {
     /// ONNX name.
     pub name: &'static str,
-    /// Element type.
+    /// Element type of the tensor; of the tensors of a sequence or optional; of a map's
+    /// values.
     pub elem: ONNXTensorElementDataType,
-    /// Rank, when the model declares one.
+    /// Rank of the tensor (or of a sequence's tensors), when the model declares one.
     pub rank: Option<usize>,
+    /// What kind of value it is.
+    pub kind: ValueKind,
+}
+
+/// The kind of a [`ValueSpec`]: a tensor, or one of the containers around tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A tensor (numeric, bool or string).
+    Tensor,
+    /// `sequence(tensor)`.
+    Sequence,
+    /// `map(key, elem)`.
+    Map {
+        /// The key type.
+        key: ONNXTensorElementDataType,
+    },
+    /// `sequence(map(key, elem))`.
+    MapSequence {
+        /// The key type.
+        key: ONNXTensorElementDataType,
+    },
+    /// `optional(tensor)`.
+    OptionalTensor,
+    /// `optional(sequence(tensor))`.
+    OptionalSequence,
 }
 
 impl ValueSpec {
@@ -186,7 +212,65 @@ impl ValueSpec {
             name,
             elem: T::ONNX_TYPE,
             rank,
+            kind: ValueKind::Tensor,
         }
+    }
+
+    /// The spec of a string tensor named `name` with the given rank.
+    pub const fn string(name: &'static str, rank: Option<usize>) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING,
+            rank,
+            kind: ValueKind::Tensor,
+        }
+    }
+
+    /// The spec of a sequence of tensors of `T` (numeric or `String`) of the given rank.
+    pub const fn sequence<T: crate::values::SequenceElement>(
+        name: &'static str,
+        rank: Option<usize>,
+    ) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: T::ONNX_TYPE,
+            rank,
+            kind: ValueKind::Sequence,
+        }
+    }
+
+    /// The spec of a `map(K, V)`.
+    pub const fn map<K: crate::values::MapKey, V: crate::values::MapValue>(
+        name: &'static str,
+    ) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: V::ONNX_TYPE,
+            rank: None,
+            kind: ValueKind::Map { key: K::ONNX_TYPE },
+        }
+    }
+
+    /// The spec of a `sequence(map(K, V))`.
+    pub const fn map_sequence<K: crate::values::MapKey, V: crate::values::MapValue>(
+        name: &'static str,
+    ) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: V::ONNX_TYPE,
+            rank: None,
+            kind: ValueKind::MapSequence { key: K::ONNX_TYPE },
+        }
+    }
+
+    /// The optional form of a tensor or sequence spec (other specs are returned unchanged).
+    pub const fn optional(self) -> ValueSpec {
+        let kind = match self.kind {
+            ValueKind::Tensor => ValueKind::OptionalTensor,
+            ValueKind::Sequence => ValueKind::OptionalSequence,
+            other => other,
+        };
+        ValueSpec { kind, ..self }
     }
 }
 
@@ -309,6 +393,67 @@ impl DeviceState {
     }
 }
 
+/// How `ty` (the model's) differs from `spec` (the bindings'), if it does.
+fn spec_mismatch(spec: &ValueSpec, ty: &ValueType) -> Option<String> {
+    let elem_of = |t: &ort::value::TensorElementType| -> ONNXTensorElementDataType { (*t).into() };
+    let tensor = |ty: &ValueType| -> Option<String> {
+        match ty {
+            ValueType::Tensor { ty, shape, .. } => {
+                let found = elem_of(ty);
+                if found != spec.elem {
+                    return Some(format!(
+                        "holds {} in the model, the bindings expect {}",
+                        onnx_type_name(found),
+                        onnx_type_name(spec.elem)
+                    ));
+                }
+                match spec.rank {
+                    Some(rank) if shape.len() != rank => Some(format!(
+                        "has rank {} in the model, the bindings expect {rank}",
+                        shape.len()
+                    )),
+                    _ => None,
+                }
+            }
+            other => Some(format!(
+                "is {other} in the model, the bindings expect a tensor"
+            )),
+        }
+    };
+    let map = |ty: &ValueType, key: ONNXTensorElementDataType| -> Option<String> {
+        match ty {
+            ValueType::Map { key: k, value: v } if elem_of(k) == key && elem_of(v) == spec.elem => {
+                None
+            }
+            other => Some(format!(
+                "is {other} in the model, the bindings expect map({}, {})",
+                onnx_type_name(key),
+                onnx_type_name(spec.elem)
+            )),
+        }
+    };
+    let wrong = |want: &str| Some(format!("is {ty} in the model, the bindings expect {want}"));
+    match (spec.kind, ty) {
+        (ValueKind::Tensor, ValueType::Tensor { .. }) => tensor(ty),
+        (ValueKind::Sequence, ValueType::Sequence(inner)) => tensor(inner),
+        (ValueKind::Map { key }, _) => map(ty, key),
+        (ValueKind::MapSequence { key }, ValueType::Sequence(inner)) => map(inner, key),
+        (ValueKind::OptionalTensor, ValueType::Optional(inner)) => {
+            matches!(**inner, ValueType::Tensor { .. })
+                .then(|| tensor(inner))
+                .unwrap_or_else(|| wrong("an optional tensor"))
+        }
+        (ValueKind::OptionalSequence, ValueType::Optional(inner)) => match &**inner {
+            ValueType::Sequence(t) => tensor(t),
+            _ => wrong("an optional sequence"),
+        },
+        (ValueKind::Tensor, _) => wrong("a tensor"),
+        (ValueKind::Sequence, _) => wrong("a sequence"),
+        (ValueKind::MapSequence { .. }, _) => wrong("a sequence of maps"),
+        (ValueKind::OptionalTensor | ValueKind::OptionalSequence, _) => wrong("an optional"),
+    }
+}
+
 fn check_side(kind: &str, actual: &[ort::value::Outlet], expected: &[ValueSpec]) -> Result<()> {
     for spec in expected {
         let Some(outlet) = actual.iter().find(|o| o.name() == spec.name) else {
@@ -317,39 +462,10 @@ fn check_side(kind: &str, actual: &[ort::value::Outlet], expected: &[ValueSpec])
                 problem: format!("the model has no {kind} `{}` (it has {names:?})", spec.name),
             });
         };
-        match outlet.dtype() {
-            ValueType::Tensor { ty, shape, .. } => {
-                let found: ONNXTensorElementDataType = (*ty).into();
-                if found != spec.elem {
-                    return Err(Error::SignatureMismatch {
-                        problem: format!(
-                            "{kind} `{}` is {} in the model, the bindings expect {}",
-                            spec.name,
-                            onnx_type_name(found),
-                            onnx_type_name(spec.elem)
-                        ),
-                    });
-                }
-                if let Some(rank) = spec.rank
-                    && shape.len() != rank
-                {
-                    return Err(Error::SignatureMismatch {
-                        problem: format!(
-                            "{kind} `{}` has rank {} in the model, the bindings expect {rank}",
-                            spec.name,
-                            shape.len()
-                        ),
-                    });
-                }
-            }
-            other => {
-                return Err(Error::SignatureMismatch {
-                    problem: format!(
-                        "{kind} `{}` is not a tensor in the model ({other:?})",
-                        spec.name
-                    ),
-                });
-            }
+        if let Some(problem) = spec_mismatch(spec, outlet.dtype()) {
+            return Err(Error::SignatureMismatch {
+                problem: format!("{kind} `{}` {problem}", spec.name),
+            });
         }
     }
     if actual.len() != expected.len() {

@@ -11,7 +11,7 @@ use std::ptr::{self, NonNull};
 use std::sync::OnceLock;
 
 use ort::sys::{
-    ONNXTensorElementDataType, OrtAllocator, OrtAllocatorType, OrtIoBinding, OrtMemType,
+    ONNXTensorElementDataType, ONNXType, OrtAllocator, OrtAllocatorType, OrtIoBinding, OrtMemType,
     OrtMemoryInfo, OrtRunOptions, OrtSession, OrtStatusPtr, OrtValue,
 };
 
@@ -116,9 +116,19 @@ fn non_null<T>(p: *mut T, what: &str) -> Result<NonNull<T>> {
     })
 }
 
+/// ONNX Runtime's default CPU allocator (process-global, never released).
+fn default_allocator() -> Result<*mut OrtAllocator> {
+    let mut allocator: *mut OrtAllocator = ptr::null_mut();
+    // SAFETY: valid out-pointer; the default allocator is process-global and never released.
+    let status = unsafe { (ort::api().GetAllocatorWithDefaultOptions)(&mut allocator) };
+    check(status, || "getting the default allocator".into())?;
+    Ok(allocator)
+}
+
 /// An owned `OrtValue` (one reference to it).
 #[derive(Debug)]
-pub(crate) struct Value(NonNull<OrtValue>);
+#[allow(unreachable_pub)] // named by the sealed traits of `values`, unreachable from outside
+pub struct Value(NonNull<OrtValue>);
 
 // SAFETY: an OrtValue is a reference-counted handle; moving the handle to another thread
 // is sound. It is not `Sync`: reading its shape while another thread runs a session
@@ -195,6 +205,209 @@ impl Value {
         let status = unsafe { (ort::api().GetTensorMutableData)(self.0.as_ptr(), &mut out) };
         check(status, || "reading a tensor's data pointer".into())?;
         Ok(out)
+    }
+
+    /// A tensor of `elem` and `dims` in memory ONNX Runtime allocates (its default CPU
+    /// allocator) and owns: string tensors, and the parts of sequences and maps we build.
+    /// ONNX Runtime leaves numeric elements uninitialised, so callers write every element
+    /// ([`Value::data_ptr`]) before the value is read; string elements start empty.
+    pub(crate) fn new_owned_tensor(dims: &[i64], elem: ONNXTensorElementDataType) -> Result<Value> {
+        let allocator = default_allocator()?;
+        let mut out = ptr::null_mut();
+        // SAFETY: the allocator is ONNX Runtime's global one; `dims` is a live slice whose
+        // length we pass; `out` is a valid out-pointer.
+        let status = unsafe {
+            (ort::api().CreateTensorAsOrtValue)(
+                allocator,
+                dims.as_ptr(),
+                dims.len(),
+                elem,
+                &mut out,
+            )
+        };
+        check(status, || format!("creating a tensor of dims {dims:?}"))?;
+        Ok(Value(non_null(out, "CreateTensorAsOrtValue")?))
+    }
+
+    /// A tensor of `T` with `dims` holding a copy of `data`, in memory ONNX Runtime owns.
+    pub(crate) fn owned_tensor_from<T: crate::element::Element>(
+        dims: &[i64],
+        data: &[T],
+    ) -> Result<Value> {
+        let count = dims
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+        if count != Some(data.len()) {
+            return Err(Error::Ort {
+                context: format!("creating a tensor of dims {dims:?}"),
+                message: format!("{} values do not fill these dims", data.len()),
+            });
+        }
+        let value = Value::new_owned_tensor(dims, T::ONNX_TYPE)?;
+        if !data.is_empty() {
+            let dst = non_null(value.data_ptr()?, "GetTensorMutableData")?;
+            // SAFETY: ONNX Runtime allocated the tensor for `data.len()` elements of `T`
+            // (same element type code, dims checked above), suitably aligned; nothing else
+            // refers to the new value yet, and the source is a live Rust slice.
+            unsafe {
+                ptr::copy_nonoverlapping(data.as_ptr(), dst.as_ptr().cast::<T>(), data.len());
+            }
+        }
+        Ok(value)
+    }
+
+    /// Copies the `count` elements of a host tensor of `T` into `out` (capacity reused).
+    /// The caller has checked the value's element type and count (`tensor_info`).
+    pub(crate) fn copy_elements<T: crate::element::Element>(
+        &self,
+        count: usize,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        out.clear();
+        if count == 0 {
+            return Ok(());
+        }
+        let src = non_null(self.data_ptr()?, "GetTensorMutableData")?;
+        // SAFETY: the caller checked that this live host tensor holds `count` elements of
+        // `T` (its element type code and dims); ONNX Runtime's buffer is aligned for them and
+        // nothing writes it while `&self` is borrowed; we only read.
+        out.extend_from_slice(unsafe {
+            std::slice::from_raw_parts(src.as_ptr().cast::<T>(), count)
+        });
+        Ok(())
+    }
+
+    /// What kind of value this is (tensor, sequence, map, optional).
+    pub(crate) fn onnx_type(&self) -> Result<ONNXType> {
+        let mut out = ONNXType::ONNX_TYPE_UNKNOWN;
+        // SAFETY: the value is alive; `out` is a valid out-pointer.
+        let status = unsafe { (ort::api().GetValueType)(self.as_ptr(), &mut out) };
+        check(status, || "reading a value's type".into())?;
+        Ok(out)
+    }
+
+    /// Whether the value holds something: false for an optional without a value.
+    pub(crate) fn has_value(&self) -> Result<bool> {
+        let mut out = 0;
+        // SAFETY: the value is alive; `out` is a valid out-pointer.
+        let status = unsafe { (ort::api().HasValue)(self.as_ptr(), &mut out) };
+        check(status, || {
+            "checking whether an optional value is present".into()
+        })?;
+        Ok(out != 0)
+    }
+
+    /// The number of elements of a sequence (2 for a map: its keys and its values).
+    pub(crate) fn count(&self) -> Result<usize> {
+        let mut out = 0usize;
+        // SAFETY: the value is alive; `out` is a valid out-pointer.
+        let status = unsafe { (ort::api().GetValueCount)(self.as_ptr(), &mut out) };
+        check(status, || {
+            "counting the elements of a sequence or map".into()
+        })?;
+        Ok(out)
+    }
+
+    /// Element `index` of a sequence, or (index 0 / 1) a map's keys / values as a tensor.
+    /// ONNX Runtime hands out a new reference to a sequence's tensor (no copy of its data)
+    /// and copies a map's keys or values into a new tensor.
+    pub(crate) fn element(&self, index: usize) -> Result<Value> {
+        let allocator = default_allocator()?;
+        let i = std::ffi::c_int::try_from(index).map_err(|_| Error::Ort {
+            context: format!("reading element {index} of a sequence"),
+            message: "the index does not fit in a C int".into(),
+        })?;
+        let mut out = ptr::null_mut();
+        // SAFETY: the value is alive; the allocator is ONNX Runtime's global one; `out` is a
+        // valid out-pointer; ONNX Runtime checks the index against the value's length.
+        let status = unsafe { (ort::api().GetValue)(self.as_ptr(), i, allocator, &mut out) };
+        check(status, || {
+            format!("reading element {index} of a sequence or map")
+        })?;
+        Ok(Value(non_null(out, "GetValue")?))
+    }
+
+    /// A sequence (`ONNX_TYPE_SEQUENCE`: of tensors, or of maps) or a map (`ONNX_TYPE_MAP`:
+    /// `parts` = keys tensor, values tensor) made of `parts`. ONNX Runtime keeps what it needs
+    /// (it copies map entries into its own map, and takes references to tensors: the memory
+    /// of a tensor over our own buffer must outlive the result).
+    pub(crate) fn compose<'v>(
+        parts: impl IntoIterator<Item = &'v Value>,
+        kind: ONNXType,
+    ) -> Result<Value> {
+        let pointers: Vec<*const OrtValue> = parts.into_iter().map(Value::as_ptr).collect();
+        let mut out = ptr::null_mut();
+        // SAFETY: `pointers` holds `pointers.len()` live value pointers (borrowed from
+        // `parts` for the call); `out` is a valid out-pointer.
+        let status =
+            unsafe { (ort::api().CreateValue)(pointers.as_ptr(), pointers.len(), kind, &mut out) };
+        check(status, || {
+            format!("creating a {kind:?} of {} parts", pointers.len())
+        })?;
+        Ok(Value(non_null(out, "CreateValue")?))
+    }
+
+    /// Writes `bytes` as element `index` of a string tensor this value owns (ONNX Runtime
+    /// resizes its string, reusing its capacity, and we copy into it: no NUL terminator is
+    /// needed, so strings holding NUL bytes pass through whole).
+    pub(crate) fn set_string(&mut self, index: usize, bytes: &[u8]) -> Result<()> {
+        let mut buffer: *mut std::ffi::c_char = ptr::null_mut();
+        // SAFETY: the value is a live string tensor we hold (`&mut self`: nothing else writes
+        // it now); ONNX Runtime checks `index` and hands back its string's buffer resized to
+        // `bytes.len()` bytes; `buffer` is a valid out-pointer.
+        let status = unsafe {
+            (ort::api().GetResizedStringTensorElementBuffer)(
+                self.0.as_ptr(),
+                index,
+                bytes.len(),
+                &mut buffer,
+            )
+        };
+        check(status, || format!("writing string element {index}"))?;
+        if !bytes.is_empty() {
+            let buffer = non_null(buffer, "GetResizedStringTensorElementBuffer")?;
+            // SAFETY: ONNX Runtime resized the element to exactly `bytes.len()` bytes at
+            // `buffer`, which it owns and nothing else touches during the copy; the source is a
+            // live Rust slice that cannot overlap ONNX Runtime's buffer.
+            unsafe {
+                ptr::copy_nonoverlapping(bytes.as_ptr(), buffer.as_ptr().cast::<u8>(), bytes.len());
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a string tensor of `count` elements: every string's bytes, concatenated, into
+    /// `bytes`, and the start of each in `starts` (capacities are reused).
+    pub(crate) fn read_strings(
+        &self,
+        count: usize,
+        bytes: &mut Vec<u8>,
+        starts: &mut Vec<usize>,
+    ) -> Result<()> {
+        let mut total = 0usize;
+        // SAFETY: the value is alive; `total` is a valid out-pointer.
+        let status = unsafe { (ort::api().GetStringTensorDataLength)(self.as_ptr(), &mut total) };
+        check(status, || "reading the length of a string tensor".into())?;
+        bytes.clear();
+        bytes.resize(total, 0);
+        starts.clear();
+        starts.resize(count, 0);
+        if count == 0 {
+            return Ok(());
+        }
+        // SAFETY: the value is alive; `bytes` holds `total` writable bytes and `starts` holds
+        // `count` writable offsets, the lengths we pass; ONNX Runtime checks them against the
+        // tensor's element count and content length and writes within them.
+        let status = unsafe {
+            (ort::api().GetStringTensorContent)(
+                self.as_ptr(),
+                bytes.as_mut_ptr().cast(),
+                total,
+                starts.as_mut_ptr(),
+                count,
+            )
+        };
+        check(status, || "reading the content of a string tensor".into())
     }
 }
 
@@ -283,10 +496,7 @@ impl IoBinding {
     /// reference to the value ONNX Runtime holds for it after the last run.
     pub(crate) fn bound_outputs(&self, mut take: impl FnMut(usize, Value)) -> Result<()> {
         let api = ort::api();
-        let mut allocator: *mut OrtAllocator = ptr::null_mut();
-        // SAFETY: valid out-pointer; the default allocator is process-global and never released.
-        let status = unsafe { (api.GetAllocatorWithDefaultOptions)(&mut allocator) };
-        check(status, || "getting the default allocator".into())?;
+        let allocator = default_allocator()?;
         let mut values: *mut *mut OrtValue = ptr::null_mut();
         let mut count = 0usize;
         // SAFETY: binding and allocator are alive; out-pointers valid. On success ORT hands us

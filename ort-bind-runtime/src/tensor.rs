@@ -555,6 +555,28 @@ impl<'a, T: Element, S: Shape, D: Device> TensorRef<'a, T, S, D> {
     }
 }
 
+impl<'a, T: Element, S: Shape> TensorRef<'a, T, S, Cpu> {
+    /// A view of `len` elements at `data`, host memory of a value ONNX Runtime allocated
+    /// (a sequence's element, ...). The caller keeps that value alive and unwritten for
+    /// `'a` (it owns the value and lends it for `'a`).
+    pub(crate) fn over_host_value(
+        name: &'a str,
+        dims: &'a [usize],
+        data: *const T,
+        len: usize,
+    ) -> Self {
+        TensorRef {
+            name,
+            dims,
+            data,
+            len,
+            device: &Cpu,
+            buffer: None,
+            _marker: PhantomData,
+        }
+    }
+}
+
 impl<'a, T: Element, S: Shape, D: HostDevice> TensorRef<'a, T, S, D> {
     /// The elements, in row-major order, read in place.
     pub fn as_slice(&self) -> &'a [T] {

@@ -153,7 +153,7 @@ pub fn describe(elem: ElementType, dims: Option<&[Dim]>) -> String {
 pub fn describe_value(v: &ValueSig) -> String {
     match &v.kind {
         ValueKind::Tensor { elem, dims } => describe(*elem, dims.as_deref()),
-        ValueKind::Unsupported(kind) => kind.clone(),
+        kind => kind.to_string(),
     }
 }
 

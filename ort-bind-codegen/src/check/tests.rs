@@ -363,12 +363,48 @@ fn model_level_problems() {
     use crate::plan::refusals;
     let mut s = sig("add");
     assert!(refusals(&s).is_empty());
-    s.outputs[0].kind = ValueKind::Unsupported("sequence<tensor(float32)>".into());
+    s.outputs[0].kind = ValueKind::Sequence(Box::new(ValueKind::Tensor {
+        elem: ElementType::F32,
+        dims: Some(vec![Dim::Named("n".into())]),
+    }));
     let problems = refusals(&s);
     assert_eq!(
         problems[0].to_string(),
-        "output `sum` is sequence<tensor(float32)>: ort-bind binds dense tensors of numeric or \
-         bool elements only"
+        "output `sum` is a sequence seq(float32[n]): generated code binds dense tensors only \
+         so far (sequences, maps and optionals are not typed yet)"
+    );
+    s.outputs[0].kind = ValueKind::Map {
+        key: ElementType::String,
+        value: Box::new(ValueKind::Tensor {
+            elem: ElementType::F32,
+            dims: None,
+        }),
+    };
+    assert_eq!(
+        refusals(&s)[0].to_string(),
+        "output `sum` is a map map(string, float32): generated code binds dense tensors only \
+         so far (sequences, maps and optionals are not typed yet)"
+    );
+    s.outputs[0].kind = ValueKind::Optional(Box::new(ValueKind::Unsupported("<no type>".into())));
+    assert_eq!(
+        refusals(&s)[0].to_string(),
+        "output `sum` is optional(<no type>): it holds <no type>, and the model leaves that \
+         element type unset"
+    );
+    s.outputs[0].kind = ValueKind::Unsupported("map(float32, float32)".into());
+    assert_eq!(
+        refusals(&s)[0].to_string(),
+        "output `sum` is map(float32, float32): ONNX allows map keys of integer types and \
+         string only"
+    );
+    s.outputs[0].kind = ValueKind::Tensor {
+        elem: ElementType::String,
+        dims: Some(vec![Dim::Dynamic]),
+    };
+    assert_eq!(
+        refusals(&s)[0].to_string(),
+        "output `sum` is a string tensor [?]: generated code binds tensors of numeric or bool \
+         elements only so far"
     );
     s.outputs.clear();
     assert!(

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use super::MAX_TYPE_DEPTH;
 use super::error::ModelError;
 use super::proto::{self, tensor_shape_proto::dimension, type_proto};
 use crate::dtype::{ElementType, onnx_code_name};
@@ -100,7 +101,14 @@ fn values<'a>(
             name: value.name.clone(),
         };
         let ty = value.r#type.as_ref().ok_or_else(missing)?;
-        let kind = value_kind(ty).ok_or_else(missing)?;
+        let kind = value_kind(ty)
+            .map_err(|()| ModelError::TypeTooDeep {
+                origin: origin.to_owned(),
+                role,
+                name: value.name.clone(),
+                limit: MAX_TYPE_DEPTH,
+            })?
+            .ok_or_else(missing)?;
         out.push(ValueSig {
             name: value.name.clone(),
             kind,
@@ -111,18 +119,63 @@ fn values<'a>(
 }
 
 /// The kind of a graph value, or `None` when its `TypeProto` has no type set.
-fn value_kind(ty: &proto::TypeProto) -> Option<ValueKind> {
-    Some(match ty.value.as_ref()? {
-        type_proto::Value::Tensor(t) => match ElementType::from_onnx(t.elem_type) {
+/// `Err(())` when the type nests deeper than [`MAX_TYPE_DEPTH`].
+fn value_kind(ty: &proto::TypeProto) -> Result<Option<ValueKind>, ()> {
+    if ty.value.is_none() {
+        return Ok(None);
+    }
+    kind_at(ty, 1).map(Some)
+}
+
+/// The kind of `ty`, which sits at nesting level `depth` (1 for a graph value's own type).
+fn kind_at(ty: &proto::TypeProto, depth: usize) -> Result<ValueKind, ()> {
+    if depth > MAX_TYPE_DEPTH {
+        return Err(());
+    }
+    let inner = |t: Option<&proto::TypeProto>| match t {
+        Some(t) if t.value.is_some() => kind_at(t, depth + 1).map(Box::new),
+        _ => Ok(Box::new(ValueKind::Unsupported(NO_TYPE.to_owned()))),
+    };
+    Ok(match &ty.value {
+        None => ValueKind::Unsupported(NO_TYPE.to_owned()),
+        Some(type_proto::Value::Tensor(t)) => match ElementType::from_onnx(t.elem_type) {
             Some(elem) => ValueKind::Tensor {
                 elem,
                 dims: t.shape.as_ref().map(dims),
             },
-            None => ValueKind::Unsupported(describe(ty)),
+            None => ValueKind::Unsupported(format!("tensor({})", onnx_code_name(t.elem_type))),
         },
-        _ => ValueKind::Unsupported(describe(ty)),
+        Some(type_proto::Value::Sequence(s)) => ValueKind::Sequence(inner(s.elem_type.as_deref())?),
+        Some(type_proto::Value::Optional(o)) => ValueKind::Optional(inner(o.elem_type.as_deref())?),
+        Some(type_proto::Value::Map(m)) => {
+            let value = inner(m.value_type.as_deref())?;
+            match ElementType::from_onnx(m.key_type).filter(|k| k.is_map_key()) {
+                Some(key) => ValueKind::Map { key, value },
+                // ONNX allows integer and string keys only; the map is described whole.
+                None => {
+                    ValueKind::Unsupported(format!("map({}, {value})", onnx_code_name(m.key_type)))
+                }
+            }
+        }
+        Some(type_proto::Value::SparseTensor(t)) => {
+            ValueKind::Unsupported(format!("sparse_tensor({})", onnx_code_name(t.elem_type)))
+        }
+        Some(type_proto::Value::Opaque(o)) => {
+            let mut what = String::from("opaque(");
+            if !o.domain.is_empty() {
+                what.push_str(&o.domain);
+                what.push('.');
+            }
+            what.push_str(&o.name);
+            what.push(')');
+            ValueKind::Unsupported(what)
+        }
     })
 }
+
+/// How an unset nested type (a sequence, optional or map value without element type) is
+/// described.
+pub(crate) const NO_TYPE: &str = "<no type>";
 
 /// Classifies each dimension of a declared shape.
 fn dims(shape: &proto::TensorShapeProto) -> Vec<Dim> {
@@ -150,63 +203,6 @@ pub(crate) fn dim(d: &proto::tensor_shape_proto::Dimension) -> Dim {
 /// Whether a `dim_param` is a real name rather than a placeholder such as `?`.
 pub(crate) fn is_named_param(param: &str) -> bool {
     param.chars().any(char::is_alphanumeric)
-}
-
-/// A readable description of a type, e.g. `tensor(complex64)`, `sequence<tensor(float32)>`.
-pub(crate) fn describe(ty: &proto::TypeProto) -> String {
-    let mut out = String::new();
-    describe_into(ty, &mut out);
-    out
-}
-
-fn describe_into(ty: &proto::TypeProto, out: &mut String) {
-    // Nesting depth is bounded by prost's decoding recursion limit.
-    match &ty.value {
-        None => out.push_str("<no type>"),
-        Some(type_proto::Value::Tensor(t)) => {
-            out.push_str("tensor(");
-            out.push_str(&onnx_code_name(t.elem_type));
-            out.push(')');
-        }
-        Some(type_proto::Value::SparseTensor(t)) => {
-            out.push_str("sparse_tensor(");
-            out.push_str(&onnx_code_name(t.elem_type));
-            out.push(')');
-        }
-        Some(type_proto::Value::Sequence(s)) => {
-            out.push_str("sequence<");
-            describe_opt(s.elem_type.as_deref(), out);
-            out.push('>');
-        }
-        Some(type_proto::Value::Optional(o)) => {
-            out.push_str("optional<");
-            describe_opt(o.elem_type.as_deref(), out);
-            out.push('>');
-        }
-        Some(type_proto::Value::Map(m)) => {
-            out.push_str("map<");
-            out.push_str(&onnx_code_name(m.key_type));
-            out.push_str(", ");
-            describe_opt(m.value_type.as_deref(), out);
-            out.push('>');
-        }
-        Some(type_proto::Value::Opaque(o)) => {
-            out.push_str("opaque(");
-            if !o.domain.is_empty() {
-                out.push_str(&o.domain);
-                out.push('.');
-            }
-            out.push_str(&o.name);
-            out.push(')');
-        }
-    }
-}
-
-fn describe_opt(ty: Option<&proto::TypeProto>, out: &mut String) {
-    match ty {
-        Some(t) => describe_into(t, out),
-        None => out.push_str("<no type>"),
-    }
 }
 
 /// Doc strings are decoded as bytes so that a non-UTF-8 one cannot make a model unreadable.

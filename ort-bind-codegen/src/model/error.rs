@@ -97,4 +97,21 @@ pub enum ModelError {
         /// The repeated ONNX name.
         name: String,
     },
+
+    /// A graph input's or output's type nests sequences, maps and optionals deeper than
+    /// [`MAX_TYPE_DEPTH`](super::MAX_TYPE_DEPTH) levels.
+    #[error(
+        "ONNX model `{origin}`: the type of graph {role} `{name}` nests sequences, maps and \
+         optionals more than {limit} levels deep; ort-bind reads types up to {limit} levels"
+    )]
+    TypeTooDeep {
+        /// The file path or caller-given origin.
+        origin: String,
+        /// `"input"` or `"output"`.
+        role: &'static str,
+        /// The value's ONNX name.
+        name: String,
+        /// The limit, [`MAX_TYPE_DEPTH`](super::MAX_TYPE_DEPTH).
+        limit: usize,
+    },
 }

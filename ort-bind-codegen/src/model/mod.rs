@@ -14,10 +14,14 @@
 //!   unless it is a placeholder without any letter or digit (`?`, `*`, blanks), which is
 //!   dynamic; a dimension with neither is dynamic. A tensor type without a `shape` has
 //!   unknown rank (`dims: None`); an empty shape is a scalar (`Some(vec![])`);
-//! - **kinds**: tensors of an element type in [`ElementType`] are
-//!   [`ValueKind::Tensor`]; other element types (`complex64`, `float8*`, ...) and
-//!   sequence, map, optional, sparse and opaque types are [`ValueKind::Unsupported`] with a
-//!   readable description such as `sequence<tensor(float32)>`.
+//! - **kinds**: tensors of an element type in [`ElementType`] (string included) are
+//!   [`ValueKind::Tensor`]; `sequence_type`, `map_type` and `optional_type` are
+//!   [`ValueKind::Sequence`], [`ValueKind::Map`] and [`ValueKind::Optional`], nested as
+//!   the model nests them, up to [`MAX_TYPE_DEPTH`] levels (deeper is
+//!   [`ModelError::TypeTooDeep`]); what ort-bind cannot represent (other element types
+//!   such as `complex64`, sparse and opaque types, map keys other than integers and
+//!   strings, a nested type that is not set) is a [`ValueKind::Unsupported`] leaf with a
+//!   readable description such as `tensor(complex64)` or `<no type>`.
 //!
 //! Reading never panics on hostile bytes: truncated, random or malformed input,
 //! invalid UTF-8 in names, and lengths that claim more bytes than exist are all a
@@ -37,8 +41,12 @@
 //! [`Dim::Dynamic`]: crate::Dim::Dynamic
 //! [`ValueKind::Tensor`]: crate::ValueKind::Tensor
 //! [`ValueKind::Unsupported`]: crate::ValueKind::Unsupported
+//! [`ValueKind::Sequence`]: crate::ValueKind::Sequence
+//! [`ValueKind::Map`]: crate::ValueKind::Map
+//! [`ValueKind::Optional`]: crate::ValueKind::Optional
 
 mod decode;
+pub(crate) use decode::NO_TYPE;
 mod error;
 mod proto;
 #[cfg(test)]
@@ -52,6 +60,13 @@ use prost::Message;
 
 pub use self::error::ModelError;
 use crate::signature::ModelSignature;
+
+/// The deepest type nesting ort-bind reads: a graph value's own type is level 1,
+/// `seq(float32)` has 2 levels, `seq(map(string, float32))` 3. Real models stay under 5;
+/// the limit bounds the recursion of everything that walks a type (decoding, display,
+/// code generation). protobuf decoding itself stops at 100 nested messages (about 47
+/// levels of type nesting), which is a [`ModelError::Decode`] that says so.
+pub const MAX_TYPE_DEPTH: usize = 16;
 
 /// Reads the signature of the ONNX model at `path`.
 ///
@@ -105,16 +120,27 @@ pub fn read_signature(path: impl AsRef<Path>) -> Result<ModelSignature, ModelErr
 /// [`ModelError::Empty`] for no bytes, [`ModelError::Decode`] when the bytes are not a
 /// protobuf `ModelProto` (random data, truncation, invalid UTF-8 in a name),
 /// [`ModelError::NoGraph`], and the per-value errors [`ModelError::EmptyName`],
-/// [`ModelError::MissingType`] and [`ModelError::DuplicateName`].
+/// [`ModelError::MissingType`], [`ModelError::DuplicateName`] and
+/// [`ModelError::TypeTooDeep`].
 pub fn signature_from_bytes(bytes: &[u8], origin: &str) -> Result<ModelSignature, ModelError> {
     if bytes.is_empty() {
         return Err(ModelError::Empty {
             origin: origin.to_owned(),
         });
     }
-    let model = proto::ModelProto::decode(bytes).map_err(|e| ModelError::Decode {
-        origin: origin.to_owned(),
-        detail: e.to_string(),
+    let model = proto::ModelProto::decode(bytes).map_err(|e| {
+        let mut detail = e.to_string();
+        if detail.ends_with("recursion limit reached") {
+            // prost reports its nesting limit (100 messages) this way; in the fields
+            // ort-bind reads only types nest.
+            detail.push_str(&format!(
+                " (a type nested too deeply: ort-bind reads types up to {MAX_TYPE_DEPTH} levels)"
+            ));
+        }
+        ModelError::Decode {
+            origin: origin.to_owned(),
+            detail,
+        }
     })?;
     decode::convert(model, origin)
 }

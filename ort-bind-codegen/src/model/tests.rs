@@ -8,7 +8,7 @@ use super::proto::{
     TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, tensor_shape_proto::Dimension,
     tensor_shape_proto::dimension, type_proto,
 };
-use super::{ModelError, read_signature, signature_from_bytes};
+use super::{MAX_TYPE_DEPTH, ModelError, read_signature, signature_from_bytes};
 use crate::dtype::ElementType;
 use crate::signature::{Dim, ValueKind};
 
@@ -38,6 +38,35 @@ fn tensor_type(elem: i32, shape: Option<&[D]>) -> TypeProto {
             shape: shape.map(|s| TensorShapeProto {
                 dim: s.iter().map(dimension).collect(),
             }),
+        })),
+    }
+}
+
+fn seq_type(elem: TypeProto) -> TypeProto {
+    TypeProto {
+        value: Some(type_proto::Value::Sequence(type_proto::Sequence {
+            elem_type: Some(Box::new(elem)),
+        })),
+    }
+}
+
+fn opt_type(elem: Option<TypeProto>) -> TypeProto {
+    TypeProto {
+        value: Some(type_proto::Value::Optional(type_proto::Optional {
+            elem_type: elem.map(Box::new),
+        })),
+    }
+}
+
+fn map_type(key: i32, value: TypeProto) -> TypeProto {
+    map_type_opt(key, Some(value))
+}
+
+fn map_type_opt(key: i32, value: Option<TypeProto>) -> TypeProto {
+    TypeProto {
+        value: Some(type_proto::Value::Map(type_proto::Map {
+            key_type: key,
+            value_type: value.map(Box::new),
         })),
     }
 }
@@ -91,7 +120,7 @@ fn dims_of(sig: &crate::ModelSignature, name: &str) -> Option<Vec<Dim>> {
         .unwrap_or_else(|| panic!("no value {name}"));
     match &v.kind {
         ValueKind::Tensor { dims, .. } => dims.clone(),
-        ValueKind::Unsupported(s) => panic!("{name} is unsupported: {s}"),
+        other => panic!("{name} is not a tensor: {other}"),
     }
 }
 
@@ -299,6 +328,20 @@ fn element_types_and_unsupported_kinds() {
             value("sparse", Some(sparse)),
             value("opaque", Some(opaque)),
             value("empty_seq", Some(empty_seq)),
+            value("float_key", Some(map_type(F32, tensor_type(F32, None)))),
+            value("bool_key", Some(map_type(9, tensor_type(F32, None)))),
+            value("string_key", Some(map_type(8, tensor_type(F32, None)))),
+            value(
+                "zipmap",
+                Some(seq_type(map_type(8, tensor_type(F32, None)))),
+            ),
+            value("opt_no_type", Some(opt_type(None))),
+            value(
+                "seq_of_complex",
+                Some(seq_type(tensor_type(COMPLEX64, Some(&[D::V(2)])))),
+            ),
+            value("map_no_value", Some(map_type_opt(I64, None))),
+            tensor("text", 8, &[D::P("n")]),
         ],
         vec![tensor("y", F32, &[D::V(2)])],
     ));
@@ -314,15 +357,126 @@ fn element_types_and_unsupported_kinds() {
     let unsupported = |n: &str, s: &str| {
         assert_eq!(kind(n), Some(ValueKind::Unsupported(s.to_owned())), "{n}");
     };
+    let shown = |n: &str| kind(n).expect("present").to_string();
     unsupported("c", "tensor(complex64)");
     unsupported("undef", "tensor(undefined)");
     unsupported("future", "tensor(element type code 99)");
-    unsupported("seq", "sequence<tensor(float32)>");
-    unsupported("map", "map<int64, tensor(float32)>");
-    unsupported("opt", "optional<sequence<tensor(float32)>>");
     unsupported("sparse", "sparse_tensor(float32)");
     unsupported("opaque", "opaque(com.x.Thing)");
-    unsupported("empty_seq", "sequence<<no type>>");
+    let f32_2 = ValueKind::Tensor {
+        elem: ElementType::F32,
+        dims: Some(vec![Dim::Fixed(2)]),
+    };
+    let f32_any = ValueKind::Tensor {
+        elem: ElementType::F32,
+        dims: None,
+    };
+    assert_eq!(
+        kind("seq"),
+        Some(ValueKind::Sequence(Box::new(f32_2.clone())))
+    );
+    assert_eq!(shown("seq"), "seq(float32[2])");
+    assert_eq!(
+        kind("map"),
+        Some(ValueKind::Map {
+            key: ElementType::I64,
+            value: Box::new(f32_any.clone())
+        })
+    );
+    assert_eq!(shown("map"), "map(int64, float32)");
+    assert_eq!(
+        kind("opt"),
+        Some(ValueKind::Optional(Box::new(ValueKind::Sequence(
+            Box::new(f32_2)
+        ))))
+    );
+    assert_eq!(shown("opt"), "optional(seq(float32[2]))");
+    // skl2onnx's ZipMap output.
+    assert_eq!(
+        kind("zipmap"),
+        Some(ValueKind::Sequence(Box::new(ValueKind::Map {
+            key: ElementType::String,
+            value: Box::new(f32_any.clone())
+        })))
+    );
+    assert_eq!(shown("zipmap"), "seq(map(string, float32))");
+    assert_eq!(shown("string_key"), "map(string, float32)");
+    assert_eq!(kind("zipmap").unwrap().depth(), 3);
+    // Keys ONNX does not allow make the whole map unsupported.
+    unsupported("float_key", "map(float32, float32)");
+    unsupported("bool_key", "map(bool, float32)");
+    // Unset nested types and unknown element types are unsupported leaves.
+    let no_type = || Box::new(ValueKind::Unsupported("<no type>".into()));
+    assert_eq!(kind("empty_seq"), Some(ValueKind::Sequence(no_type())));
+    assert_eq!(shown("empty_seq"), "seq(<no type>)");
+    assert_eq!(kind("opt_no_type"), Some(ValueKind::Optional(no_type())));
+    assert_eq!(
+        kind("map_no_value"),
+        Some(ValueKind::Map {
+            key: ElementType::I64,
+            value: no_type()
+        })
+    );
+    assert_eq!(shown("seq_of_complex"), "seq(tensor(complex64))");
+    assert_eq!(
+        kind("seq_of_complex").unwrap().unsupported_part(),
+        Some("tensor(complex64)")
+    );
+    assert_eq!(kind("zipmap").unwrap().unsupported_part(), None);
+    // String tensors are tensors.
+    assert_eq!(
+        kind("text"),
+        Some(ValueKind::Tensor {
+            elem: ElementType::String,
+            dims: Some(vec![Dim::Named("n".into())])
+        })
+    );
+    assert_eq!(shown("text"), "string[n]");
+}
+
+#[test]
+fn type_nesting_is_limited() {
+    let nest = |levels: usize| {
+        let mut ty = tensor_type(F32, None);
+        for i in 1..levels {
+            ty = match i % 3 {
+                0 => seq_type(ty),
+                1 => opt_type(Some(ty)),
+                _ => map_type(8, ty),
+            };
+        }
+        ty
+    };
+    let m = |levels| {
+        model(graph(
+            vec![value("deep", Some(nest(levels)))],
+            vec![tensor("y", F32, &[D::V(2)])],
+        ))
+    };
+    let sig = decode(&m(MAX_TYPE_DEPTH)).expect("the deepest allowed type decodes");
+    assert_eq!(sig.inputs[0].kind.depth(), MAX_TYPE_DEPTH);
+    let err = decode(&m(MAX_TYPE_DEPTH + 1)).expect_err("one level deeper");
+    assert!(
+        matches!(&err, ModelError::TypeTooDeep { name, role: "input", limit, .. }
+            if name == "deep" && *limit == MAX_TYPE_DEPTH),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "ONNX model `test.onnx`: the type of graph input `deep` nests sequences, maps and \
+             optionals more than {MAX_TYPE_DEPTH} levels deep; ort-bind reads types up to \
+             {MAX_TYPE_DEPTH} levels"
+        )
+    );
+    // Past protobuf's own nesting limit the decode error says what it is.
+    let err = decode(&m(200)).expect_err("far too deep");
+    assert!(matches!(err, ModelError::Decode { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("a type nested too deeply: ort-bind reads types up to 16 levels"),
+        "{err}"
+    );
 }
 
 #[test]

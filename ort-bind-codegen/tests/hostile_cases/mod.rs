@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use ort_bind_codegen::expand::{ExpandOptions, expand};
-use ort_bind_codegen::model::signature_from_bytes;
+use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
 use ort_bind_codegen::plan::{PlanError, plan};
 use ort_bind_codegen::{ModelError, ModelSignature, ValueKind, ValueSig};
 
@@ -159,6 +159,23 @@ pub fn nested(depth: usize, wrap: Wrap) -> Vec<u8> {
     ty
 }
 
+/// `TypeProto { map_type { key_type: key, value_type: value } }` (no value type when `None`).
+pub fn map_with_key(key: i64, value: Option<&[u8]>) -> Vec<u8> {
+    let mut m = vi(1, key as u64);
+    if let Some(v) = value {
+        m.extend(ld(2, v));
+    }
+    ld(5, &m)
+}
+
+/// A model with one input of the given encoded `TypeProto` and one float output.
+pub fn typed_model(ty: &[u8]) -> Vec<u8> {
+    model(&graph(
+        &[value_info(b"v", ty)],
+        &[f32_value(b"y", &[W::Value(1)])],
+    ))
+}
+
 /// A model whose only input has a type nested `depth` levels deep.
 pub fn deep_model(depth: usize, wrap: Wrap) -> Vec<u8> {
     model(&graph(
@@ -241,6 +258,11 @@ pub enum Expect {
     Decodes,
     /// `Ok` or `Err`: only "no panic, bounded memory, valid code if any".
     Either,
+    /// `Err(ModelError::TypeTooDeep)`.
+    TooDeep,
+    /// `Ok`, and codegen refuses with a `PlanError::Unsupported` whose message names
+    /// the value and shows its type.
+    Refused,
 }
 
 /// One named hostile input.
@@ -378,11 +400,20 @@ pub fn nesting_cases() -> Vec<Case> {
             ));
         }
         // Each level is two messages (`TypeProto` + its kind), under prost's limit of
-        // 100 nested messages: 44 levels decode (the type is described and codegen
-        // rejects it); around 47 the limit is reached.
+        // 100 nested messages: 44 levels decode as protobuf but are past ort-bind's
+        // limit of MAX_TYPE_DEPTH levels (a `TypeTooDeep` error); around 47 prost's limit is
+        // reached (a decode error). Exactly MAX_TYPE_DEPTH levels (the tensor and
+        // MAX_TYPE_DEPTH - 1 wrappers) decode and codegen refuses them.
+        for depth in [44, MAX_TYPE_DEPTH] {
+            out.push(case(
+                format!("{what} nested {depth} deep"),
+                deep_model(depth, wrap),
+                Expect::TooDeep,
+            ));
+        }
         out.push(case(
-            format!("{what} nested 44 deep"),
-            deep_model(44, wrap),
+            format!("{what} nested {} deep", MAX_TYPE_DEPTH - 1),
+            deep_model(MAX_TYPE_DEPTH - 1, wrap),
             Expect::Decodes,
         ));
         for depth in 45..=50 {
@@ -442,6 +473,68 @@ pub fn nesting_cases() -> Vec<Case> {
         model(&g),
         Expect::Either,
     ));
+    out
+}
+
+/// Sequences, maps and optionals as ONNX allows them and as it does not: map keys that
+/// are not integers or strings, unset element types, skl2onnx's ZipMap type.
+pub fn kind_cases() -> Vec<Case> {
+    let f32_any = tensor_type(1, None);
+    let mut out = Vec::new();
+    for (what, key) in [
+        ("float32", 1),
+        ("bool", 9),
+        ("float16", 10),
+        ("float64", 11),
+        ("complex64", 14),
+        ("bfloat16", 16),
+        ("float8e4m3fn", 17),
+        ("unknown code 99", 99),
+        ("negative code", -5),
+        ("undefined", 0),
+    ] {
+        out.push(case(
+            format!("map with {what} keys"),
+            typed_model(&map_with_key(key, Some(&f32_any))),
+            Expect::Refused,
+        ));
+    }
+    for (what, key) in [("string", 8), ("int64", 7), ("uint8", 2)] {
+        out.push(case(
+            format!("map with {what} keys"),
+            typed_model(&map_with_key(key, Some(&f32_any))),
+            Expect::Refused,
+        ));
+    }
+    let unset = ld(1, b""); // a TypeProto field present but with no type in it
+    for (what, ty) in [
+        ("sequence without elem type", ld(4, b"")),
+        ("sequence of an empty TypeProto", ld(4, &ld(1, b""))),
+        ("optional without elem type", ld(9, b"")),
+        ("optional of an empty TypeProto", ld(9, &ld(1, b""))),
+        ("map without value type", map_with_key(7, None)),
+        ("map without key or value type", ld(5, b"")),
+        (
+            "ZipMap output seq(map(string, float32))",
+            sequence_of(&map_with_key(8, Some(&f32_any))),
+        ),
+        (
+            "optional(seq(float32[2]))",
+            optional_of(&sequence_of(&tensor_type(1, Some(&[W::Value(2)])))),
+        ),
+        (
+            "seq(map(float32 key)) inside",
+            sequence_of(&map_with_key(1, Some(&f32_any))),
+        ),
+        (
+            "string tensor",
+            tensor_type(8, Some(&[W::Param(b"n".to_vec())])),
+        ),
+        ("seq of sparse tensor", sequence_of(&ld(8, &vi(1, 1)))),
+        ("seq of empty type", sequence_of(&unset)),
+    ] {
+        out.push(case(what, typed_model(&ty), Expect::Refused));
+    }
     out
 }
 
@@ -806,6 +899,34 @@ pub fn corpus_files() -> Vec<(&'static str, Vec<u8>, Expect)> {
             "map_nested_44.onnx",
             pick(nesting_cases(), "map nested 44 deep"),
         ),
+        (
+            "map_nested_16.onnx",
+            pick(nesting_cases(), "map nested 16 deep"),
+        ),
+        (
+            "map_float_keys.onnx",
+            pick(kind_cases(), "map with float32 keys"),
+        ),
+        (
+            "map_unknown_keys.onnx",
+            pick(kind_cases(), "map with unknown code 99 keys"),
+        ),
+        (
+            "sequence_no_elem_type.onnx",
+            pick(kind_cases(), "sequence without elem type"),
+        ),
+        (
+            "optional_no_elem_type.onnx",
+            pick(kind_cases(), "optional without elem type"),
+        ),
+        (
+            "map_no_value_type.onnx",
+            pick(kind_cases(), "map without value type"),
+        ),
+        (
+            "zipmap_type.onnx",
+            pick(kind_cases(), "ZipMap output seq(map(string, float32))"),
+        ),
         ("nul_in_name.onnx", pick(name_cases(), "NUL in a name")),
         ("cr_in_name.onnx", pick(name_cases(), "CR in a name")),
         (
@@ -856,6 +977,7 @@ pub fn generated_cases() -> Vec<Case> {
     all.extend(name_cases());
     all.extend(dim_cases());
     all.extend(codegen_cases());
+    all.extend(kind_cases());
     all
 }
 

@@ -11,6 +11,10 @@ runtime's tests need neither Python nor the repository's other fixtures.
 | --- | --- |
 | `add.onnx` | `sum = x + y`, float32 `[n]` (`n` is a `dim_param`) |
 | `affine.onnx` | `y = x * 2 + 1`, float32 `[batch, 4]`; `shape = Shape(x)` (int64 `[rank]`: `rank` is on no input, so ONNX Runtime allocates it) |
+| `strings.onnx` | string tensors (opset 20): `echo = Identity(a)`, `joined = StringConcat(a, b)`, both string `[n]`; `lengths = Shape(a)` |
+| `sequences.onnx` | sequences (opset 17): `pair = SequenceConstruct(x, y)` (float32 `[n]`, `[m]`), `pieces = SplitToSequence(x)` (n tensors `[1]`), `second = SequenceAt(pair, 1)`; sequence input `s` (seq(float32)): `count = SequenceLength(s)`, `first = SequenceAt(s, 0)`, `echo = Identity(s)`; `words = SplitToSequence(text)` over a string `[k]` input |
+| `maps.onnx` | `ai.onnx.ml` (opset 17 + ml 3): `by_id = ZipMap(probs, classlabels_int64s = [10, 20, 30])` (seq(map(int64, float32))), `by_name = ZipMap(probs, classlabels_strings = ["cat", "dog", "eel"])`; map input `m` (map(string, float32)): `dense = DictVectorizer(m, vocabulary ["a", "b", "c"])`, and `m` is also returned as output `m_echo` |
+| `optionals.onnx` | optionals (opset 18): `some = Optional(x)` (optional(tensor float32 `[n]`)), `none = Optional()` of that type (no value), `some_seq = Optional(SequenceConstruct(x, x))`; optional input `o` (optional(tensor float32)): `has = OptionalHasElement(o)` |
 | `slow.onnx` | `y = tanh(...tanh(x @ W) @ W ...)`, 64 MatMul+Tanh pairs, x float32 `[m, 256]`, W = I/2 + 1e-3 (a 256x256 initializer): the run time grows with `m` (about 0.24 s at `m = 2048` with one intra-op thread here). A row of `x` whose elements are all `c` stays constant: each layer maps `v` to `tanh(v * (0.5 + 256e-3))`, which the tests compute to check results, so runs can be cancelled mid-way |
 """
 
@@ -77,12 +81,107 @@ def slow(layers=64, width=256):
     return finish(g, "64 x (MatMul by W, Tanh): slow on purpose")
 
 
+def opset_model(graph, doc, opsets):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets],
+                          producer_name="ort-bind-runtime tests/data/make_models.py",
+                          producer_version="1", doc_string=doc)
+    m.ir_version = IR if all(v <= 18 for d, v in opsets if d == "") else 9
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def strings():
+    s = lambda n, dims: helper.make_tensor_value_info(n, T.STRING, dims)  # noqa: E731
+    nodes = [
+        helper.make_node("Identity", ["a"], ["echo"]),
+        helper.make_node("StringConcat", ["a", "b"], ["joined"]),
+        helper.make_node("Shape", ["a"], ["lengths"]),
+    ]
+    g = helper.make_graph(nodes, "strings", [s("a", ["n"]), s("b", ["n"])],
+                          [s("echo", ["n"]), s("joined", ["n"]),
+                           helper.make_tensor_value_info("lengths", T.INT64, [1])])
+    return opset_model(g, "string Identity and StringConcat", [("", 20)])
+
+
+def sequences():
+    f = lambda n, dims: helper.make_tensor_value_info(n, T.FLOAT, dims)  # noqa: E731
+    seq_f = lambda n: helper.make_value_info(n, helper.make_sequence_type_proto(  # noqa: E731
+        helper.make_tensor_type_proto(T.FLOAT, [None])))
+    one = numpy_helper.from_array(np.array(1, dtype=np.int64), "one")
+    zero = numpy_helper.from_array(np.array(0, dtype=np.int64), "zero")
+    nodes = [
+        helper.make_node("SequenceConstruct", ["x", "y"], ["pair"]),
+        helper.make_node("SplitToSequence", ["x"], ["pieces"]),
+        helper.make_node("SequenceAt", ["pair", "one"], ["second"]),
+        helper.make_node("SequenceLength", ["s"], ["count"]),
+        helper.make_node("SequenceAt", ["s", "zero"], ["first"]),
+        helper.make_node("Identity", ["s"], ["echo"]),
+        helper.make_node("SplitToSequence", ["text"], ["words"]),
+    ]
+    g = helper.make_graph(
+        nodes, "sequences",
+        [f("x", ["n"]), f("y", ["m"]), seq_f("s"),
+         helper.make_tensor_value_info("text", T.STRING, ["k"])],
+        [seq_f("pair"), seq_f("pieces"), f("second", ["m"]),
+         helper.make_tensor_value_info("count", T.INT64, []), f("first", [None]), seq_f("echo"),
+         helper.make_value_info("words", helper.make_sequence_type_proto(
+             helper.make_tensor_type_proto(T.STRING, [None])))],
+        [one, zero])
+    return opset_model(g, "SequenceConstruct, SplitToSequence, SequenceAt, SequenceLength",
+                       [("", 17)])
+
+
+def maps():
+    probs = helper.make_tensor_value_info("probs", T.FLOAT, ["N", 3])
+    m_type = helper.make_map_type_proto(T.STRING, helper.make_tensor_type_proto(T.FLOAT, []))
+    seq_map = lambda n, k: helper.make_value_info(n, helper.make_sequence_type_proto(  # noqa: E731
+        helper.make_map_type_proto(k, helper.make_tensor_type_proto(T.FLOAT, []))))
+    nodes = [
+        helper.make_node("ZipMap", ["probs"], ["by_id"], domain="ai.onnx.ml",
+                         classlabels_int64s=[10, 20, 30]),
+        helper.make_node("ZipMap", ["probs"], ["by_name"], domain="ai.onnx.ml",
+                         classlabels_strings=["cat", "dog", "eel"]),
+        helper.make_node("DictVectorizer", ["m"], ["dense"], domain="ai.onnx.ml",
+                         string_vocabulary=["a", "b", "c"]),
+    ]
+    # `m` is returned as an output too: the graph input itself (no ONNX op maps maps to maps).
+    g = helper.make_graph(
+        nodes, "maps", [probs, helper.make_value_info("m", m_type)],
+        [seq_map("by_id", T.INT64), seq_map("by_name", T.STRING),
+         helper.make_tensor_value_info("dense", T.FLOAT, [1, 3]),
+         helper.make_value_info("m", m_type)])
+    return opset_model(g, "ZipMap to seq(map), DictVectorizer over a map input, a map output",
+                       [("", 17), ("ai.onnx.ml", 3)])
+
+
+def optionals():
+    f = lambda n, dims: helper.make_tensor_value_info(n, T.FLOAT, dims)  # noqa: E731
+    opt_t = helper.make_optional_type_proto(helper.make_tensor_type_proto(T.FLOAT, ["n"]))
+    opt_any = helper.make_optional_type_proto(helper.make_tensor_type_proto(T.FLOAT, None))
+    opt_seq = helper.make_optional_type_proto(
+        helper.make_sequence_type_proto(helper.make_tensor_type_proto(T.FLOAT, None)))
+    nodes = [
+        helper.make_node("Optional", ["x"], ["some"]),
+        helper.make_node("Optional", [], ["none"], type=helper.make_tensor_type_proto(T.FLOAT, None)),
+        helper.make_node("SequenceConstruct", ["x", "x"], ["xx"]),
+        helper.make_node("Optional", ["xx"], ["some_seq"]),
+        helper.make_node("OptionalHasElement", ["o"], ["has"]),
+    ]
+    g = helper.make_graph(
+        nodes, "optionals", [f("x", ["n"]), helper.make_value_info("o", opt_any)],
+        [helper.make_value_info("some", opt_t), helper.make_value_info("none", opt_any),
+         helper.make_value_info("some_seq", opt_seq),
+         helper.make_tensor_value_info("has", T.BOOL, [])])
+    return opset_model(g, "Optional, OptionalHasElement", [("", 18)])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     bad = 0
-    for name, model in {"add": add(), "affine": affine(), "slow": slow()}.items():
+    for name, model in {"add": add(), "affine": affine(), "slow": slow(), "strings": strings(),
+                        "sequences": sequences(), "maps": maps(), "optionals": optionals()}.items():
         data = model.SerializeToString(deterministic=True)
         path = os.path.join(HERE, f"{name}.onnx")
         if args.check:

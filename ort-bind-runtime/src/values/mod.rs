@@ -1,0 +1,334 @@
+//! The values of ONNX's type system beyond numeric tensors: string tensors, sequences,
+//! maps and optionals, as inputs and outputs.
+//!
+//! | ONNX type | Rust type | reads as |
+//! | --- | --- | --- |
+//! | `tensor(string)` | [`StringTensor<S>`] (input), [`StringOutput<S>`] (output) | [`Strings`]: dims + `&str` by index or iterator |
+//! | `sequence(tensor(T))` | [`Sequence<T, S>`] | an iterator of [`TensorRef<T, S>`](crate::TensorRef) (numeric `T`) or of `&Strings` (`T = String`) |
+//! | `sequence(map(K, V))` | [`MapSequence<K, V>`] | an iterator of `&Map<K, V>` |
+//! | `map(K, V)` | [`Map<K, V>`] | `(key, value)` pairs; `to_hash_map()` / `to_btree_map()` |
+//! | `optional(tensor)`, `optional(sequence)` | [`Optional<V>`] | `Option<view>`: the check cannot be skipped |
+//!
+//! # Why these shapes
+//!
+//! - **Strings** are owned by ONNX Runtime (its tensors hold `std::string`s), so they cannot
+//!   be bound in place like numbers: a [`StringTensor`] input writes each string into ONNX
+//!   Runtime's own tensor (one copy, into string buffers ONNX Runtime resizes and reuses),
+//!   and a [`StringOutput`] copies the run's strings into one UTF-8 buffer plus offsets that
+//!   it reuses on the next run. What you read is a [`Strings`]: dims like an ndarray, and
+//!   `&str` elements (`strings[i]`, `strings.get(i)`, `strings.iter()`), row-major. That is
+//!   what a serde or ndarray user expects of a string array (`Vec<String>`-like access,
+//!   no per-element allocation). Strings that are not UTF-8 are an error when read.
+//! - **Sequences** are lists of tensors whose shapes may differ element to element, so a
+//!   sequence is not one array: [`Sequence::iter`] yields one typed view per element,
+//!   each with its own dims, read in place (ONNX Runtime hands out its element tensors
+//!   without copying them).
+//! - **Maps** (`ai.onnx.ml` `ZipMap`, `DictVectorizer`, ...) come out of ONNX Runtime as
+//!   a keys tensor and a values tensor, which is what a [`Map`] keeps (two columns, in the
+//!   order ONNX Runtime gives them: sorted by key); [`Map::iter`] gives pairs and
+//!   [`Map::to_hash_map`] / [`Map::to_btree_map`] the std collections a serde user
+//!   serialises. ONNX Runtime's C API makes and reads maps with keys `i64` or `String` and
+//!   values `f32`, `f64`, `i64` or `String` only, so those are the [`MapKey`] and
+//!   [`MapValue`] types. Building a map from pairs with a duplicate key is an error
+//!   ([`Error::Value`]): which value would win is not obvious.
+//! - **Optionals** read as `Result<Option<view>>` ([`Optional::get`]): a model that may
+//!   produce nothing makes the caller handle nothing, at compile time.
+//!
+//! Every output type is an [`OutputSlot`]: ONNX Runtime allocates the value during the run
+//! (the size of a string or a sequence is not known beforehand), the slot takes it and
+//! reads it, reusing its buffers from run to run. Inputs are built from Rust data with the
+//! types' constructors (`from_strs`, `from_arrays`, `from_pairs`, ...); ONNX Runtime
+//! copies map entries into its own maps and keeps references to sequence elements.
+
+pub(crate) mod any;
+mod map;
+mod optional;
+pub(crate) mod sequence;
+mod strings;
+
+use std::fmt;
+
+use ort::sys::ONNXType;
+
+pub use any::{DynMap, DynValue};
+pub use map::{Map, MapItem, MapIter, MapKey, MapSequence, MapValue};
+pub use optional::Optional;
+pub use sequence::{Sequence, SequenceElement, SequenceIter};
+pub use strings::{StringOutput, StringTensor, Strings, StringsIter};
+
+use crate::dynamic::DType;
+use crate::error::{Error, Result};
+use crate::sys::Value;
+
+pub(crate) mod sealed {
+    /// Seals the value traits: their implementations read ONNX Runtime values in ways only
+    /// ort-bind checks.
+    pub trait Sealed {}
+}
+
+/// A slot ONNX Runtime writes an output into during a run: every output type of this
+/// module and [`AllocatedOutput`](crate::AllocatedOutput).
+///
+/// Generated bindings and [`DynamicBinding`](crate::DynamicBinding) bind such outputs with
+/// [`Binder::value_output`](crate::Binder::value_output) and give each run's value to the
+/// slot with [`OutputValue::store_in_slot`](crate::OutputValue::store_in_slot).
+pub trait OutputSlot: sealed::Sealed + Send {
+    /// What reading the slot gives.
+    type View<'a>
+    where
+        Self: 'a;
+    /// The ONNX name.
+    fn name(&self) -> &str;
+    /// The last run's value, or [`Error::NotRun`] before a successful run.
+    fn view(&self) -> Result<Self::View<'_>>;
+    /// Forgets the last run's value (keeping buffer capacity).
+    fn clear(&mut self);
+    /// Takes a value ONNX Runtime produced, checking its type.
+    #[doc(hidden)]
+    fn accept(&mut self, value: Value) -> Result<()>;
+}
+
+/// A value ort-bind can bind as an input: every input type of this module and
+/// [`Tensor`](crate::Tensor) (see [`Binder::value_input`](crate::Binder::value_input)).
+pub trait InputValue: sealed::Sealed {
+    /// The ONNX name.
+    fn name(&self) -> &str;
+    /// The ONNX Runtime value to bind; `None` for an optional input without a value.
+    #[doc(hidden)]
+    fn bound_value(&self) -> Result<Option<&Value>>;
+}
+
+/// The element type of a tensor as a model declares it: numeric (or bool), or string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ElemType {
+    /// A numeric or bool element type.
+    Numeric(DType),
+    /// `string`.
+    String,
+}
+
+impl fmt::Display for ElemType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ElemType::Numeric(d) => write!(f, "{d}"),
+            ElemType::String => f.write_str("string"),
+        }
+    }
+}
+
+/// The type of a model input or output, as the loaded session declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueType {
+    /// A tensor: element type and dims (`None` for a dynamic dim). ONNX Runtime reports a
+    /// tensor of unknown rank like a scalar (no dims), so empty dims do not prove rank 0.
+    Tensor {
+        /// Element type.
+        elem: ElemType,
+        /// Declared dims.
+        dims: Vec<Option<usize>>,
+    },
+    /// `sequence(T)`.
+    Sequence(Box<ValueType>),
+    /// `map(K, V)`: ONNX Runtime declares maps with scalar element types for keys and values.
+    Map {
+        /// Key type.
+        key: ElemType,
+        /// Value type.
+        value: ElemType,
+    },
+    /// `optional(T)`.
+    Optional(Box<ValueType>),
+}
+
+impl ValueType {
+    /// Converts the type `ort` reports for a session's input or output
+    /// ([`Session::ort`](crate::Session::ort)); `None` for element types ort-bind does not
+    /// bind.
+    pub fn from_ort(ty: &ort::value::ValueType) -> Option<ValueType> {
+        use ort::value::ValueType as V;
+        Some(match ty {
+            V::Tensor { ty, shape, .. } => ValueType::Tensor {
+                elem: elem_from_ort(*ty)?,
+                dims: shape.iter().map(|&d| usize::try_from(d).ok()).collect(),
+            },
+            V::Sequence(inner) => ValueType::Sequence(Box::new(ValueType::from_ort(inner)?)),
+            V::Map { key, value } => ValueType::Map {
+                key: elem_from_ort(*key)?,
+                value: elem_from_ort(*value)?,
+            },
+            V::Optional(inner) => ValueType::Optional(Box::new(ValueType::from_ort(inner)?)),
+        })
+    }
+
+    /// The element type and dims, for a tensor.
+    pub fn as_tensor(&self) -> Option<(ElemType, &[Option<usize>])> {
+        match self {
+            ValueType::Tensor { elem, dims } => Some((*elem, dims)),
+            _ => None,
+        }
+    }
+}
+
+fn elem_from_ort(ty: ort::value::TensorElementType) -> Option<ElemType> {
+    let code: ort::sys::ONNXTensorElementDataType = ty.into();
+    if code == ort::sys::ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
+        Some(ElemType::String)
+    } else {
+        DType::from_onnx(code).map(ElemType::Numeric)
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueType::Tensor { elem, dims } => {
+                write!(f, "{elem}[")?;
+                for (i, d) in dims.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    match d {
+                        Some(d) => write!(f, "{d}")?,
+                        None => f.write_str("?")?,
+                    }
+                }
+                f.write_str("]")
+            }
+            ValueType::Sequence(inner) => write!(f, "seq({inner})"),
+            ValueType::Map { key, value } => write!(f, "map({key}, {value})"),
+            ValueType::Optional(inner) => write!(f, "optional({inner})"),
+        }
+    }
+}
+
+/// Dims as ONNX Runtime takes them; `Err` when one does not fit an `i64`.
+pub(crate) fn dims_i64(name: &str, dims: &[usize], out: &mut Vec<i64>) -> Result<()> {
+    out.clear();
+    for &d in dims {
+        out.push(i64::try_from(d).map_err(|_| Error::TooLarge {
+            tensor: name.to_owned(),
+            dims: dims.to_vec(),
+        })?);
+    }
+    Ok(())
+}
+
+/// Checks that `value` is a tensor of element code `want`, writing its dims into `dims`.
+pub(crate) fn tensor_dims(
+    name: &str,
+    value: &Value,
+    want: ort::sys::ONNXTensorElementDataType,
+    scratch: &mut Vec<i64>,
+    dims: &mut Vec<usize>,
+) -> Result<()> {
+    let kind = value.onnx_type()?;
+    if kind != ONNXType::ONNX_TYPE_TENSOR {
+        return Err(Error::Value {
+            value: name.to_owned(),
+            problem: format!(
+                "ONNX Runtime produced a {} where a tensor was expected",
+                kind_name(kind)
+            ),
+        });
+    }
+    let elem = value.tensor_info(scratch)?;
+    if elem != want {
+        return Err(Error::OutputType {
+            output: name.to_owned(),
+            expected: crate::element::onnx_type_name(want).to_owned(),
+            found: crate::element::onnx_type_name(elem).to_owned(),
+        });
+    }
+    dims.clear();
+    for &d in scratch.iter() {
+        dims.push(usize::try_from(d).map_err(|_| Error::Value {
+            value: name.to_owned(),
+            problem: format!("ONNX Runtime produced a negative dim {d}"),
+        })?);
+    }
+    Ok(())
+}
+
+/// A readable name of an ONNX value kind.
+pub(crate) fn kind_name(kind: ONNXType) -> &'static str {
+    match kind {
+        ONNXType::ONNX_TYPE_TENSOR => "tensor",
+        ONNXType::ONNX_TYPE_SEQUENCE => "sequence",
+        ONNXType::ONNX_TYPE_MAP => "map",
+        ONNXType::ONNX_TYPE_OPTIONAL => "optional",
+        ONNXType::ONNX_TYPE_SPARSETENSOR => "sparse tensor",
+        ONNXType::ONNX_TYPE_OPAQUE => "opaque value",
+        _ => "value of unknown kind",
+    }
+}
+
+/// Checks that `value` is of `kind`.
+pub(crate) fn expect_kind(name: &str, value: &Value, kind: ONNXType) -> Result<()> {
+    let found = value.onnx_type()?;
+    if found == kind {
+        Ok(())
+    } else {
+        Err(Error::Value {
+            value: name.to_owned(),
+            problem: format!(
+                "ONNX Runtime produced a {} where a {} was expected",
+                kind_name(found),
+                kind_name(kind)
+            ),
+        })
+    }
+}
+
+/// [`Error::NotRun`] for `name`.
+pub(crate) fn not_run(name: &str) -> Error {
+    Error::NotRun {
+        output: name.to_owned(),
+    }
+}
+
+impl<T: crate::element::Element> sealed::Sealed for T {}
+impl sealed::Sealed for String {}
+impl<T: crate::element::Element, S: crate::shape::Shape, D: crate::device::Device> sealed::Sealed
+    for crate::tensor::AllocatedOutput<T, S, D>
+{
+}
+impl<T: crate::element::Element, S: crate::shape::Shape> sealed::Sealed
+    for crate::tensor::Tensor<T, S, crate::device::Cpu>
+{
+}
+
+impl<T: crate::element::Element, S: crate::shape::Shape, D: crate::device::Device> OutputSlot
+    for crate::tensor::AllocatedOutput<T, S, D>
+where
+    Self: Send,
+{
+    type View<'a> = crate::tensor::TensorRef<'a, T, S, D>;
+
+    fn name(&self) -> &str {
+        crate::tensor::AllocatedOutput::name(self)
+    }
+
+    fn view(&self) -> Result<Self::View<'_>> {
+        self.get()
+    }
+
+    fn clear(&mut self) {
+        crate::tensor::AllocatedOutput::clear(self);
+    }
+
+    fn accept(&mut self, value: Value) -> Result<()> {
+        crate::tensor::AllocatedOutput::accept(self, value)
+    }
+}
+
+impl<T: crate::element::Element, S: crate::shape::Shape> InputValue
+    for crate::tensor::Tensor<T, S, crate::device::Cpu>
+{
+    fn name(&self) -> &str {
+        crate::tensor::Tensor::name(self)
+    }
+
+    fn bound_value(&self) -> Result<Option<&Value>> {
+        Ok(Some(self.value()))
+    }
+}
