@@ -19,6 +19,9 @@ fn main() {
         "external",
         "lying_shape",
         "lying_allocated",
+        // skl2onnx: string labels + ZipMap's seq(map(string, float32)); string input.
+        "sklearn_iris",
+        "sklearn_text",
     ];
     let mut builder = ort_bind_codegen::Builder::new();
     for m in models {
