@@ -682,6 +682,12 @@ fn why_unsupported(part: &str) -> &'static str {
     }
 }
 
+/// How value `v` binds: its form and the element type and dims of the tensors it holds
+/// (a map's value type, no dims); `None` when it cannot be bound.
+pub fn form_of(v: &ValueSig) -> Option<(Form, ElementType, Option<&[Dim]>)> {
+    classify(v, "value").ok()
+}
+
 /// Why value `v` (on side `role`) cannot be bound, if it cannot.
 pub fn value_refusal(v: &ValueSig, role: Role) -> Option<PlanError> {
     classify(v, role.word()).err()

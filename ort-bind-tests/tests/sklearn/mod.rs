@@ -7,13 +7,13 @@ use std::path::Path;
 
 /// One input row and what Python onnxruntime gave for it.
 #[derive(Debug, Clone)]
-pub struct Row<I> {
+pub(crate) struct Row<I> {
     /// The input: 4 iris measurements, or a sentence.
-    pub input: I,
+    pub(crate) input: I,
     /// The label ONNX Runtime output.
-    pub label: String,
+    pub(crate) label: String,
     /// `(class, probability)` in the model's class order.
-    pub probabilities: Vec<(String, f32)>,
+    pub(crate) probabilities: Vec<(String, f32)>,
 }
 
 fn text(name: &str) -> String {
@@ -54,7 +54,7 @@ fn rows<I>(body: &str, prefix: &str, input: impl Fn(&str) -> I) -> Vec<Row<I>> {
 }
 
 /// The iris rows: 4 float32 features each.
-pub fn iris() -> Vec<Row<[f32; 4]>> {
+pub(crate) fn iris() -> Vec<Row<[f32; 4]>> {
     rows(&text("sklearn_iris.txt"), "input ", |s| {
         let v: Vec<f32> = s.split(' ').map(|x| x.parse().expect("a float")).collect();
         [v[0], v[1], v[2], v[3]]
@@ -63,7 +63,7 @@ pub fn iris() -> Vec<Row<[f32; 4]>> {
 
 /// The sentences of the text model (one may be empty), and the class order of its
 /// `probabilities` columns.
-pub fn text_model() -> (Vec<Row<String>>, Vec<String>) {
+pub(crate) fn text_model() -> (Vec<Row<String>>, Vec<String>) {
     let body = text("sklearn_text.txt");
     let classes = body
         .lines()
