@@ -124,10 +124,12 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
             _ => quote!(binder.output(#i, &self.#f)?;),
         }
     });
-    let rebind_allocated =
-        plan.outputs.iter().enumerate().filter_map(|(i, v)| {
-            matches!(v.storage, Storage::Allocated).then(|| bind_allocated(i, v))
-        });
+    let rebind_allocated = plan
+        .outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| matches!(v.storage, Storage::Allocated))
+        .map(|(i, v)| bind_allocated(i, v));
     let allocated: Vec<(usize, &PlannedValue)> = plan
         .outputs
         .iter()

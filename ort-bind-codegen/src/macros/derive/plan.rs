@@ -164,17 +164,14 @@ fn type_pins(f: &Field<'_>) -> Option<Vec<Option<u64>>> {
         _ => None,
     };
     match shape {
-        Some(shape) => match shape {
-            ShapeSyntax::Tuple(axes, _) => Some(
-                axes.iter()
-                    .map(|a| match a {
-                        AxisSyntax::Fixed(n, _) => Some(*n),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        },
+        Some(ShapeSyntax::Tuple(axes, _)) => Some(
+            axes.iter()
+                .map(|a| match a {
+                    AxisSyntax::Fixed(n, _) => Some(*n),
+                    _ => None,
+                })
+                .collect(),
+        ),
         _ => None,
     }
 }
