@@ -366,10 +366,16 @@ impl<S: Shape> StringTensor<S> {
         for (i, item) in items.iter().enumerate() {
             self.value.set_string(i, item.as_ref().as_bytes())?;
         }
-        let dims = std::mem::take(&mut self.host.dims);
-        let set = self.host.set(&dims, items);
-        self.host.dims = dims;
-        set
+        // The host copy, in place: same count, same dims, capacity reused (a steady-state
+        // fill allocates nothing here once the strings fit).
+        let host = &mut self.host;
+        host.text.clear();
+        host.ends.clear();
+        for item in items {
+            host.text.push_str(item.as_ref());
+            host.ends.push(host.text.len());
+        }
+        Ok(())
     }
 
     /// Replaces the content with `items` of `dims`. With the same dims this is
