@@ -263,6 +263,19 @@ enum Refusal {
 fn bind(case: &CaseFiles, group: &str, bindings_dir: &Path) -> Result<String, Refusal> {
     let sig = read_signature(&case.model).map_err(|e| Refusal::Failed(e.to_string()))?;
     let plan = plan(&sig).map_err(|e| Refusal::Unsupported(e.to_string()))?;
+    // The runner below fills and compares numeric tensors; codegen's string tensors,
+    // sequences, maps and optionals (issue 12) are not in it yet.
+    if let Some(v) = plan
+        .inputs
+        .iter()
+        .chain(&plan.outputs)
+        .find(|v| !v.form.is_tensor())
+    {
+        return Err(Refusal::Unsupported(format!(
+            "`{}` is {}: the conformance runner fills and compares numeric tensors only",
+            v.name, v.onnx_type
+        )));
+    }
     ort_bind_codegen::Builder::new()
         .model_as(&case.model, &case.module)
         .out_dir(bindings_dir)
