@@ -68,7 +68,7 @@ impl Detector {
             x_dim2: limits.height,
             x_dim3: limits.width,
         };
-        let batcher = model.batcher(dims.clone(), limits.batch)?;
+        let batcher = model.batcher(dims, limits.batch)?;
         let pool = model.pool(limits.pool);
         // Every pooled binding sized once: requests then allocate nothing in ort-bind.
         pool.fill(&dims)?;
