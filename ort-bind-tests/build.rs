@@ -27,6 +27,12 @@ fn main() {
     for m in models {
         builder = builder.model(fixtures.join(format!("{m}.onnx")));
     }
+    // The runtime's models of sequences, maps and optionals (see
+    // ort-bind-runtime/tests/data/make_models.py), through generated modules.
+    let runtime_data = std::path::Path::new("../ort-bind-runtime/tests/data");
+    for m in ["sequences", "maps", "optionals"] {
+        builder = builder.model(runtime_data.join(format!("{m}.onnx")));
+    }
     builder = with_options(builder, fixtures);
     if let Err(e) = builder.compile() {
         panic!("ort-bind codegen failed: {e}");

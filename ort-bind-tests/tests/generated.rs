@@ -356,3 +356,103 @@ fn sklearn_text_pipeline_equals_python() -> ort_bind::Result<()> {
     assert_eq!(&binding.outputs().label.unwrap()[4], rows[4].label);
     Ok(())
 }
+
+mod sequences {
+    ort_bind::include_bindings!("sequences");
+}
+mod maps {
+    ort_bind::include_bindings!("maps");
+}
+mod optionals {
+    ort_bind::include_bindings!("optionals");
+}
+
+/// Sequence inputs and outputs through a generated module
+/// (`ort-bind-runtime/tests/data/sequences.onnx`): a sequence input is set whole and
+/// bound; running without it is an error naming it; outputs are read as typed views.
+#[test]
+fn generated_sequences_in_and_out() -> ort_bind::Result<()> {
+    let model = sequences::Model::load()?;
+    let mut binding = model.bind(sequences::Dims { n: 3, m: 2, k: 2 })?;
+    binding.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+    binding.inputs().y.copy_from_slice(&[4.0, 5.0])?;
+    binding.inputs().text.fill(&["a", "bc"])?;
+    assert!(binding.inputs().s.is_none());
+    let err = binding.run().unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingInput { input } if input == "s"),
+        "{err}"
+    );
+    binding.set_input_s(ort_bind::Sequence::from_arrays(
+        "s",
+        [(&[2][..], &[7.0f32, 8.0][..]), (&[1][..], &[9.0][..])],
+    )?)?;
+    binding.run()?;
+    let out = binding.outputs();
+    let pair: Vec<Vec<f32>> = out.pair.unwrap().iter().map(|t| t.to_vec()).collect();
+    assert_eq!(pair, [vec![1.0, 2.0, 3.0], vec![4.0, 5.0]]);
+    assert_eq!(out.pieces.unwrap().len(), 3);
+    let echo: Vec<Vec<f32>> = out.echo.unwrap().iter().map(|t| t.to_vec()).collect();
+    assert_eq!(echo, [vec![7.0, 8.0], vec![9.0]]);
+    let words: Vec<Vec<String>> = out.words.unwrap().iter().map(|s| s.to_vec()).collect();
+    assert_eq!(words, [vec!["a".to_owned()], vec!["bc".to_owned()]]);
+    Ok(())
+}
+
+/// Maps through a generated module (`maps.onnx`): a map input set from pairs, a map
+/// output sorted by key as ONNX Runtime keeps it, and sequences of maps.
+#[test]
+fn generated_maps_in_and_out() -> ort_bind::Result<()> {
+    let model = maps::Model::load()?;
+    let mut binding = model.bind(maps::Dims { n: 2 })?;
+    binding
+        .inputs()
+        .probs
+        .copy_from_slice(&[0.1, 0.2, 0.7, 0.3, 0.3, 0.4])?;
+    binding.set_input_m(ort_bind::Map::from_pairs(
+        "m",
+        [("c".to_owned(), 3.0f32), ("a".to_owned(), 1.0)],
+    )?)?;
+    binding.run()?;
+    let out = binding.outputs();
+    let by_id: Vec<Vec<(i64, f32)>> = out
+        .by_id
+        .unwrap()
+        .iter()
+        .map(|m| m.iter().collect())
+        .collect();
+    assert_eq!(
+        by_id,
+        [
+            vec![(10, 0.1), (20, 0.2), (30, 0.7)],
+            vec![(10, 0.3), (20, 0.3), (30, 0.4)]
+        ]
+    );
+    assert_eq!(out.by_name.unwrap().get(0).unwrap().get("eel"), Some(0.7));
+    assert_eq!(
+        out.m.unwrap().iter().collect::<Vec<_>>(),
+        [("a", 1.0), ("c", 3.0)]
+    );
+    Ok(())
+}
+
+/// Optionals through a generated module (`optionals.onnx`): an optional input left unset
+/// is absent; outputs are read through `get()`, which makes absence a case to handle.
+#[test]
+fn generated_optionals() -> ort_bind::Result<()> {
+    let model = optionals::Model::load()?;
+    let mut binding = model.bind(optionals::Dims { n: 2 })?;
+    binding.inputs().x.copy_from_slice(&[1.5, -2.0])?;
+    binding.run()?; // `o` unset: absent
+    let out = binding.outputs();
+    assert_eq!(out.some.get()?.expect("a value").as_slice(), &[1.5, -2.0]);
+    assert!(out.none.get()?.is_none());
+    assert_eq!(out.some_seq.get()?.expect("a value").len(), 2);
+    assert_eq!(out.has.as_slice(), &[false]);
+    let mut o = ort_bind::Tensor::new("o", &[1])?;
+    o.as_mut_slice()[0] = 4.0;
+    binding.set_input_o(ort_bind::Optional::some(o))?;
+    binding.run()?;
+    assert_eq!(binding.outputs().has.as_slice(), &[true]);
+    Ok(())
+}
