@@ -1,33 +1,37 @@
 //! `ort-bind run`: runs a model through the runtime's binding on inputs read from `.npy` or
-//! ONNX `TensorProto` (`.pb`) files, prints each output's type and shape, writes outputs as
-//! `.npy`, and compares them with expected outputs (like `polygraphy run` does for ONNX
-//! Runtime).
+//! ONNX `.pb` files, prints each output's type and shape, writes outputs (tensors and
+//! strings as `.npy`, sequences, maps and optionals as the ONNX message for them, `.pb`),
+//! and compares them with expected outputs (like `polygraphy run` does for ONNX Runtime).
 //!
-//! Element types and shapes come from the model and the files: each input is sized by its
-//! file (dynamic dims included), checked against the model's element type, rank and fixed
-//! dims, and copied once into a buffer the binding owns; ONNX Runtime allocates the outputs,
-//! which are read in place.
+//! Types and shapes come from the model and the files: a `.pb` file is read as the message
+//! the model's type calls for (`TensorProto`, `SequenceProto`, `MapProto`, `OptionalProto`);
+//! each input is sized by its file (dynamic dims included), checked against the model's
+//! type, rank and fixed dims, and copied once into memory the binding owns (strings and
+//! containers into ONNX Runtime's own values); ONNX Runtime allocates the outputs.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use ort_bind_cli::data::{self, Tolerance};
-use ort_bind_runtime::{DynamicBinding, HostArray, Session, SessionOptions};
+use ort_bind_runtime::{DynValue, DynamicBinding, Session, SessionOptions};
 
 /// Arguments of `ort-bind run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
     /// The ONNX model file.
     model: PathBuf,
-    /// An input: `NAME=FILE`, FILE a `.npy` or TensorProto `.pb`. Every model input needs one.
+    /// An input: `NAME=FILE`, FILE a `.npy` (numbers or strings) or `.pb` (the ONNX message
+    /// for the input's type: TensorProto, SequenceProto, MapProto, OptionalProto). Every
+    /// model input needs one.
     #[arg(short, long = "input", value_name = "NAME=FILE")]
     inputs: Vec<String>,
     /// An expected output to compare with: `NAME=FILE` (`.npy` or `.pb`). The command fails
     /// when an output differs.
     #[arg(short, long = "expect", value_name = "NAME=FILE")]
     expect: Vec<String>,
-    /// Writes every output to `DIR/<output name>.npy` (characters other than letters,
-    /// digits, `-`, `_` and `.` become `_`).
+    /// Writes every output to `DIR/<output name>.npy` (tensors and strings) or `.pb`
+    /// (sequences, maps, optionals); characters other than letters, digits, `-`, `_` and
+    /// `.` become `_`.
     #[arg(short, long = "out", value_name = "DIR")]
     out: Option<PathBuf>,
     /// Relative tolerance of `--expect` comparisons (ONNX's backend tests use 1e-3).
@@ -100,9 +104,14 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
         if !given.insert(index) {
             return Err(format!("--input {name} is given twice"));
         }
-        let array = data::read_array(file).map_err(|e| e.to_string())?;
+        let ty = binding
+            .input_info()
+            .nth(index)
+            .map(|info| info.ty.clone())
+            .expect("index from input_index");
+        let value = data::read_value(file, Some(&ty)).map_err(|e| e.to_string())?;
         binding
-            .set_input(index, array.view())
+            .set_input_value(index, &value)
             .map_err(|e| format!("--input {name}={}: {e}", file.display()))?;
     }
     let missing: Vec<String> = binding
@@ -119,7 +128,7 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
     }
 
     // Expected outputs, read before running so that a typo costs no run.
-    let mut expected: Vec<(usize, String, HostArray)> = Vec::new();
+    let mut expected: Vec<(usize, String, DynValue)> = Vec::new();
     for arg in &args.expect {
         let (name, file) = name_and_file("expect", arg)?;
         let index = binding.output_index(name).ok_or_else(|| {
@@ -132,8 +141,13 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
         if expected.iter().any(|(i, _, _)| *i == index) {
             return Err(format!("--expect {name} is given twice"));
         }
-        let array = data::read_array(file).map_err(|e| e.to_string())?;
-        expected.push((index, name.to_owned(), array));
+        let ty = binding
+            .output_info()
+            .nth(index)
+            .map(|info| info.ty.clone())
+            .expect("index from output_index");
+        let value = data::read_value(file, Some(&ty)).map_err(|e| e.to_string())?;
+        expected.push((index, name.to_owned(), value));
     }
 
     let started = std::time::Instant::now();
@@ -149,13 +163,12 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
     let mut stems = HashSet::new();
     let infos: Vec<_> = binding.output_info().cloned().collect();
     for (index, info) in infos.iter().enumerate() {
-        let value = binding.output(index).map_err(|e| e.to_string())?;
-        let mut line = format!(
-            "output `{}`: {} {:?}",
-            info.name,
-            value.dtype(),
-            value.dims()
-        );
+        let value = binding.output_value(index).map_err(|e| e.to_string())?;
+        let shown = match &value {
+            DynValue::Tensor(a) => format!("{} {:?}", a.dtype(), a.dims()),
+            other => other.describe(),
+        };
+        let mut line = format!("output `{}`: {shown}", info.name);
         if let Some(dir) = &args.out {
             let base = file_stem_for(&info.name);
             let mut stem = base.clone();
@@ -164,8 +177,12 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
                 stem = format!("{base}_{n}");
                 n += 1;
             }
-            let path = dir.join(format!("{stem}.npy"));
-            let note = data::npy::write(&path, value).map_err(|e| e.to_string())?;
+            let ext = match value {
+                DynValue::Tensor(_) | DynValue::Strings(_) => "npy",
+                _ => "pb",
+            };
+            let path = dir.join(format!("{stem}.{ext}"));
+            let note = data::write_value(&path, &info.name, &value).map_err(|e| e.to_string())?;
             line.push_str(&format!(" -> {}", path.display()));
             if let Some(note) = note {
                 line.push_str(&format!(" ({note})"));
@@ -177,8 +194,8 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
     // Comparisons.
     let mut mismatches = 0;
     for (index, name, want) in &expected {
-        let value = binding.output(*index).map_err(|e| e.to_string())?;
-        match data::compare(value, want.view(), tolerance) {
+        let value = binding.output_value(*index).map_err(|e| e.to_string())?;
+        match data::compare_values(&value, want, tolerance) {
             Ok(()) => println!("match    `{name}`"),
             Err(m) => {
                 mismatches += 1;

@@ -322,3 +322,325 @@ fn generate_prints_what_the_builder_returns() {
         .unwrap();
     assert_eq!(stdout, modules[0].source);
 }
+
+fn runtime_model(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ort-bind-runtime/tests/data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+mod values {
+    use super::*;
+    use ort_bind_cli::data::{self, Tolerance};
+    use ort_bind_runtime::{DynMap, DynValue, Strings};
+
+    fn f32s(dims: &[usize], v: &[f32]) -> DynValue {
+        DynValue::Tensor(HostArray::from_vec(dims.to_vec(), v.to_vec()).unwrap())
+    }
+
+    fn strs(items: &[&str]) -> DynValue {
+        DynValue::Strings(Strings::from_strs(&[items.len()], items).unwrap())
+    }
+
+    fn put(dir: &Path, file: &str, value: &DynValue) -> String {
+        let path = dir.join(file);
+        data::write_value(&path, "v", value).unwrap();
+        path.display().to_string()
+    }
+
+    fn run_ok(args: &[&str]) -> String {
+        let out = ort_bind(args);
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{args:?}\n{stdout}\n{stderr}");
+        stdout
+    }
+
+    #[test]
+    fn strings_in_npy_and_pb_out_as_npy() {
+        let dir = scratch("strings");
+        let a = put(&dir, "a.npy", &strs(&["x", "héllo"]));
+        let b = put(&dir, "b.pb", &strs(&["1", "2"]));
+        let joined = put(&dir, "joined.npy", &strs(&["x1", "héllo2"]));
+        let wrong = put(&dir, "wrong.pb", &strs(&["x1", "hello2"]));
+        let out = dir.join("out");
+        let model = runtime_model("strings.onnx");
+        let stdout = run_ok(&[
+            "run",
+            &model,
+            "--input",
+            &format!("a={a}"),
+            "--input",
+            &format!("b={b}"),
+            "--expect",
+            &format!("joined={joined}"),
+            "--out",
+            s(&out),
+        ]);
+        assert!(stdout.contains("output `joined`: string[2]"), "{stdout}");
+        assert!(stdout.contains("match    `joined`"), "{stdout}");
+        let echo = data::read_value(out.join("echo.npy"), None).unwrap();
+        assert_eq!(echo, strs(&["x", "héllo"]));
+
+        let res = ort_bind(&[
+            "run",
+            &model,
+            "--input",
+            &format!("a={a}"),
+            "--input",
+            &format!("b={b}"),
+            "--expect",
+            &format!("joined={wrong}"),
+        ]);
+        let (stdout, _) = text(&res);
+        assert_eq!(res.status.code(), Some(1));
+        assert!(
+            stdout.contains("1 of 2 strings differ; first at [1]: \"héllo2\" where \"hello2\""),
+            "{stdout}"
+        );
+
+        // numpy object arrays are refused with a way out.
+        let obj = dir.join("obj.npy");
+        let mut header = "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }".to_owned();
+        while !(10 + header.len() + 1).is_multiple_of(64) {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(&[0x80, 0x02]);
+        std::fs::write(&obj, bytes).unwrap();
+        let res = ort_bind(&[
+            "run",
+            &model,
+            "--input",
+            &format!("a={}", s(&obj)),
+            "--input",
+            &format!("b={b}"),
+        ]);
+        let (_, stderr) = text(&res);
+        assert_eq!(res.status.code(), Some(1));
+        assert!(stderr.contains("arr.astype(str)"), "{stderr}");
+    }
+
+    #[test]
+    fn sequences_maps_and_optionals_as_pb() {
+        let dir = scratch("containers");
+        let out = dir.join("out");
+
+        // Sequences: a SequenceProto input, SequenceProto expectations.
+        let x = put(&dir, "x.npy", &f32s(&[3], &[1.0, 2.0, 3.0]));
+        let y = put(&dir, "y.npy", &f32s(&[2], &[4.0, 5.0]));
+        let seq = put(
+            &dir,
+            "s.pb",
+            &DynValue::Sequence(vec![f32s(&[2], &[7.0, 8.0]), f32s(&[1], &[9.0])]),
+        );
+        let text_in = put(&dir, "text.npy", &strs(&["a", "bc"]));
+        let pair = put(
+            &dir,
+            "pair.pb",
+            &DynValue::Sequence(vec![
+                f32s(&[3], &[1.0, 2.0, 3.0005]),
+                f32s(&[2], &[4.0, 5.0]),
+            ]),
+        );
+        let words = put(
+            &dir,
+            "words.pb",
+            &DynValue::Sequence(vec![strs(&["a"]), strs(&["bc"])]),
+        );
+        let bad_pair = put(
+            &dir,
+            "bad_pair.pb",
+            &DynValue::Sequence(vec![f32s(&[3], &[1.0, 2.0, 3.0]), f32s(&[2], &[4.0, 6.0])]),
+        );
+        let model = runtime_model("sequences.onnx");
+        let inputs = [
+            "--input".to_owned(),
+            format!("x={x}"),
+            "--input".to_owned(),
+            format!("y={y}"),
+            "--input".to_owned(),
+            format!("s={seq}"),
+            "--input".to_owned(),
+            format!("text={text_in}"),
+        ];
+        let mut args: Vec<String> = vec!["run".into(), model.clone()];
+        args.extend(inputs.iter().cloned());
+        args.extend([
+            "--expect".into(),
+            format!("pair={pair}"),
+            "--expect".into(),
+            format!("words={words}"),
+            "--out".into(),
+            s(&out).into(),
+        ]);
+        let stdout = run_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(
+            stdout.contains("output `pair`: seq(2 elements)"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("match    `pair`") && stdout.contains("match    `words`"),
+            "{stdout}"
+        );
+        let pieces = data::read_value(out.join("pieces.pb"), Some(&seq_type())).unwrap();
+        assert_eq!(pieces.as_sequence().unwrap().len(), 3);
+
+        let mut args: Vec<String> = vec!["run".into(), model];
+        args.extend(inputs.iter().cloned());
+        args.extend(["--expect".into(), format!("pair={bad_pair}")]);
+        let res = ort_bind(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let (stdout, _) = text(&res);
+        assert_eq!(res.status.code(), Some(1));
+        assert!(
+            stdout.contains("MISMATCH `pair`: [1]: 1 of 2 values differ"),
+            "{stdout}"
+        );
+
+        // Maps: a MapProto input; ZipMap's sequence of maps compared by key.
+        let probs = put(&dir, "probs.npy", &f32s(&[1, 3], &[0.1, 0.2, 0.7]));
+        let m = put(
+            &dir,
+            "m.pb",
+            &DynValue::Map(DynMap::new(strs(&["c", "a"]), f32s(&[2], &[3.0, 1.0])).unwrap()),
+        );
+        let by_name = put(
+            &dir,
+            "by_name.pb",
+            &DynValue::Sequence(vec![DynValue::Map(
+                DynMap::new(strs(&["eel", "cat", "dog"]), f32s(&[3], &[0.7, 0.1, 0.2])).unwrap(),
+            )]),
+        );
+        let stdout = run_ok(&[
+            "run",
+            &runtime_model("maps.onnx"),
+            "--input",
+            &format!("probs={probs}"),
+            "--input",
+            &format!("m={m}"),
+            "--expect",
+            &format!("by_name={by_name}"),
+            "--out",
+            s(&out),
+        ]);
+        assert!(stdout.contains("match    `by_name`"), "{stdout}");
+        assert!(
+            stdout.contains("output `m`: map(string -> float32, 2 entries)"),
+            "{stdout}"
+        );
+        let map_ty = ort_bind_runtime::ValueType::Map {
+            key: ort_bind_runtime::ElemType::String,
+            value: ort_bind_runtime::ElemType::Numeric(ort_bind_runtime::DType::F32),
+        };
+        let echoed = data::read_value(out.join("m.pb"), Some(&map_ty)).unwrap();
+        let want = DynValue::Map(DynMap::new(strs(&["a", "c"]), f32s(&[2], &[1.0, 3.0])).unwrap());
+        assert_eq!(
+            data::compare_values(&echoed, &want, Tolerance::EXACT),
+            Ok(())
+        );
+
+        // Optionals: an OptionalProto without a value in, `none` compared with one.
+        let x2 = put(&dir, "x2.npy", &f32s(&[2], &[1.0, 2.0]));
+        let o = put(&dir, "o.pb", &DynValue::Optional(None));
+        let none = put(&dir, "none.pb", &DynValue::Optional(None));
+        let some = put(
+            &dir,
+            "some.pb",
+            &DynValue::Optional(Some(Box::new(f32s(&[2], &[1.0, 2.0])))),
+        );
+        let has = put(
+            &dir,
+            "has.npy",
+            &DynValue::Tensor(HostArray::from_vec(vec![], vec![false]).unwrap()),
+        );
+        let stdout = run_ok(&[
+            "run",
+            &runtime_model("optionals.onnx"),
+            "--input",
+            &format!("x={x2}"),
+            "--input",
+            &format!("o={o}"),
+            "--expect",
+            &format!("none={none}"),
+            "--expect",
+            &format!("some={some}"),
+            "--expect",
+            &format!("has={has}"),
+        ]);
+        assert!(stdout.contains("output `none`: optional(none)"), "{stdout}");
+        assert_eq!(stdout.matches("match    `").count(), 3, "{stdout}");
+    }
+
+    fn seq_type() -> ort_bind_runtime::ValueType {
+        ort_bind_runtime::ValueType::Sequence(Box::new(ort_bind_runtime::ValueType::Tensor {
+            elem: ort_bind_runtime::ElemType::Numeric(ort_bind_runtime::DType::F32),
+            dims: vec![None],
+        }))
+    }
+}
+
+/// ONNX's model-level cases with sequences and string tensors (the `simple` group): every
+/// `test_sequence_model*` (SequenceProto inputs and outputs) and the string-normalizer cases
+/// ONNX Runtime can load here (the others need the `en_US.UTF-8` locale, which these
+/// machines lack: they fail identically in Python onnxruntime).
+#[test]
+fn runs_onnx_sequence_and_string_models() {
+    const PREFIX: &str = "onnx/backend/test/data/simple/";
+    const CASES: [&str; 10] = [
+        "test_sequence_model1",
+        "test_sequence_model2",
+        "test_sequence_model3",
+        "test_sequence_model4",
+        "test_sequence_model5",
+        "test_sequence_model6",
+        "test_sequence_model7",
+        "test_sequence_model8",
+        "test_strnorm_model_monday_casesensintive_nochangecase",
+        "test_strnorm_model_nostopwords_nochangecase",
+    ];
+    let root = ort_bind_fetch::WheelCache::new("onnx==1.23.2", "onnx-1.23.2-cli-values")
+        .keep(|name| {
+            CASES
+                .iter()
+                .any(|c| name.starts_with(&format!("{PREFIX}{c}/")))
+        })
+        .get()
+        .expect("ONNX's backend test data (the onnx==1.23.2 wheel, fetched with pip)")
+        .join(PREFIX);
+    for case in CASES {
+        let case_dir = root.join(case);
+        let set = case_dir.join("test_data_set_0");
+        let model = case_dir.join("model.onnx");
+        let sig = ort_bind_codegen::read_signature(&model).unwrap();
+        let mut args = vec!["run".to_owned(), s(&model).to_owned()];
+        for (i, input) in sig.inputs.iter().enumerate() {
+            args.push("--input".into());
+            args.push(format!(
+                "{}={}",
+                input.name,
+                s(&set.join(format!("input_{i}.pb")))
+            ));
+        }
+        for (i, output) in sig.outputs.iter().enumerate() {
+            args.push("--expect".into());
+            args.push(format!(
+                "{}={}",
+                output.name,
+                s(&set.join(format!("output_{i}.pb")))
+            ));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = ort_bind(&args);
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{case}: {stdout}\n{stderr}");
+        assert_eq!(
+            stdout.matches("match    `").count(),
+            sig.outputs.len(),
+            "{case}: {stdout}"
+        );
+    }
+}

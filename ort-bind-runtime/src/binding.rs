@@ -40,8 +40,9 @@ pub unsafe trait BindingIo {
     const INPUTS: &'static [ValueSpec];
     /// Output specs, in binding order (index = position).
     const OUTPUTS: &'static [ValueSpec];
-    /// Whether some outputs are allocated by ONNX Runtime ([`Binder::allocated_output`]),
-    /// so their values must be collected after each run.
+    /// Whether some outputs are allocated by ONNX Runtime ([`Binder::allocated_output`],
+    /// and every [`Binder::value_output`]: strings, sequences, maps, optionals), so their
+    /// values must be collected after each run.
     const HAS_ALLOCATED_OUTPUTS: bool;
     /// The values of the model's symbolic dimensions (compared to find the binding of
     /// dims used recently; see [`Bound::set_dims`]).
@@ -58,7 +59,7 @@ pub unsafe trait BindingIo {
     /// Binds every input and output through `binder`.
     fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()>;
     /// Binds again every output that [`BindingIo::bind`] bound with
-    /// [`Binder::allocated_output`]; [`Bound::run`] calls it before each run but the first
+    /// [`Binder::allocated_output`] or [`Binder::value_output`]; [`Bound::run`] calls it before each run but the first
     /// after a full bind. After a run, ONNX Runtime's binding holds the value it produced
     /// for such an output and would write the next result into that value, failing the
     /// run when the shape changes; binding the output to its device again makes ONNX
@@ -212,7 +213,9 @@ impl<'io> Binder<'_, 'io> {
     /// Lets ONNX Runtime allocate output number `index` in host memory at run time, for a
     /// string tensor, sequence, map or optional slot (any [`OutputSlot`]); the run's value
     /// reaches the slot through [`BindingIo::store_output`] and
-    /// [`OutputValue::store_in_slot`].
+    /// [`OutputValue::store_in_slot`] (so the `Io` sets
+    /// [`BindingIo::HAS_ALLOCATED_OUTPUTS`], and clears the slot in
+    /// [`BindingIo::clear_allocated`]).
     pub fn value_output<V: OutputSlot>(&mut self, index: usize, slot: &'io V) -> Result<()> {
         let _ = slot;
         if self.keys_only {

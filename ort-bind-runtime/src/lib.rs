@@ -65,7 +65,7 @@ pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
 pub use slot::{InputSlot, Slot};
 pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
 pub use values::{
-    DynMap, DynValue, ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional,
+    DynKey, DynMap, DynValue, ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional,
     OutputSlot, Sequence, SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings,
     ValueType,
 };

@@ -2,73 +2,17 @@
 //! hand-written `BindingIo`s: what generated code emits for these types), on the models of
 //! `tests/data/make_models.py`. Values are checked against what Python onnxruntime 1.31.1
 //! gives for the same inputs (see the script's table).
-#![allow(unreachable_pub)]
 
 mod common;
 
+use common::values::{MapsIo, OptIo, SeqIo, StringsIo};
 use ort_bind_runtime::{
-    AllocatedOutput, AnyRank, Binder, BindingIo, Bound, Dyn, Error, Map, MapSequence, Optional,
-    OutputSlot, OutputValue, Result, Sequence, Session, SessionOptions, StringOutput, StringTensor,
-    Strings, Tensor, TensorRef, ValueSpec,
+    AllocatedOutput, Bound, Dyn, Error, Map, MapSequence, Optional, OutputSlot, Sequence, Session,
+    SessionOptions, StringOutput, StringTensor, Strings, Tensor, TensorRef,
 };
 
 fn session(name: &str) -> Session {
     Session::from_file(common::data(name), &SessionOptions::new().intra_threads(1)).unwrap()
-}
-
-/// `strings.onnx`: `echo = Identity(a)`, `joined = StringConcat(a, b)`, `lengths = Shape(a)`.
-#[derive(Debug)]
-struct StringsIo {
-    a: StringTensor<(Dyn,)>,
-    b: StringTensor<(Dyn,)>,
-    echo: StringOutput<(Dyn,)>,
-    joined: StringOutput<(Dyn,)>,
-    lengths: AllocatedOutput<i64, (Dyn,)>,
-}
-
-// SAFETY: inputs change only inside `Bound::modify` (no views hand out mutable access);
-// outputs are slots ONNX Runtime allocates into.
-unsafe impl BindingIo for StringsIo {
-    const INPUTS: &'static [ValueSpec] = &[
-        ValueSpec::string("a", Some(1)),
-        ValueSpec::string("b", Some(1)),
-    ];
-    const OUTPUTS: &'static [ValueSpec] = &[
-        ValueSpec::string("echo", Some(1)),
-        ValueSpec::string("joined", Some(1)),
-        ValueSpec::of::<i64>("lengths", Some(1)),
-    ];
-    const HAS_ALLOCATED_OUTPUTS: bool = true;
-    type Dims = ();
-    type InputsMut<'a> = ();
-    type OutputsRef<'a> = &'a StringsIo;
-
-    fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()> {
-        binder.value_input(0, &self.a)?;
-        binder.value_input(1, &self.b)?;
-        binder.value_output(0, &self.echo)?;
-        binder.value_output(1, &self.joined)?;
-        binder.allocated_output(2, &self.lengths)
-    }
-    fn set_dims(&mut self, _: &()) -> Result<()> {
-        Ok(())
-    }
-    fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()> {
-        match index {
-            0 => value.store_in_slot(&mut self.echo),
-            1 => value.store_in_slot(&mut self.joined),
-            _ => value.store_in(&mut self.lengths),
-        }
-    }
-    fn clear_allocated(&mut self) {
-        self.echo.clear();
-        self.joined.clear();
-        self.lengths.clear();
-    }
-    fn inputs_mut(&mut self) {}
-    fn outputs(&self) -> &StringsIo {
-        self
-    }
 }
 
 #[test]
@@ -128,86 +72,6 @@ fn string_tensors_in_and_out() {
     // A shape the type forbids is refused before ONNX Runtime sees it.
     let err = StringTensor::<(Dyn,)>::from_strs("a", &[1, 1], &["x"]).unwrap_err();
     assert!(matches!(err, Error::Shape { .. }), "{err}");
-}
-
-/// `sequences.onnx`.
-#[derive(Debug)]
-struct SeqIo {
-    x: Tensor<f32, (Dyn,)>,
-    y: Tensor<f32, (Dyn,)>,
-    s: Sequence<f32, (Dyn,)>,
-    text: StringTensor<(Dyn,)>,
-    pair: Sequence<f32, (Dyn,)>,
-    pieces: Sequence<f32, (Dyn,)>,
-    second: AllocatedOutput<f32, (Dyn,)>,
-    count: AllocatedOutput<i64, ()>,
-    first: AllocatedOutput<f32, (Dyn,)>,
-    echo: Sequence<f32>,
-    words: Sequence<String, (Dyn,)>,
-}
-
-// SAFETY: as for `StringsIo`.
-unsafe impl BindingIo for SeqIo {
-    const INPUTS: &'static [ValueSpec] = &[
-        ValueSpec::of::<f32>("x", Some(1)),
-        ValueSpec::of::<f32>("y", Some(1)),
-        ValueSpec::sequence::<f32>("s", Some(1)),
-        ValueSpec::string("text", Some(1)),
-    ];
-    const OUTPUTS: &'static [ValueSpec] = &[
-        ValueSpec::sequence::<f32>("pair", Some(1)),
-        ValueSpec::sequence::<f32>("pieces", Some(1)),
-        ValueSpec::of::<f32>("second", Some(1)),
-        ValueSpec::of::<i64>("count", Some(0)),
-        ValueSpec::of::<f32>("first", Some(1)),
-        ValueSpec::sequence::<f32>("echo", None),
-        ValueSpec::sequence::<String>("words", Some(1)),
-    ];
-    const HAS_ALLOCATED_OUTPUTS: bool = true;
-    type Dims = ();
-    type InputsMut<'a> = ();
-    type OutputsRef<'a> = &'a SeqIo;
-
-    fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()> {
-        binder.input(0, &self.x)?;
-        binder.input(1, &self.y)?;
-        binder.value_input(2, &self.s)?;
-        binder.value_input(3, &self.text)?;
-        binder.value_output(0, &self.pair)?;
-        binder.value_output(1, &self.pieces)?;
-        binder.allocated_output(2, &self.second)?;
-        binder.allocated_output(3, &self.count)?;
-        binder.allocated_output(4, &self.first)?;
-        binder.value_output(5, &self.echo)?;
-        binder.value_output(6, &self.words)
-    }
-    fn set_dims(&mut self, _: &()) -> Result<()> {
-        Ok(())
-    }
-    fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()> {
-        match index {
-            0 => value.store_in_slot(&mut self.pair),
-            1 => value.store_in_slot(&mut self.pieces),
-            2 => value.store_in(&mut self.second),
-            3 => value.store_in(&mut self.count),
-            4 => value.store_in(&mut self.first),
-            5 => value.store_in_slot(&mut self.echo),
-            _ => value.store_in_slot(&mut self.words),
-        }
-    }
-    fn clear_allocated(&mut self) {
-        self.pair.clear();
-        self.pieces.clear();
-        self.second.clear();
-        self.count.clear();
-        self.first.clear();
-        self.echo.clear();
-        self.words.clear();
-    }
-    fn inputs_mut(&mut self) {}
-    fn outputs(&self) -> &SeqIo {
-        self
-    }
 }
 
 fn tensor(name: &str, values: &[f32]) -> Tensor<f32, (Dyn,)> {
@@ -284,65 +148,6 @@ fn sequences_in_and_out() {
     assert!(matches!(err, Error::Shape { .. }), "{err}");
 }
 
-/// `maps.onnx`.
-#[derive(Debug)]
-struct MapsIo {
-    probs: Tensor<f32, (Dyn, ort_bind_runtime::Fix<3>)>,
-    m: Map<String, f32>,
-    by_id: MapSequence<i64, f32>,
-    by_name: MapSequence<String, f32>,
-    dense: AllocatedOutput<f32, AnyRank>,
-    m_out: Map<String, f32>,
-}
-
-// SAFETY: as for `StringsIo`.
-unsafe impl BindingIo for MapsIo {
-    const INPUTS: &'static [ValueSpec] = &[
-        ValueSpec::of::<f32>("probs", Some(2)),
-        ValueSpec::map::<String, f32>("m"),
-    ];
-    const OUTPUTS: &'static [ValueSpec] = &[
-        ValueSpec::map_sequence::<i64, f32>("by_id"),
-        ValueSpec::map_sequence::<String, f32>("by_name"),
-        ValueSpec::of::<f32>("dense", None),
-        ValueSpec::map::<String, f32>("m"),
-    ];
-    const HAS_ALLOCATED_OUTPUTS: bool = true;
-    type Dims = ();
-    type InputsMut<'a> = ();
-    type OutputsRef<'a> = &'a MapsIo;
-
-    fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()> {
-        binder.input(0, &self.probs)?;
-        binder.value_input(1, &self.m)?;
-        binder.value_output(0, &self.by_id)?;
-        binder.value_output(1, &self.by_name)?;
-        binder.allocated_output(2, &self.dense)?;
-        binder.value_output(3, &self.m_out)
-    }
-    fn set_dims(&mut self, _: &()) -> Result<()> {
-        Ok(())
-    }
-    fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()> {
-        match index {
-            0 => value.store_in_slot(&mut self.by_id),
-            1 => value.store_in_slot(&mut self.by_name),
-            2 => value.store_in(&mut self.dense),
-            _ => value.store_in_slot(&mut self.m_out),
-        }
-    }
-    fn clear_allocated(&mut self) {
-        self.by_id.clear();
-        self.by_name.clear();
-        self.dense.clear();
-        self.m_out.clear();
-    }
-    fn inputs_mut(&mut self) {}
-    fn outputs(&self) -> &MapsIo {
-        self
-    }
-}
-
 #[test]
 fn maps_and_sequences_of_maps() {
     let s = session("maps.onnx");
@@ -414,65 +219,6 @@ fn maps_and_sequences_of_maps() {
     .unwrap();
     assert_eq!(seq.len(), 2);
     assert_eq!(seq.get(1).unwrap().get(3), Some(0.125));
-}
-
-/// `optionals.onnx`.
-#[derive(Debug)]
-struct OptIo {
-    x: Tensor<f32, (Dyn,)>,
-    o: Optional<Tensor<f32, (Dyn,)>>,
-    some: Optional<AllocatedOutput<f32, (Dyn,)>>,
-    none: Optional<AllocatedOutput<f32, AnyRank>>,
-    some_seq: Optional<Sequence<f32, (Dyn,)>>,
-    has: AllocatedOutput<bool, ()>,
-}
-
-// SAFETY: as for `StringsIo`.
-unsafe impl BindingIo for OptIo {
-    const INPUTS: &'static [ValueSpec] = &[
-        ValueSpec::of::<f32>("x", Some(1)),
-        ValueSpec::of::<f32>("o", None).optional(),
-    ];
-    const OUTPUTS: &'static [ValueSpec] = &[
-        ValueSpec::of::<f32>("some", Some(1)).optional(),
-        ValueSpec::of::<f32>("none", None).optional(),
-        ValueSpec::sequence::<f32>("some_seq", None).optional(),
-        ValueSpec::of::<bool>("has", Some(0)),
-    ];
-    const HAS_ALLOCATED_OUTPUTS: bool = true;
-    type Dims = ();
-    type InputsMut<'a> = ();
-    type OutputsRef<'a> = &'a OptIo;
-
-    fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()> {
-        binder.input(0, &self.x)?;
-        binder.value_input(1, &self.o)?;
-        binder.value_output(0, &self.some)?;
-        binder.value_output(1, &self.none)?;
-        binder.value_output(2, &self.some_seq)?;
-        binder.allocated_output(3, &self.has)
-    }
-    fn set_dims(&mut self, _: &()) -> Result<()> {
-        Ok(())
-    }
-    fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()> {
-        match index {
-            0 => value.store_in_slot(&mut self.some),
-            1 => value.store_in_slot(&mut self.none),
-            2 => value.store_in_slot(&mut self.some_seq),
-            _ => value.store_in(&mut self.has),
-        }
-    }
-    fn clear_allocated(&mut self) {
-        self.some.clear();
-        self.none.clear();
-        self.some_seq.clear();
-        self.has.clear();
-    }
-    fn inputs_mut(&mut self) {}
-    fn outputs(&self) -> &OptIo {
-        self
-    }
 }
 
 #[test]
@@ -657,4 +403,34 @@ fn dynamic_maps_and_optionals() {
         ]))))
     );
     assert_eq!(DType::F32.name(), "float32");
+}
+
+#[test]
+fn string_and_map_outputs_through_run_async() {
+    let s = Session::from_file(
+        common::data("maps.onnx"),
+        &SessionOptions::new().intra_threads(2),
+    )
+    .unwrap();
+    let mut probs = Tensor::new("probs", &[1, 3]).unwrap();
+    probs.as_mut_slice().copy_from_slice(&[0.25, 0.5, 0.25]);
+    let io = MapsIo {
+        probs,
+        m: Map::from_pairs("m", [("b".to_owned(), 2.0f32)]).unwrap(),
+        by_id: MapSequence::new("by_id"),
+        by_name: MapSequence::new("by_name"),
+        dense: AllocatedOutput::new_in("dense", ort_bind_runtime::Cpu),
+        m_out: Map::new("m"),
+    };
+    let mut bound = Bound::new(&s, io).unwrap();
+    for _ in 0..3 {
+        futures_executor::block_on(bound.run_async()).unwrap();
+        let out = bound.outputs();
+        assert_eq!(out.by_name.get(0).unwrap().get("dog"), Some(0.5));
+        assert_eq!(
+            out.m_out.view().unwrap().to_pairs(),
+            [("b".to_owned(), 2.0)]
+        );
+        assert_eq!(out.dense.get().unwrap().as_slice(), &[0.0, 2.0, 0.0]);
+    }
 }

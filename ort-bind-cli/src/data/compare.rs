@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use ort_bind_runtime::{DType, HostArrayRef};
+use ort_bind_runtime::{DType, DynMap, DynValue, HostArrayRef, Strings};
 
 /// Relative and absolute tolerance: `actual` matches `expected` when
 /// `|actual - expected| <= atol + rtol * |expected|` (numpy's `isclose`); NaN matches NaN and
@@ -75,6 +75,46 @@ pub enum Mismatch {
         /// The tolerance applied.
         tolerance: Tolerance,
     },
+    /// The values are of different kinds (a tensor where a sequence was expected, numbers
+    /// where strings were, an optional without a value where one was expected, ...).
+    Kind {
+        /// The value, described.
+        actual: String,
+        /// The expected value, described.
+        expected: String,
+    },
+    /// Some strings differ (strings are compared exactly).
+    Strings {
+        /// Number of strings that differ.
+        count: usize,
+        /// Number of strings compared.
+        total: usize,
+        /// Position (one index per axis) of the first one.
+        first_index: Vec<usize>,
+        /// The string there.
+        actual: String,
+        /// The expected string there.
+        expected: String,
+    },
+    /// A sequence or map holds a different number of elements.
+    Len {
+        /// Elements of the value.
+        actual: usize,
+        /// Elements expected.
+        expected: usize,
+    },
+    /// A map lacks a key the expected map has.
+    MissingKey {
+        /// The key.
+        key: String,
+    },
+    /// An element of a sequence, map or optional differs.
+    At {
+        /// Where: `[2]` (sequence element), `[\"cat\"]` (map entry), `?` (optional's value).
+        path: String,
+        /// How it differs.
+        mismatch: Box<Mismatch>,
+    },
 }
 
 impl fmt::Display for Mismatch {
@@ -100,6 +140,32 @@ impl fmt::Display for Mismatch {
                  {actual} where {expected} was expected; largest absolute difference {max_abs_diff}",
                 tolerance.rtol, tolerance.atol
             ),
+            Mismatch::Kind { actual, expected } => write!(f, "is {actual}, expected {expected}"),
+            Mismatch::Strings {
+                count,
+                total,
+                first_index,
+                actual,
+                expected,
+            } => write!(
+                f,
+                "{count} of {total} strings differ; first at {first_index:?}: {actual:?} where \
+                 {expected:?} was expected"
+            ),
+            Mismatch::Len { actual, expected } => {
+                write!(f, "holds {actual} elements, expected {expected}")
+            }
+            Mismatch::MissingKey { key } => write!(f, "has no key {key}"),
+            Mismatch::At { path, mismatch } => {
+                // Nested paths read left to right: `[1]["cat"]: ...`.
+                let mut path = path.clone();
+                let mut inner = &**mismatch;
+                while let Mismatch::At { path: p, mismatch } = inner {
+                    path.push_str(p);
+                    inner = mismatch;
+                }
+                write!(f, "{path}: {inner}")
+            }
         }
     }
 }
@@ -166,6 +232,154 @@ pub fn compare(
             tolerance,
         }),
     }
+}
+
+/// Compares any two values: tensors like [`compare`], strings exactly, sequences element by
+/// element, maps entry by entry (by key, whatever the order; values with `tolerance`), and
+/// optionals by presence and then value.
+pub fn compare_values(
+    actual: &DynValue,
+    expected: &DynValue,
+    tolerance: Tolerance,
+) -> Result<(), Mismatch> {
+    let kind = || Mismatch::Kind {
+        actual: actual.describe(),
+        expected: expected.describe(),
+    };
+    let at = |path: String, mismatch: Mismatch| Mismatch::At {
+        path,
+        mismatch: Box::new(mismatch),
+    };
+    match (actual, expected) {
+        (DynValue::Tensor(a), DynValue::Tensor(e)) => compare(a.view(), e.view(), tolerance),
+        (DynValue::Strings(a), DynValue::Strings(e)) => compare_strings(a, e),
+        (DynValue::Sequence(a), DynValue::Sequence(e)) => {
+            if a.len() != e.len() {
+                return Err(Mismatch::Len {
+                    actual: a.len(),
+                    expected: e.len(),
+                });
+            }
+            for (i, (x, y)) in a.iter().zip(e).enumerate() {
+                compare_values(x, y, tolerance).map_err(|m| at(format!("[{i}]"), m))?;
+            }
+            Ok(())
+        }
+        (DynValue::Map(a), DynValue::Map(e)) => compare_maps(a, e, tolerance),
+        (DynValue::Optional(None), DynValue::Optional(None)) => Ok(()),
+        (DynValue::Optional(Some(a)), DynValue::Optional(Some(e))) => {
+            compare_values(a, e, tolerance).map_err(|m| at("?".into(), m))
+        }
+        // ONNX's test data may store a present optional as the bare value.
+        (DynValue::Optional(Some(a)), e) if !matches!(e, DynValue::Optional(_)) => {
+            compare_values(a, e, tolerance)
+        }
+        (a, DynValue::Optional(Some(e))) if !matches!(a, DynValue::Optional(_)) => {
+            compare_values(a, e, tolerance)
+        }
+        _ => Err(kind()),
+    }
+}
+
+fn compare_strings(actual: &Strings, expected: &Strings) -> Result<(), Mismatch> {
+    if actual.dims() != expected.dims() {
+        return Err(Mismatch::Shape {
+            actual: actual.dims().to_vec(),
+            expected: expected.dims().to_vec(),
+        });
+    }
+    let mut count = 0;
+    let mut first = None;
+    for (i, (x, y)) in actual.iter().zip(expected).enumerate() {
+        if x != y {
+            count += 1;
+            first.get_or_insert((i, x, y));
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some((flat, x, y)) => Err(Mismatch::Strings {
+            count,
+            total: actual.len(),
+            first_index: unflatten(flat, actual.dims()),
+            actual: x.to_owned(),
+            expected: y.to_owned(),
+        }),
+    }
+}
+
+fn compare_maps(actual: &DynMap, expected: &DynMap, tolerance: Tolerance) -> Result<(), Mismatch> {
+    if actual.key_type() != expected.key_type() || actual.value_type() != expected.value_type() {
+        return Err(Mismatch::Kind {
+            actual: DynValue::Map(actual.clone()).describe(),
+            expected: DynValue::Map(expected.clone()).describe(),
+        });
+    }
+    if actual.len() != expected.len() {
+        return Err(Mismatch::Len {
+            actual: actual.len(),
+            expected: expected.len(),
+        });
+    }
+    for i in 0..expected.len() {
+        let Some(key) = expected.key(i) else { continue };
+        let Some(j) = actual.position(key) else {
+            return Err(Mismatch::MissingKey {
+                key: key.to_string(),
+            });
+        };
+        let path = || format!("[{key}]");
+        match (actual.values(), expected.values()) {
+            (DynValue::Strings(a), DynValue::Strings(e)) => {
+                let (x, y) = (a.get(j).unwrap_or(""), e.get(i).unwrap_or(""));
+                if x != y {
+                    return Err(Mismatch::At {
+                        path: path(),
+                        mismatch: Box::new(Mismatch::Strings {
+                            count: 1,
+                            total: 1,
+                            first_index: vec![],
+                            actual: x.to_owned(),
+                            expected: y.to_owned(),
+                        }),
+                    });
+                }
+            }
+            (DynValue::Tensor(a), DynValue::Tensor(e)) => {
+                let x = a.view().data().get_f64(j).unwrap_or(f64::NAN);
+                let y = e.view().data().get_f64(i).unwrap_or(f64::NAN);
+                let tolerance = if a.dtype() == DType::BF16 {
+                    Tolerance {
+                        rtol: tolerance.rtol.max(2f64.powi(-6)),
+                        ..tolerance
+                    }
+                } else {
+                    tolerance
+                };
+                if !tolerance.accepts(x, y) {
+                    return Err(Mismatch::At {
+                        path: path(),
+                        mismatch: Box::new(Mismatch::Values {
+                            count: 1,
+                            total: 1,
+                            first_index: vec![],
+                            actual: x,
+                            expected: y,
+                            max_abs_diff: (x - y).abs(),
+                            tolerance,
+                        }),
+                    });
+                }
+            }
+            _ => {
+                return Err(Mismatch::Kind {
+                    actual: actual.values().describe(),
+                    expected: expected.values().describe(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The per-axis index of flat (row-major) position `flat` in an array of `dims`.
@@ -235,6 +449,70 @@ mod tests {
             (2, &[1usize, 0][..], 0.5)
         );
         assert!(err.to_string().contains("2 of 4 values differ"), "{err}");
+    }
+
+    #[test]
+    fn nested_values_compare_element_wise() {
+        let strs = |v: &[&str]| DynValue::Strings(Strings::from_strs(&[v.len()], v).unwrap());
+        let t = |v: &[f32]| DynValue::Tensor(f32s(&[v.len()], v));
+        let tol = Tolerance::ONNX_BACKEND;
+        assert_eq!(
+            compare_values(&strs(&["a", "b"]), &strs(&["a", "b"]), tol),
+            Ok(())
+        );
+        let err = compare_values(&strs(&["a", "b"]), &strs(&["a", "c"]), tol).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "1 of 2 strings differ; first at [1]: \"b\" where \"c\" was expected"
+        );
+        let seq = |v: Vec<DynValue>| DynValue::Sequence(v);
+        let a = seq(vec![t(&[1.0]), t(&[2.0, 3.0])]);
+        let b = seq(vec![t(&[1.0]), t(&[2.0, 3.0005])]);
+        assert_eq!(compare_values(&a, &b, tol), Ok(()));
+        let c = seq(vec![t(&[1.0]), t(&[2.0, 4.0])]);
+        let err = compare_values(&a, &c, tol).unwrap_err().to_string();
+        assert!(err.starts_with("[1]: 1 of 2 values differ"), "{err}");
+        let err = compare_values(&a, &seq(vec![t(&[1.0])]), tol).unwrap_err();
+        assert_eq!(err.to_string(), "holds 2 elements, expected 1");
+        let err = compare_values(&a, &t(&[1.0]), tol).unwrap_err().to_string();
+        assert!(
+            err.contains("is seq(2 elements), expected float32[1]"),
+            "{err}"
+        );
+
+        // Maps compare by key, whatever the order.
+        let keys =
+            |k: &[i64]| DynValue::Tensor(HostArray::from_vec(vec![k.len()], k.to_vec()).unwrap());
+        let m1 = DynMap::new(keys(&[1, 2]), t(&[0.5, 0.25])).unwrap();
+        let m2 = DynMap::new(keys(&[2, 1]), t(&[0.25, 0.5])).unwrap();
+        let m3 = DynMap::new(keys(&[2, 1]), t(&[0.25, 0.75])).unwrap();
+        let m4 = DynMap::new(keys(&[3, 1]), t(&[0.25, 0.5])).unwrap();
+        let (m1, m2, m3, m4) = (
+            DynValue::Map(m1),
+            DynValue::Map(m2),
+            DynValue::Map(m3),
+            DynValue::Map(m4),
+        );
+        assert_eq!(compare_values(&m1, &m2, tol), Ok(()));
+        let err = compare_values(&seq(vec![m1.clone()]), &seq(vec![m3]), tol).unwrap_err();
+        assert!(
+            err.to_string().starts_with("[0][1]: 1 of 1 values differ"),
+            "{err}"
+        );
+        assert_eq!(
+            compare_values(&m1, &m4, tol).unwrap_err().to_string(),
+            "has no key 3"
+        );
+
+        let none = DynValue::Optional(None);
+        let some = DynValue::Optional(Some(Box::new(t(&[1.0]))));
+        assert_eq!(compare_values(&none, &none, tol), Ok(()));
+        assert_eq!(compare_values(&some, &t(&[1.0]), tol), Ok(()));
+        let err = compare_values(&none, &some, tol).unwrap_err().to_string();
+        assert!(
+            err.contains("is optional(none), expected optional(float32[1])"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Tensor data files: ONNX `TensorProto` (`.pb`) and numpy (`.npy`), read into and written
-//! from [`HostArray`]s, and comparison with the tolerances ONNX's backend tests use.
+//! from [`HostArray`]s, and comparison with the tolerances ONNX's backend tests use; and
+//! every other value (string tensors, `SequenceProto`, `MapProto`, `OptionalProto`) as a
+//! [`DynValue`] ([`read_value`], [`write_value`], [`compare_values`]).
 //!
 //! These are the formats model zoos and ONNX's own backend test data ship inputs and
 //! expected outputs in; `ort-bind run` and the conformance tests read them here.
@@ -16,12 +18,14 @@
 mod compare;
 pub mod npy;
 pub mod tensor_proto;
+pub mod value_proto;
 
 use std::path::Path;
 
-pub use compare::{Mismatch, Tolerance, compare};
+pub use compare::{Mismatch, Tolerance, compare, compare_values};
+pub use value_proto::ProtoKind;
 
-use ort_bind_runtime::HostArray;
+use ort_bind_runtime::{DynValue, HostArray, ValueType};
 
 /// Why a tensor data file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +77,63 @@ pub fn read_array(path: impl AsRef<Path>) -> Result<HostArray, DataError> {
         _ => Err(DataError::UnknownFormat {
             path: path.display().to_string(),
         }),
+    }
+}
+
+/// Reads any value from `path`: a `.npy` file (numbers or strings), or a `.pb` file holding
+/// the ONNX message for `ty` (`TensorProto`, `SequenceProto`, `MapProto`, `OptionalProto`;
+/// without `ty`, a `TensorProto`), as ONNX's backend test runner reads its data sets.
+///
+/// ```no_run
+/// use ort_bind_cli::data;
+/// use ort_bind_runtime::{DynamicBinding, Session, SessionOptions};
+/// let session = Session::from_file("model.onnx", &SessionOptions::new())?;
+/// let mut binding = DynamicBinding::new(&session)?;
+/// let ty = binding.input_info().next().unwrap().ty.clone();
+/// let value = data::read_value("test_data_set_0/input_0.pb", Some(&ty))?;
+/// binding.set_input_value(0, &value)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_value(path: impl AsRef<Path>, ty: Option<&ValueType>) -> Result<DynValue, DataError> {
+    let path = path.as_ref();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("npy") => npy::read_value(path),
+        Some(e) if e.eq_ignore_ascii_case("pb") => {
+            value_proto::read(path, ty.map_or(ProtoKind::Tensor, ProtoKind::of))
+        }
+        _ => Err(DataError::UnknownFormat {
+            path: path.display().to_string(),
+        }),
+    }
+}
+
+/// Decodes any value from the bytes of a `.npy` (`npy = true`) or `.pb` file (see
+/// [`read_value`]); `origin` names the bytes in errors. For fuzzing and tests.
+pub fn decode_value(
+    bytes: &[u8],
+    origin: &str,
+    npy: bool,
+    ty: Option<&ValueType>,
+) -> Result<DynValue, DataError> {
+    if npy {
+        npy::decode_value(bytes, origin)
+    } else {
+        value_proto::decode(bytes, origin, ty.map_or(ProtoKind::Tensor, ProtoKind::of))
+    }
+}
+
+/// Writes `value` to `path`: `.npy` for numeric and string tensors when `path` ends in
+/// `.npy`, otherwise the ONNX message for it (`TensorProto`, `SequenceProto`, ...) named
+/// `name`. Returns a note when values were widened (bfloat16 in `.npy`).
+pub fn write_value(
+    path: impl AsRef<Path>,
+    name: &str,
+    value: &DynValue,
+) -> Result<Option<String>, DataError> {
+    let path = path.as_ref();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("npy") => npy::write_value(path, value),
+        _ => value_proto::write(path, name, value).map(|()| None),
     }
 }
 

@@ -2,7 +2,10 @@
 //!
 //! Reads arrays of `bool`, `int8`..`int64`, `uint8`..`uint64`, `float16`, `float32` and
 //! `float64` in either byte order and either memory order (Fortran-ordered arrays are
-//! reordered to row-major). Writes little-endian, row-major arrays. numpy has no
+//! reordered to row-major), and string arrays (numpy `<U…`/`>U…`: fixed-width UTF-32, what
+//! `np.array(["a", "b"])` is; [`decode_value`]). Object arrays (`dtype=object`, pickled) are
+//! refused with an error saying how to save strings instead. Writes little-endian, row-major
+//! arrays. numpy has no
 //! `bfloat16`, so a `bfloat16` array is written as `float32` (exactly: every bfloat16 value
 //! is a float32 value); [`write()`] says so in its return value.
 
@@ -11,7 +14,7 @@ use std::path::Path;
 use npyz::{TypeChar, WriterBuilder};
 
 use super::{DataError, element_count, read_file, write_file};
-use ort_bind_runtime::{DType, HostArray, HostArrayRef, HostData, HostDataRef};
+use ort_bind_runtime::{DType, DynValue, HostArray, HostArrayRef, HostData, HostDataRef, Strings};
 
 /// Reads a `.npy` file.
 pub fn read(path: impl AsRef<Path>) -> Result<HostArray, DataError> {
@@ -108,8 +111,161 @@ pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
     HostArray::new(dims, data).map_err(|e| invalid(e.to_string()))
 }
 
+/// Reads a `.npy` file of numbers or strings.
+pub fn read_value(path: impl AsRef<Path>) -> Result<DynValue, DataError> {
+    let path = path.as_ref();
+    decode_value(&read_file(path)?, &path.display().to_string())
+}
+
+/// Decodes the bytes of a `.npy` file of numbers or strings; `origin` names them in errors.
+pub fn decode_value(bytes: &[u8], origin: &str) -> Result<DynValue, DataError> {
+    let invalid = |detail: String| DataError::Invalid {
+        origin: origin.to_owned(),
+        format: ".npy",
+        detail,
+    };
+    let mut cursor = std::io::Cursor::new(bytes);
+    let header = npyz::NpyHeader::from_reader(&mut cursor)
+        .map_err(|e| invalid(format!("bad header ({e})")))?;
+    let data_start = usize::try_from(cursor.position()).unwrap_or(bytes.len());
+    let file = npyz::NpyFile::with_header(header, cursor);
+    let ts = match file.dtype() {
+        npyz::DType::Plain(ts) => ts,
+        _ => return decode(bytes, origin).map(DynValue::Tensor),
+    };
+    match ts.type_char() {
+        TypeChar::Object => Err(DataError::Unsupported {
+            origin: origin.to_owned(),
+            detail: "numpy object arrays (`dtype=object`, stored pickled) are not read; \
+                     save strings as a unicode array: `np.save(path, arr.astype(str))`"
+                .into(),
+        }),
+        TypeChar::UnicodeStr => {
+            let width = usize::try_from(ts.size_field())
+                .map_err(|_| invalid("string width does not fit in memory".into()))?;
+            let dims = file
+                .shape()
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d)
+                        .map_err(|_| invalid(format!("dim {d} does not fit in memory")))
+                })
+                .collect::<Result<Vec<usize>, _>>()?;
+            let count = element_count(&dims).ok_or_else(|| {
+                invalid(format!(
+                    "shape {dims:?} holds more elements than fit in memory"
+                ))
+            })?;
+            let data = &bytes[data_start.min(bytes.len())..];
+            let need = count.checked_mul(width).and_then(|n| n.checked_mul(4));
+            if need.is_none_or(|need| need > data.len()) {
+                return Err(invalid(format!(
+                    "shape {dims:?} of {width}-character strings needs more than the {} bytes \
+                     of data the file holds",
+                    data.len()
+                )));
+            }
+            let big = ts.endianness() == npyz::Endianness::Big;
+            let cell_bytes = width
+                .checked_mul(4)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "strings of {width} characters do not fit in memory"
+                    ))
+                })?
+                .max(4);
+            let mut items = Vec::with_capacity(count);
+            for (i, cell) in data.chunks_exact(cell_bytes).take(count).enumerate() {
+                let mut s = String::with_capacity(width);
+                for unit in cell.chunks_exact(4).take(width) {
+                    let unit: [u8; 4] = unit.try_into().expect("chunks of 4 bytes");
+                    let code = if big {
+                        u32::from_be_bytes(unit)
+                    } else {
+                        u32::from_le_bytes(unit)
+                    };
+                    let c = char::from_u32(code).ok_or_else(|| {
+                        invalid(format!(
+                            "string {i} holds {code:#x}, which is not a character"
+                        ))
+                    })?;
+                    s.push(c);
+                }
+                // numpy pads with NUL characters on the right (and so drops trailing NULs).
+                let trimmed = s.trim_end_matches('\0').len();
+                s.truncate(trimmed);
+                items.push(s);
+            }
+            if width == 0 {
+                items.resize(count, String::new());
+            }
+            let fortran = file.order() == npyz::Order::Fortran;
+            let items = reorder(items, &dims, fortran);
+            let strings = Strings::from_vec(&dims, items).map_err(|e| invalid(e.to_string()))?;
+            Ok(DynValue::Strings(strings))
+        }
+        _ => decode(bytes, origin).map(DynValue::Tensor),
+    }
+}
+
+/// Serializes strings as a numpy unicode array (`<U{longest}`, row-major).
+pub fn encode_strings(strings: &Strings) -> Vec<u8> {
+    let width = strings
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let shape = match strings.dims() {
+        [] => "()".to_owned(),
+        [d] => format!("({d},)"),
+        dims => format!(
+            "({})",
+            dims.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut header =
+        format!("{{'descr': '<U{width}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Magic (6) + version (2) + length (2) + header + '\n', padded to a multiple of 64.
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for s in strings {
+        let mut n = 0;
+        for c in s.chars() {
+            out.extend_from_slice(&u32::from(c).to_le_bytes());
+            n += 1;
+        }
+        for _ in n..width {
+            out.extend_from_slice(&[0; 4]);
+        }
+    }
+    out
+}
+
+/// Writes `value` (a numeric tensor or strings) to `path` as `.npy`; returns a note when
+/// values were widened (see [`encode`]). Sequences, maps and optionals have no `.npy` form.
+pub fn write_value(path: impl AsRef<Path>, value: &DynValue) -> Result<Option<String>, DataError> {
+    let path = path.as_ref();
+    match value {
+        DynValue::Tensor(a) => write(path, a.view()),
+        DynValue::Strings(s) => write_file(path, &encode_strings(s)).map(|()| None),
+        other => Err(DataError::Unsupported {
+            origin: path.display().to_string(),
+            detail: format!("{} has no .npy form; write it as .pb", other.describe()),
+        }),
+    }
+}
+
 /// Reorders column-major (Fortran-order) values to row-major; row-major values pass through.
-fn reorder<T: Copy>(values: Vec<T>, dims: &[usize], fortran: bool) -> Vec<T> {
+fn reorder<T: Clone>(values: Vec<T>, dims: &[usize], fortran: bool) -> Vec<T> {
     if !fortran || dims.len() < 2 {
         return values;
     }
@@ -123,7 +279,7 @@ fn reorder<T: Copy>(values: Vec<T>, dims: &[usize], fortran: bool) -> Vec<T> {
             offset += i * stride;
             stride *= d;
         }
-        out.push(values[offset]);
+        out.push(values[offset].clone());
         for axis in (0..dims.len()).rev() {
             index[axis] += 1;
             if index[axis] < dims[axis] {
@@ -231,7 +387,7 @@ mod tests {
             "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
             if fortran { "True" } else { "False" }
         );
-        while (10 + header.len() + 1) % 64 != 0 {
+        while !(10 + header.len() + 1).is_multiple_of(64) {
             header.push(' ');
         }
         header.push('\n');
@@ -253,6 +409,52 @@ mod tests {
         let a = decode(&npy("|u1", true, "(2, 3)", &data), "mem").unwrap();
         assert_eq!(a.dims(), &[2, 3]);
         assert_eq!(a.as_slice::<u8>(), Some(&[1u8, 2, 3, 4, 5, 6][..]));
+    }
+
+    #[test]
+    fn string_arrays_round_trip_and_read_numpy_layouts() {
+        let s = Strings::from_strs(&[2, 2], &["a", "héllo", "", "z\0w"]).unwrap();
+        let bytes = encode_strings(&s);
+        assert_eq!(decode_value(&bytes, "mem").unwrap(), DynValue::Strings(s));
+        // What `np.save(f, np.array(["ab", "c"]))` writes: '<U2', NUL-padded UTF-32LE.
+        let data: Vec<u8> = ['a', 'b', 'c', '\0']
+            .iter()
+            .flat_map(|&c| u32::from(c).to_le_bytes())
+            .collect();
+        let v = decode_value(&npy("<U2", false, "(2,)", &data), "mem").unwrap();
+        assert_eq!(v.as_strings().unwrap().to_vec(), ["ab", "c"]);
+        let data: Vec<u8> = ['x', 'y']
+            .iter()
+            .flat_map(|&c| u32::from(c).to_be_bytes())
+            .collect();
+        let v = decode_value(&npy(">U1", true, "(1, 2)", &data), "mem").unwrap();
+        assert_eq!(v.as_strings().unwrap().to_vec(), ["x", "y"]);
+        // Numbers still decode through `decode_value`.
+        let data: Vec<u8> = [1i32, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let v = decode_value(&npy("<i4", false, "(2,)", &data), "mem").unwrap();
+        assert_eq!(v.as_tensor().unwrap().as_slice::<i32>(), Some(&[1, 2][..]));
+        let cases = [
+            (npy("|O", false, "(2,)", &[0x80, 0x02]), "object arrays"),
+            (
+                npy("<U4", false, "(1000000,)", &[0; 16]),
+                "needs more than the 16 bytes",
+            ),
+            (
+                npy("<U1", false, "(1,)", &0x110000u32.to_le_bytes()),
+                "not a character",
+            ),
+            (
+                npy("<U1", false, "(4611686018427387904,)", &[0; 4]),
+                "needs more than",
+            ),
+        ];
+        for (bytes, want) in cases {
+            let err = decode_value(&bytes, "case.npy").unwrap_err().to_string();
+            assert!(
+                err.contains(want) && err.contains("case.npy"),
+                "{want}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -10,52 +10,54 @@
 use std::path::Path;
 
 use super::{DataError, element_count, read_file, write_file};
-use ort_bind_runtime::{DType, HostArray, HostArrayRef, HostData, HostDataRef, bf16, f16};
+use ort_bind_runtime::{
+    DType, DynValue, HostArray, HostArrayRef, HostData, HostDataRef, Strings, bf16, f16,
+};
 
 /// `TensorProto`, with the fields ort-bind reads.
 #[derive(Clone, PartialEq, prost::Message)]
-struct TensorProto {
+pub(crate) struct TensorProto {
     /// `dims = 1`.
     #[prost(int64, repeated, tag = "1")]
-    dims: Vec<i64>,
+    pub(crate) dims: Vec<i64>,
     /// `data_type = 2`.
     #[prost(int32, tag = "2")]
-    data_type: i32,
+    pub(crate) data_type: i32,
     /// `segment = 3`: only its presence is checked.
     #[prost(message, optional, tag = "3")]
-    segment: Option<Segment>,
+    pub(crate) segment: Option<Segment>,
     /// `float_data = 4`.
     #[prost(float, repeated, tag = "4")]
-    float_data: Vec<f32>,
+    pub(crate) float_data: Vec<f32>,
     /// `int32_data = 5`.
     #[prost(int32, repeated, tag = "5")]
-    int32_data: Vec<i32>,
+    pub(crate) int32_data: Vec<i32>,
     /// `string_data = 6`: only counted.
     #[prost(bytes = "vec", repeated, tag = "6")]
-    string_data: Vec<Vec<u8>>,
+    pub(crate) string_data: Vec<Vec<u8>>,
     /// `int64_data = 7`.
     #[prost(int64, repeated, tag = "7")]
-    int64_data: Vec<i64>,
+    pub(crate) int64_data: Vec<i64>,
     /// `name = 8`.
     #[prost(string, tag = "8")]
-    name: String,
+    pub(crate) name: String,
     /// `raw_data = 9`.
     #[prost(bytes = "vec", tag = "9")]
-    raw_data: Vec<u8>,
+    pub(crate) raw_data: Vec<u8>,
     /// `double_data = 10`.
     #[prost(double, repeated, tag = "10")]
-    double_data: Vec<f64>,
+    pub(crate) double_data: Vec<f64>,
     /// `uint64_data = 11`.
     #[prost(uint64, repeated, tag = "11")]
-    uint64_data: Vec<u64>,
+    pub(crate) uint64_data: Vec<u64>,
     /// `data_location = 14` (`0` default, `1` external).
     #[prost(int32, tag = "14")]
-    data_location: i32,
+    pub(crate) data_location: i32,
 }
 
 /// `TensorProto.Segment`: no fields read.
 #[derive(Clone, PartialEq, prost::Message)]
-struct Segment {}
+pub(crate) struct Segment {}
 
 /// ONNX `TensorProto.DataType` codes of the element types ort-bind binds.
 const CODES: &[(i32, DType)] = &[
@@ -78,7 +80,6 @@ const CODES: &[(i32, DType)] = &[
 fn unbound_code_name(code: i32) -> &'static str {
     match code {
         0 => "undefined",
-        8 => "string",
         14 => "complex64",
         15 => "complex128",
         17..=20 => "float8",
@@ -105,8 +106,86 @@ pub fn read(path: impl AsRef<Path>) -> Result<(String, HostArray), DataError> {
     decode(&read_file(path)?, &path.display().to_string())
 }
 
-/// Decodes a serialized `TensorProto`; `origin` names the bytes in errors.
+/// Decodes a serialized `TensorProto` of numeric or bool elements; `origin` names the bytes
+/// in errors (string tensors: [`decode_value`]).
 pub fn decode(bytes: &[u8], origin: &str) -> Result<(String, HostArray), DataError> {
+    let proto = <TensorProto as prost::Message>::decode(bytes).map_err(|e| DataError::Invalid {
+        origin: origin.to_owned(),
+        format: "ONNX TensorProto",
+        detail: format!("protobuf decoding failed ({e})"),
+    })?;
+    array_from_proto(proto, origin)
+}
+
+/// Decodes a serialized `TensorProto` of any element type ort-bind binds, strings included.
+pub fn decode_value(bytes: &[u8], origin: &str) -> Result<(String, DynValue), DataError> {
+    let proto = <TensorProto as prost::Message>::decode(bytes).map_err(|e| DataError::Invalid {
+        origin: origin.to_owned(),
+        format: "ONNX TensorProto",
+        detail: format!("protobuf decoding failed ({e})"),
+    })?;
+    let name = proto.name.clone();
+    Ok((name, value_from_proto(proto, origin)?))
+}
+
+/// `TensorProto.DataType.STRING`.
+pub(crate) const STRING_CODE: i32 = 8;
+
+/// The value of a decoded `TensorProto`: a numeric tensor, or strings.
+pub(crate) fn value_from_proto(proto: TensorProto, origin: &str) -> Result<DynValue, DataError> {
+    if proto.data_type != STRING_CODE {
+        return array_from_proto(proto, origin).map(|(_, a)| DynValue::Tensor(a));
+    }
+    let invalid = |detail: String| DataError::Invalid {
+        origin: origin.to_owned(),
+        format: "ONNX TensorProto",
+        detail,
+    };
+    let dims = proto
+        .dims
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| invalid(format!("negative dim {d}"))))
+        .collect::<Result<Vec<usize>, _>>()?;
+    let count = element_count(&dims).ok_or_else(|| {
+        invalid(format!(
+            "dims {dims:?} hold more elements than fit in memory"
+        ))
+    })?;
+    if proto.string_data.len() != count {
+        return Err(invalid(format!(
+            "dims {dims:?} need {count} strings, the tensor holds {}",
+            proto.string_data.len()
+        )));
+    }
+    let mut items = Vec::with_capacity(count);
+    for (i, bytes) in proto.string_data.iter().enumerate() {
+        items.push(std::str::from_utf8(bytes).map_err(|e| {
+            invalid(format!(
+                "string {i} of tensor `{}` is not UTF-8 ({e})",
+                proto.name
+            ))
+        })?);
+    }
+    let strings = Strings::from_strs(&dims, &items).map_err(|e| invalid(e.to_string()))?;
+    Ok(DynValue::Strings(strings))
+}
+
+/// A `TensorProto` holding `strings`.
+pub(crate) fn proto_of_strings(name: &str, strings: &Strings) -> TensorProto {
+    TensorProto {
+        dims: strings.dims().iter().map(|&d| d as i64).collect(),
+        data_type: STRING_CODE,
+        name: name.to_owned(),
+        string_data: strings.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        ..TensorProto::default()
+    }
+}
+
+/// The array of a decoded `TensorProto` of numeric or bool elements.
+pub(crate) fn array_from_proto(
+    proto: TensorProto,
+    origin: &str,
+) -> Result<(String, HostArray), DataError> {
     let invalid = |detail: String| DataError::Invalid {
         origin: origin.to_owned(),
         format: "ONNX TensorProto",
@@ -116,8 +195,12 @@ pub fn decode(bytes: &[u8], origin: &str) -> Result<(String, HostArray), DataErr
         origin: origin.to_owned(),
         detail,
     };
-    let proto = <TensorProto as prost::Message>::decode(bytes)
-        .map_err(|e| invalid(format!("protobuf decoding failed ({e})")))?;
+    if proto.data_type == STRING_CODE {
+        return Err(unsupported(format!(
+            "tensor `{}` holds strings where a numeric tensor is expected",
+            proto.name
+        )));
+    }
     let dtype = CODES
         .iter()
         .find(|(c, _)| *c == proto.data_type)
@@ -266,6 +349,11 @@ fn from_typed(dtype: DType, p: &TensorProto) -> Result<HostData, String> {
 
 /// Serializes `array` as a `TensorProto` named `name`, values in `raw_data`.
 pub fn encode(name: &str, array: HostArrayRef<'_>) -> Vec<u8> {
+    prost::Message::encode_to_vec(&proto_of_array(name, array))
+}
+
+/// A `TensorProto` named `name` holding `array`, values in `raw_data`.
+pub(crate) fn proto_of_array(name: &str, array: HostArrayRef<'_>) -> TensorProto {
     let mut raw = Vec::with_capacity(array.data().len() * array.dtype().size());
     macro_rules! put {
         ($values:expr) => {
@@ -289,14 +377,13 @@ pub fn encode(name: &str, array: HostArrayRef<'_>) -> Vec<u8> {
         HostDataRef::U64(v) => put!(v),
         HostDataRef::Bool(v) => raw.extend(v.iter().map(|&b| u8::from(b))),
     }
-    let proto = TensorProto {
+    TensorProto {
         dims: array.dims().iter().map(|&d| d as i64).collect(),
         data_type: onnx_code(array.dtype()),
         name: name.to_owned(),
         raw_data: raw,
         ..TensorProto::default()
-    };
-    prost::Message::encode_to_vec(&proto)
+    }
 }
 
 /// Writes `array` to `path` as a `TensorProto` named `name`.
@@ -390,7 +477,7 @@ mod tests {
                     string_data: vec![b"a".to_vec()],
                     ..TensorProto::default()
                 }),
-                "element type string",
+                "holds strings where a numeric tensor is expected",
             ),
             (
                 enc(TensorProto {

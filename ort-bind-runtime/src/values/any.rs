@@ -177,11 +177,22 @@ pub struct DynMap {
     values: Box<DynValue>,
 }
 
-/// A key read exactly, for duplicate checks.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum KeyOf<'a> {
+/// A key of a [`DynMap`], read exactly whatever its integer type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DynKey<'a> {
+    /// An integer key.
     Int(i128),
+    /// A string key.
     Str(&'a str),
+}
+
+impl fmt::Display for DynKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DynKey::Int(k) => write!(f, "{k}"),
+            DynKey::Str(s) => write!(f, "{s:?}"),
+        }
+    }
 }
 
 impl DynMap {
@@ -220,33 +231,35 @@ impl DynMap {
             keys: Box::new(keys),
             values: Box::new(values),
         };
-        let mut all: Vec<KeyOf<'_>> = (0..key_count).filter_map(|i| map.key(i)).collect();
+        let mut all: Vec<DynKey<'_>> = (0..key_count).filter_map(|i| map.key(i)).collect();
         all.sort();
         if let Some(pair) = all.windows(2).find(|w| w[0] == w[1]) {
-            let shown = match &pair[0] {
-                KeyOf::Int(k) => k.to_string(),
-                KeyOf::Str(s) => format!("{s:?}"),
-            };
-            return Err(err(format!("the key {shown} appears more than once")));
+            return Err(err(format!("the key {} appears more than once", pair[0])));
         }
         Ok(map)
     }
 
-    fn key(&self, i: usize) -> Option<KeyOf<'_>> {
+    /// Key `i`.
+    pub fn key(&self, i: usize) -> Option<DynKey<'_>> {
         match &*self.keys {
-            DynValue::Strings(s) => s.get(i).map(KeyOf::Str),
+            DynValue::Strings(s) => s.get(i).map(DynKey::Str),
             DynValue::Tensor(a) => {
                 if let Some(v) = a.as_slice::<i64>() {
-                    v.get(i).map(|&k| KeyOf::Int(k.into()))
+                    v.get(i).map(|&k| DynKey::Int(k.into()))
                 } else if let Some(v) = a.as_slice::<u64>() {
-                    v.get(i).map(|&k| KeyOf::Int(k.into()))
+                    v.get(i).map(|&k| DynKey::Int(k.into()))
                 } else {
                     // Integers of at most 32 bits are exact as `f64`.
-                    a.view().data().get_f64(i).map(|k| KeyOf::Int(k as i128))
+                    a.view().data().get_f64(i).map(|k| DynKey::Int(k as i128))
                 }
             }
             _ => None,
         }
+    }
+
+    /// The position of `key`.
+    pub fn position(&self, key: DynKey<'_>) -> Option<usize> {
+        (0..self.len()).find(|&i| self.key(i) == Some(key))
     }
 
     /// The keys (a one-dimensional tensor or strings).

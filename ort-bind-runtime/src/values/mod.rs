@@ -18,7 +18,9 @@
 //!   it reuses on the next run. What you read is a [`Strings`]: dims like an ndarray, and
 //!   `&str` elements (`strings[i]`, `strings.get(i)`, `strings.iter()`), row-major. That is
 //!   what a serde or ndarray user expects of a string array (`Vec<String>`-like access,
-//!   no per-element allocation). Strings that are not UTF-8 are an error when read.
+//!   no per-element allocation; with the `ndarray` feature `Strings::to_array` gives an
+//!   `ArrayD<&str>` and `Strings::from_array` takes any array of strings). Strings that are
+//!   not UTF-8 are an error when read.
 //! - **Sequences** are lists of tensors whose shapes may differ element to element, so a
 //!   sequence is not one array: [`Sequence::iter`] yields one typed view per element,
 //!   each with its own dims, read in place (ONNX Runtime hands out its element tensors
@@ -50,7 +52,7 @@ use std::fmt;
 
 use ort::sys::ONNXType;
 
-pub use any::{DynMap, DynValue};
+pub use any::{DynKey, DynMap, DynValue};
 pub use map::{Map, MapItem, MapIter, MapKey, MapSequence, MapValue};
 pub use optional::Optional;
 pub use sequence::{Sequence, SequenceElement, SequenceIter};

@@ -168,25 +168,20 @@ impl<T: SequenceElement, S: Shape> Sequence<T, S> {
         self.whole = None;
     }
 
-    fn item(&mut self, index: usize) -> &mut Item {
-        if self.items.len() <= index {
-            self.items.resize_with(index + 1, Item::default);
-        }
-        &mut self.items[index]
-    }
-
     /// Reads a sequence value (an output, or a part of one) into this slot.
     pub(crate) fn load(&mut self, value: Value) -> Result<()> {
         self.clear();
         expect_kind(&self.name, &value, ONNXType::ONNX_TYPE_SEQUENCE)?;
         let count = value.count()?;
+        if self.items.len() < count {
+            self.items.resize_with(count, Item::default);
+        }
         for i in 0..count {
             let element = value.element(i)?;
-            let name = self.name.clone();
-            let item = self.item(i);
-            T::load(&name, &element, item)?;
+            let item = &mut self.items[i];
+            T::load(&self.name, &element, item)?;
             S::check(&item.dims).map_err(|reason| Error::Shape {
-                tensor: format!("{name}[{i}]"),
+                tensor: format!("{}[{i}]", self.name),
                 found: item.dims.clone(),
                 reason: format!("a sequence element breaks the declared shape: {reason}"),
             })?;
@@ -198,13 +193,11 @@ impl<T: SequenceElement, S: Shape> Sequence<T, S> {
 
     /// Makes the sequence value of the parts built so far.
     fn seal(&mut self) -> Result<()> {
-        for i in 0..self.parts.len() {
-            let name = self.name.clone();
-            let value = &self.parts[i];
-            if self.items.len() <= i {
-                self.items.resize_with(i + 1, Item::default);
-            }
-            T::load(&name, value, &mut self.items[i])?;
+        if self.items.len() < self.parts.len() {
+            self.items.resize_with(self.parts.len(), Item::default);
+        }
+        for (value, item) in self.parts.iter().zip(&mut self.items) {
+            T::load(&self.name, value, item)?;
         }
         self.whole = Some(
             Value::compose(&self.parts, ONNXType::ONNX_TYPE_SEQUENCE).map_err(|e| match e {

@@ -175,6 +175,33 @@ impl Strings {
         &self.text
     }
 
+    /// The strings as an `ndarray` array of `&str` with the same dims (the `ndarray`
+    /// feature; one allocation for the array of slices, none per string).
+    #[cfg(feature = "ndarray")]
+    pub fn to_array(&self) -> Result<ndarray::ArrayD<&str>> {
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&self.dims), self.iter().collect()).map_err(
+            |e| Error::Value {
+                value: "strings".into(),
+                problem: e.to_string(),
+            },
+        )
+    }
+
+    /// Strings with the dims and (logical, row-major) order of an `ndarray` array of any
+    /// layout (the `ndarray` feature).
+    #[cfg(feature = "ndarray")]
+    pub fn from_array<A, S, D>(array: &ndarray::ArrayBase<S, D>) -> Self
+    where
+        A: AsRef<str>,
+        S: ndarray::Data<Elem = A>,
+        D: ndarray::Dimension,
+    {
+        let mut s = Strings::from_iter_1d(array.iter());
+        s.dims.clear();
+        s.dims.extend_from_slice(array.shape());
+        s
+    }
+
     /// Reads a string tensor of ONNX Runtime into `self`, reusing capacity; `name` names it
     /// in errors.
     pub(crate) fn load(&mut self, name: &str, value: &Value, scratch: &mut Vec<i64>) -> Result<()> {
@@ -366,14 +393,12 @@ impl<S: Shape> StringTensor<S> {
         for (i, item) in items.iter().enumerate() {
             self.value.set_string(i, item.as_ref().as_bytes())?;
         }
-        // The host copy, in place: same count, same dims, capacity reused (a steady-state
-        // fill allocates nothing here once the strings fit).
-        let host = &mut self.host;
-        host.text.clear();
-        host.ends.clear();
+        // The host copy, in place (same count, same dims).
+        self.host.text.clear();
+        self.host.ends.clear();
         for item in items {
-            host.text.push_str(item.as_ref());
-            host.ends.push(host.text.len());
+            self.host.text.push_str(item.as_ref());
+            self.host.ends.push(self.host.text.len());
         }
         Ok(())
     }
@@ -611,6 +636,18 @@ impl<S: Shape> OutputSlot for StringOutput<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "ndarray")]
+    #[test]
+    fn strings_to_and_from_ndarray() {
+        let a = ndarray::arr2(&[["a", "b", "c"], ["d", "é", "f"]]);
+        let s = Strings::from_array(&a.t());
+        assert_eq!(s.dims(), &[3, 2]);
+        assert_eq!(s.to_vec(), ["a", "d", "b", "é", "c", "f"]);
+        let back = s.to_array().unwrap();
+        assert_eq!(back.shape(), &[3, 2]);
+        assert_eq!(back[[1, 1]], "é");
+    }
 
     #[test]
     fn strings_index_iterate_and_reshape() {

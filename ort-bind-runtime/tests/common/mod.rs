@@ -2,6 +2,8 @@
 //! shared by the runtime's serving tests: what codegen or the derive would emit, spelled out.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod values;
+
 use std::path::PathBuf;
 
 use ort_bind_runtime::{
