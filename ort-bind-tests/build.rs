@@ -22,6 +22,7 @@ fn main() {
         // skl2onnx: string labels + ZipMap's seq(map(string, float32)); string input.
         "sklearn_iris",
         "sklearn_text",
+        "narrow",
     ];
     let mut builder = ort_bind_codegen::Builder::new();
     for m in models {

@@ -32,7 +32,7 @@ import sys
 
 import onnx
 
-KNOWN = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16}
+KNOWN = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26}
 CODE_NAMES = {
     0: "undefined", 1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",
     6: "int32", 7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "float64",

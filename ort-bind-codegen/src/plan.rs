@@ -658,13 +658,14 @@ fn describe_kind(kind: &ValueKind) -> String {
     }
 }
 
-/// `sequence seq(float32)`, `map map(int64, float32)`, ...: what a non-tensor kind is.
+/// `a sequence seq(float32)`, `an optional optional(float32)`, ...: what a non-tensor
+/// kind is.
 fn kind_word(kind: &ValueKind) -> String {
     let word = match kind {
-        ValueKind::Sequence(_) => "sequence",
-        ValueKind::Map { .. } => "map",
-        ValueKind::Optional(_) => "optional",
-        _ => "value",
+        ValueKind::Sequence(_) => "a sequence",
+        ValueKind::Map { .. } => "a map",
+        ValueKind::Optional(_) => "an optional",
+        _ => "a value",
     };
     format!("{word} {kind}")
 }

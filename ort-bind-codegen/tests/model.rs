@@ -192,7 +192,7 @@ fn alltypes() {
     let sig = read("alltypes.onnx");
     assert_eq!(sig.inputs.len(), 13);
     let mut seen = Vec::new();
-    for t in ElementType::all().filter(|t| t.is_bindable()) {
+    for t in ElementType::all().filter(|t| t.is_bindable() && !t.is_narrow()) {
         let name = t.numpy_name();
         assert_eq!(
             tensor(&sig, &format!("x_{name}")),
@@ -205,6 +205,32 @@ fn alltypes() {
         seen.push(t);
     }
     assert_eq!(seen.len(), 13);
+}
+
+#[test]
+fn narrow() {
+    // Every narrow type ONNX Runtime 1.31 moves across the graph boundary (float4e2m1
+    // has no kernel there), by its ONNX code: float8e8m0 is 24, uint2 25, int2 26.
+    let sig = read("narrow.onnx");
+    for (name, t) in [
+        ("float8e4m3fn", ElementType::F8E4M3FN),
+        ("float8e4m3fnuz", ElementType::F8E4M3FNUZ),
+        ("float8e5m2", ElementType::F8E5M2),
+        ("float8e5m2fnuz", ElementType::F8E5M2FNUZ),
+        ("float8e8m0", ElementType::F8E8M0),
+        ("int4", ElementType::I4),
+        ("uint4", ElementType::U4),
+        ("int2", ElementType::I2),
+        ("uint2", ElementType::U2),
+    ] {
+        assert_eq!(
+            tensor(&sig, &format!("in_{name}")),
+            (t, Some(vec![Dim::Fixed(5)]))
+        );
+        assert_eq!(tensor(&sig, &format!("q_{name}")).0, t);
+        assert_eq!(t.numpy_name(), name);
+    }
+    assert!(ort_bind_codegen::plan::plan(&sig).is_ok());
 }
 
 #[test]

@@ -66,6 +66,13 @@ fn messy() {
     check("messy");
 }
 
+/// The narrow element types: runtime types named through the runtime path
+/// (`::ort_bind::Float8E4M3FN`, `::ort_bind::Int4x2`), docs with ONNX's type names.
+#[test]
+fn narrow() {
+    check("narrow");
+}
+
 #[test]
 fn nonzero() {
     check("nonzero");

@@ -55,7 +55,10 @@ pub use dims::{AxisRule, DimsSolver};
 pub use dynamic::{
     DType, DynElement, DynamicBinding, HostArray, HostArrayRef, HostData, HostDataRef,
 };
-pub use element::{Element, bf16, f16};
+pub use element::{
+    Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
+    Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, Unpacked, bf16, f16, narrow,
+};
 pub use error::{CudaErrorKind, Error, Result};
 pub use model_file::ModelFile;
 pub use pool::{GetFuture, Pool, Pooled};

@@ -6,7 +6,8 @@
 //! the tensor's shape type: `(Dyn, Fix<3>)` gives `Ix2`, `()` gives `Ix0`, tuples longer
 //! than six axes and `AnyRank` give `IxDyn`. [`TensorMut::assign`] fills an input from any
 //! `ArrayBase` (owned, a view, a slice of a larger array, any memory order) of the same
-//! shape.
+//! shape. Packed element types (`Int4x2`, ...) hold several elements per value and have
+//! no such view: the methods need [`Unpacked`](crate::Unpacked).
 //!
 //! The dependency accepts `ndarray` 0.15, 0.16 and 0.17, so Cargo can use the version the
 //! rest of a program already has (one `ndarray` in the tree instead of two whose types do
@@ -24,7 +25,7 @@
 use ndarray::{ArrayBase, ArrayView, ArrayViewMut, Data, Dimension, IxDyn};
 
 use crate::device::HostDevice;
-use crate::element::Element;
+use crate::element::Unpacked;
 use crate::error::{Error, Result};
 use crate::shape::{AnyRank, Axis, Shape};
 use crate::tensor::{Tensor, TensorMut, TensorRef};
@@ -85,14 +86,14 @@ fn view_mut<'a, T, S: NdShape>(dims: &[usize], data: &'a mut [T]) -> ArrayViewMu
     }
 }
 
-impl<'a, T: Element, S: NdShape, D: HostDevice> TensorRef<'a, T, S, D> {
+impl<'a, T: Unpacked, S: NdShape, D: HostDevice> TensorRef<'a, T, S, D> {
     /// The value as an `ndarray` view, in place (no copy).
     pub fn as_array(&self) -> ArrayView<'a, T, S::Dim> {
         view::<T, S>(self.dims(), self.as_slice())
     }
 }
 
-impl<T: Element, S: NdShape, D: HostDevice> TensorMut<'_, T, S, D> {
+impl<T: Unpacked, S: NdShape, D: HostDevice> TensorMut<'_, T, S, D> {
     /// The tensor as a mutable `ndarray` view, in place (no copy).
     pub fn as_array_mut(&mut self) -> ArrayViewMut<'_, T, S::Dim> {
         let dims = self.dims().to_vec();
@@ -125,7 +126,7 @@ impl<T: Element, S: NdShape, D: HostDevice> TensorMut<'_, T, S, D> {
     }
 }
 
-impl<T: Element, S: NdShape, D: HostDevice> Tensor<T, S, D> {
+impl<T: Unpacked, S: NdShape, D: HostDevice> Tensor<T, S, D> {
     /// The tensor as an `ndarray` view, in place (no copy).
     pub fn as_array(&self) -> ArrayView<'_, T, S::Dim> {
         view::<T, S>(self.dims(), self.as_slice())

@@ -12,7 +12,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::device::{Cpu, Device, HostDevice};
-use crate::element::{Element, onnx_type_name};
+use crate::element::{Element, Packed, onnx_type_name, storage_len};
 use crate::error::{Error, Result};
 use crate::shape::{Shape, element_count};
 use crate::sys::Value;
@@ -85,13 +85,15 @@ impl<T: Element, S: Shape, D: Device> fmt::Debug for Tensor<T, S, D> {
     }
 }
 
-fn checked_len<T, S: Shape>(name: &str, dims: &[usize]) -> Result<usize> {
+/// Values of `T` a tensor of `dims` holds (its element count, or for packed types the
+/// count of packed bytes), checked against the shape type and the address space.
+fn checked_len<T: Element, S: Shape>(name: &str, dims: &[usize]) -> Result<usize> {
     S::check(dims).map_err(|reason| Error::Shape {
         tensor: name.to_owned(),
         found: dims.to_vec(),
         reason,
     })?;
-    let len = element_count(dims).filter(|n| {
+    let len = element_count(dims).map(storage_len::<T>).filter(|n| {
         n.checked_mul(size_of::<T>())
             .is_some_and(|b| b <= isize::MAX as usize)
     });
@@ -148,7 +150,9 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         &self.dims
     }
 
-    /// Number of elements at the current dims.
+    /// Number of values of `T` at the current dims: the element count, or for packed
+    /// types (`T::PACKING > 1`, e.g. [`Int4x2`](crate::Int4x2)) the number of packed
+    /// bytes, `elements.div_ceil(T::PACKING)`. [`as_slice`](Self::as_slice) has this length.
     pub fn len(&self) -> usize {
         self.len
     }
@@ -432,7 +436,7 @@ impl<T: Element, S: Shape, D: Device> TensorMut<'_, T, S, D> {
         self.tensor.dims()
     }
 
-    /// Number of elements.
+    /// Number of values of `T` (for packed types: packed bytes; see [`Tensor::len`]).
     pub fn len(&self) -> usize {
         self.tensor.len()
     }
@@ -478,6 +482,37 @@ impl<T: Element, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
     /// Sets every element to `value`.
     pub fn fill(&mut self, value: T) {
         self.tensor.as_mut_slice().fill(value);
+    }
+}
+
+impl<T: Element + Packed, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
+    /// Packs `values` (one per tensor element, row-major) into the tensor, in place: two
+    /// per byte for 4-bit types, four for 2-bit ones, the first in the lowest bits, each
+    /// clamped (integers) or rounded (`float4e2m1`) as [`Packed::set_element`] does; the
+    /// unused bits of the last byte are zeroed. `values.len()` must equal the element
+    /// count (the product of the dims).
+    pub fn pack_from(&mut self, values: &[T::Value]) -> Result<()> {
+        let elements = element_count(self.tensor.dims()).unwrap_or(usize::MAX);
+        if values.len() != elements {
+            return Err(Error::Length {
+                tensor: self.tensor.name().to_owned(),
+                expected: elements,
+                found: values.len(),
+                dims: self.tensor.dims().to_vec(),
+            });
+        }
+        crate::element::narrow::pack_into(self.tensor.as_mut_slice(), values)
+            .expect("a tensor holds storage_len(elements) bytes");
+        Ok(())
+    }
+}
+
+impl<'a, T: Element + Packed, S: Shape, D: HostDevice> TensorRef<'a, T, S, D> {
+    /// The elements of a packed tensor, unpacked, row-major: as many as the product of the
+    /// dims (for an odd number of 4-bit elements, the last byte's high nibble is not one).
+    pub fn unpacked(&self) -> impl Iterator<Item = T::Value> + 'a {
+        let elements = element_count(self.dims).unwrap_or(0);
+        crate::element::narrow::unpack(self.as_slice(), elements)
     }
 }
 
@@ -544,7 +579,7 @@ impl<'a, T: Element, S: Shape, D: Device> TensorRef<'a, T, S, D> {
         self.dims
     }
 
-    /// Number of elements.
+    /// Number of values of `T` (for packed types: packed bytes; see [`Tensor::len`]).
     pub fn len(&self) -> usize {
         self.len
     }
@@ -734,10 +769,12 @@ impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
                 ),
             });
         }
-        let len = element_count(&self.dims).ok_or_else(|| Error::TooLarge {
-            tensor: self.name.to_string(),
-            dims: self.dims.clone(),
-        })?;
+        let len = element_count(&self.dims)
+            .map(storage_len::<T>)
+            .ok_or_else(|| Error::TooLarge {
+                tensor: self.name.to_string(),
+                dims: self.dims.clone(),
+            })?;
         self.data = value.data_ptr()?.cast_const().cast();
         self.len = len;
         self.value = Some(value);

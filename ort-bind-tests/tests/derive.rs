@@ -598,3 +598,57 @@ fn optionals_through_the_derive() -> ort_bind::Result<()> {
     assert_eq!(bound.outputs().has.as_slice(), &[true]);
     Ok(())
 }
+
+/// The narrow types through the derive: user-written fields of `ort_bind::narrow` types,
+/// checked against `narrow.onnx` at compile time (`tests/ui/narrow_wrong_element.rs` has
+/// the mistakes), and run for real.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/narrow.onnx")]
+struct NarrowIo {
+    x: Tensor<f32, (Fix<5>,)>,
+    in_float8e4m3fn: Tensor<ort_bind::Float8E4M3FN, (Fix<5>,)>,
+    in_float8e4m3fnuz: Tensor<ort_bind::Float8E4M3FNUZ, (Fix<5>,)>,
+    in_float8e5m2: Tensor<ort_bind::Float8E5M2, (Fix<5>,)>,
+    in_float8e5m2fnuz: Tensor<ort_bind::Float8E5M2FNUZ, (Fix<5>,)>,
+    in_float8e8m0: Tensor<ort_bind::Float8E8M0, (Fix<5>,)>,
+    in_int4: Tensor<ort_bind::Int4x2, (Fix<5>,)>,
+    in_uint4: Tensor<ort_bind::UInt4x2, (Fix<5>,)>,
+    in_int2: Tensor<ort_bind::Int2x4, (Fix<5>,)>,
+    in_uint2: Tensor<ort_bind::UInt2x4, (Fix<5>,)>,
+    q_float8e4m3fn: Tensor<ort_bind::Float8E4M3FN, (Fix<5>,)>,
+    q_int4: Tensor<ort_bind::Int4x2, (Fix<5>,)>,
+    d_int4: Tensor<f32, (Fix<5>,)>,
+    d_int2: Tensor<f32, (Fix<5>,)>,
+}
+
+#[test]
+fn narrow_types_bind_through_the_derive() -> ort_bind::Result<()> {
+    use ort_bind::Float8E4M3FN;
+    let session = session(NarrowIo::MODEL_PATH)?;
+    let mut bound = Bound::new(&session, NarrowIo::allocate(&Cpu)?)?;
+    {
+        let mut i = bound.inputs();
+        i.x.copy_from_slice(&[0.3, -1.7, 100.0, 1e9, -3.0625])?;
+        i.in_int4.pack_from(&[-8, 7, 0, -1, 5])?;
+        i.in_int2.pack_from(&[-2, 1, 0, -1, 1])?;
+    }
+    bound.run()?;
+    let o = bound.outputs();
+    // Python onnxruntime's results for the same inputs (tests/reference/narrow.txt).
+    let q: Vec<u8> = o
+        .q_float8e4m3fn
+        .as_slice()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    assert_eq!(q, [0x2a, 0xbe, 0x6c, 0x7e, 0xc4]);
+    assert_eq!(
+        o.q_float8e4m3fn.as_slice()[1],
+        Float8E4M3FN::from_f32(-1.7),
+        "ONNX Runtime's Cast and the Rust conversion agree"
+    );
+    assert_eq!(o.q_int4.unpacked().collect::<Vec<_>>(), [1, -3, 7, 7, -6]);
+    assert_eq!(o.d_int4.as_slice(), &[-4.0, 3.5, 0.0, -0.5, 2.5]);
+    assert_eq!(o.d_int2.as_slice(), &[-1.0, 0.5, 0.0, -0.5, 0.5]);
+    Ok(())
+}

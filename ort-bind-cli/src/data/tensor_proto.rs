@@ -82,11 +82,17 @@ fn unbound_code_name(code: i32) -> &'static str {
         0 => "undefined",
         14 => "complex64",
         15 => "complex128",
-        17..=20 => "float8",
-        21 | 22 => "int4/uint4",
+        // ONNX's codes (ONNX Runtime's C enum numbers the last three 26, 24, 25).
+        17 => "float8e4m3fn",
+        18 => "float8e4m3fnuz",
+        19 => "float8e5m2",
+        20 => "float8e5m2fnuz",
+        21 => "uint4",
+        22 => "int4",
         23 => "float4e2m1",
-        24 | 25 => "int2/uint2",
-        26 => "float8e8m0",
+        24 => "float8e8m0",
+        25 => "uint2",
+        26 => "int2",
         _ => "unknown",
     }
 }
@@ -206,8 +212,13 @@ pub(crate) fn array_from_proto(
         .find(|(c, _)| *c == proto.data_type)
         .map(|(_, d)| *d)
         .ok_or_else(|| {
+            let narrow = if (17..=26).contains(&proto.data_type) {
+                " in `ort-bind run` yet (generated code and the derive bind it)"
+            } else {
+                ""
+            };
             unsupported(format!(
-                "tensor `{}` has element type {} (code {}), which ort-bind does not bind",
+                "tensor `{}` has element type {} (code {}), which ort-bind does not bind{narrow}",
                 proto.name,
                 unbound_code_name(proto.data_type),
                 proto.data_type
@@ -478,6 +489,25 @@ mod tests {
                     ..TensorProto::default()
                 }),
                 "holds strings where a numeric tensor is expected",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![1],
+                    data_type: 24,
+                    int32_data: vec![0x7F],
+                    ..TensorProto::default()
+                }),
+                "element type float8e8m0 (code 24), which ort-bind does not bind in `ort-bind \
+                 run` yet (generated code and the derive bind it)",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![3],
+                    data_type: 26,
+                    int32_data: vec![0x21],
+                    ..TensorProto::default()
+                }),
+                "element type int2 (code 26)",
             ),
             (
                 enc(TensorProto {

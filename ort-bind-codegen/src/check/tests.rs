@@ -421,6 +421,17 @@ fn model_level_problems() {
         "{}",
         refusals(&s)[0]
     );
+    s.outputs[0].kind = ValueKind::Optional(Box::new(ValueKind::Tensor {
+        elem: ElementType::F32,
+        dims: None,
+    }));
+    assert!(
+        refusals(&s)[0]
+            .to_string()
+            .starts_with("output `sum` is an optional optional(float32): "),
+        "{}",
+        refusals(&s)[0]
+    );
     s.outputs[0].kind = ValueKind::Optional(Box::new(ValueKind::Unsupported("<no type>".into())));
     assert_eq!(
         refusals(&s)[0].to_string(),

@@ -9,16 +9,17 @@ use crate::ident::to_ident;
 use crate::plan::{AxisSize, Form, Plan, PlannedValue, Storage};
 use crate::signature::format_dims;
 
-/// The Rust element type: a primitive, or the runtime's `f16`/`bf16`.
+/// The Rust element type: a primitive, or the runtime's (`f16`, `bf16`, the narrow types
+/// such as `Float8E4M3FN` and `Int4x2`).
 pub(crate) fn elem_tokens(rt: &syn::Path, elem: ElementType) -> TokenStream {
-    match elem {
-        ElementType::F16 => quote!(#rt::f16),
-        ElementType::BF16 => quote!(#rt::bf16),
-        ElementType::String => quote!(::std::string::String),
-        other => {
-            let id = format_ident!("{}", other.rust_name());
-            quote!(#id)
-        }
+    if elem == ElementType::String {
+        return quote!(::std::string::String);
+    }
+    let id = format_ident!("{}", elem.rust_name());
+    if elem.is_runtime_type() {
+        quote!(#rt::#id)
+    } else {
+        quote!(#id)
     }
 }
 

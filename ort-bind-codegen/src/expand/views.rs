@@ -12,6 +12,18 @@ use crate::plan::{Form, Plan, PlannedValue, Storage};
 /// model's own doc string.
 pub(crate) fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
     let mut doc = format!(" {role} `{}`: {}.", v.name, type_doc(v));
+    if v.form.is_tensor() && v.elem.packing() > 1 {
+        doc.push_str(&format!(
+            " Packed {} elements to a byte as ONNX stores them, first in the lowest bits: \
+             `len()` and `as_slice()` count bytes; {}.",
+            v.elem.packing(),
+            if role == "Output" {
+                "`unpacked()` reads the elements"
+            } else {
+                "`pack_from(&values)` writes the elements"
+            },
+        ));
+    }
     if !v.form.is_tensor() {
         doc.push(' ');
         doc.push_str(&value_note(role == "Input", v));
