@@ -654,7 +654,7 @@ fn describe_kind(kind: &ValueKind) -> String {
         ValueKind::Tensor { elem, dims } => {
             format!("a {elem} tensor {}", format_dims(dims.as_deref()))
         }
-        other => format!("a {}", kind_word(other)),
+        other => kind_word(other),
     }
 }
 

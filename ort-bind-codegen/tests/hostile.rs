@@ -85,17 +85,13 @@ fn fixtures_truncated_at_every_byte() {
     assert!(fixtures.len() >= 10, "fixture models missing");
     let (mut ok, mut err) = (0, 0);
     for (name, bytes) in &fixtures {
-        // The whole file decodes and generates; the scikit-learn models (string tensors,
-        // `seq(map(string, float32))`) decode and codegen refuses them.
+        // The whole file decodes and generates, the scikit-learn models (string tensors,
+        // `seq(map(string, float32))`) included.
         let whole = run(bytes, name);
-        if name.starts_with("sklearn_") {
-            assert!(
-                matches!(whole, Outcome::Unplannable(PlanError::Unsupported { .. })),
-                "{name}: {whole:?}"
-            );
-        } else {
-            assert!(matches!(whole, Outcome::Generated { .. }), "{name}");
-        }
+        assert!(
+            matches!(whole, Outcome::Generated { .. }),
+            "{name}: {whole:?}"
+        );
         for cut in 0..bytes.len() {
             match run(&bytes[..cut], &format!("{name}[..{cut}]")) {
                 Outcome::Rejected(_) => err += 1,
