@@ -22,11 +22,20 @@ fn main() {
         "external",
         "lying_shape",
         "lying_allocated",
+        // skl2onnx: string labels + ZipMap's seq(map(string, float32)); string input.
+        "sklearn_iris",
+        "sklearn_text",
         "narrow",
     ];
     let mut builder = ort_bind_codegen::Builder::new();
     for m in models {
         builder = builder.model(fixtures.join(format!("{m}.onnx")));
+    }
+    // The runtime's models of sequences, maps and optionals (see
+    // ort-bind-runtime/tests/data/make_models.py), through generated modules.
+    let runtime_data = std::path::Path::new("../ort-bind-runtime/tests/data");
+    for m in ["sequences", "maps", "optionals"] {
+        builder = builder.model(runtime_data.join(format!("{m}.onnx")));
     }
     builder = with_options(builder, fixtures);
     if let Err(e) = builder.compile() {

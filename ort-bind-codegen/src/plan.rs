@@ -396,8 +396,51 @@ pub enum Storage {
     Owned(Vec<AxisSize>),
     /// Owned buffer of unknown rank: its whole shape is dims field `index` (a `Vec<usize>`).
     OwnedAnyRank(usize),
-    /// Allocated by ONNX Runtime at run time (data-dependent or unknown dims).
+    /// Allocated by ONNX Runtime at run time (data-dependent or unknown dims; every
+    /// output that is not a numeric tensor).
     Allocated,
+    /// A whole value the caller builds and sets (a sequence, map or optional input): not
+    /// sized by the dims struct.
+    Value,
+}
+
+/// What kind of value a planned input or output is, which decides its Rust type. The
+/// element type and dims of [`PlannedValue`] are those of the tensors it holds (a map's
+/// value type, without dims).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// A tensor of numeric or bool elements: `Tensor` / `AllocatedOutput`.
+    Tensor,
+    /// A string tensor: `StringTensor` (input), `StringOutput` (output).
+    Strings,
+    /// `sequence(tensor)`: `Sequence<T, S>`.
+    Sequence,
+    /// `sequence(map(key, elem))`: `MapSequence<K, V>`.
+    MapSequence {
+        /// The key type (`int64` or `string`).
+        key: ElementType,
+    },
+    /// `map(key, elem)`: `Map<K, V>`.
+    Map {
+        /// The key type (`int64` or `string`).
+        key: ElementType,
+    },
+    /// `optional(tensor)`: `Optional<..>` around the tensor's type.
+    OptionalTensor,
+    /// `optional(sequence(tensor))`: `Optional<Sequence<T, S>>`.
+    OptionalSequence,
+}
+
+impl Form {
+    /// Whether this is a numeric (or bool) tensor, bound as a typed buffer.
+    pub fn is_tensor(self) -> bool {
+        self == Form::Tensor
+    }
+
+    /// Whether the dims struct sizes it when it is an input (numeric and string tensors).
+    pub fn is_sized(self) -> bool {
+        matches!(self, Form::Tensor | Form::Strings)
+    }
 }
 
 /// One graph input or output, planned.
@@ -407,10 +450,15 @@ pub struct PlannedValue {
     pub name: String,
     /// Rust field name (sanitised, unique in its struct; without `r#`).
     pub field: String,
-    /// Element type.
+    /// What kind of value it is.
+    pub form: Form,
+    /// Element type (of the tensors a sequence or optional holds; a map's value type).
     pub elem: ElementType,
-    /// Declared dims (`None`: unknown rank).
+    /// Declared dims (of a sequence's or optional's tensors; `None`: unknown rank, and
+    /// always for maps).
     pub dims: Option<Vec<Dim>>,
+    /// The whole type as the model declares it (`seq(map(string, float32))`).
+    pub onnx_type: String,
     /// Doc string from the model.
     pub doc: String,
     /// Storage decision.
@@ -505,40 +553,108 @@ impl Plan {
     }
 }
 
-fn tensor_of<'a>(
+/// Key types ONNX Runtime's C API makes and reads maps of.
+fn runtime_map_key(t: ElementType) -> bool {
+    matches!(t, ElementType::I64 | ElementType::String)
+}
+
+/// Value types ONNX Runtime's C API makes and reads maps of.
+fn runtime_map_value(t: ElementType) -> bool {
+    matches!(
+        t,
+        ElementType::I64 | ElementType::F32 | ElementType::F64 | ElementType::String
+    )
+}
+
+/// How a value binds: its form, the element type and dims of the tensors it holds; or why
+/// it cannot.
+fn classify<'a>(
     v: &'a ValueSig,
     role: &'static str,
-) -> Result<(ElementType, Option<&'a [Dim]>), PlanError> {
-    let refuse = |kind: String, reason: String| PlanError::Unsupported {
+) -> Result<(Form, ElementType, Option<&'a [Dim]>), PlanError> {
+    let refuse = |reason: &str| PlanError::Unsupported {
         role,
         name: v.name.clone(),
-        kind,
-        reason,
+        kind: describe_kind(&v.kind),
+        reason: reason.to_owned(),
+    };
+    if let Some(part) = v.kind.unsupported_part() {
+        let whole = v.kind.to_string();
+        let why = why_unsupported(part);
+        let reason = if whole == part {
+            why.to_owned()
+        } else {
+            format!("it holds {part}, and {why}")
+        };
+        return Err(PlanError::Unsupported {
+            role,
+            name: v.name.clone(),
+            kind: whole,
+            reason,
+        });
+    }
+    let map_of = |key: ElementType, value: &ValueKind| -> Result<ElementType, PlanError> {
+        match value {
+            ValueKind::Tensor { elem, .. } if runtime_map_key(key) && runtime_map_value(*elem) => {
+                Ok(*elem)
+            }
+            ValueKind::Tensor { .. } => Err(refuse(
+                "ONNX Runtime's C API makes and reads maps with int64 or string keys and \
+                 int64, float32, float64 or string values only",
+            )),
+            _ => Err(refuse(
+                "ort-bind binds maps whose values are single numbers or strings only",
+            )),
+        }
     };
     match &v.kind {
-        ValueKind::Tensor { elem, dims } if elem.is_bindable() => Ok((*elem, dims.as_deref())),
-        ValueKind::Tensor { elem, dims } => Err(refuse(
-            format!("a {elem} tensor {}", format_dims(dims.as_deref())),
-            "generated code binds tensors of numeric or bool elements only so far".to_owned(),
-        )),
-        kind => Err(match kind.unsupported_part() {
-            Some(part) => {
-                let whole = kind.to_string();
-                let why = why_unsupported(part);
-                let reason = if whole == part {
-                    why.to_owned()
-                } else {
-                    format!("it holds {part}, and {why}")
-                };
-                refuse(whole, reason)
+        ValueKind::Tensor { elem, dims } => {
+            let form = if *elem == ElementType::String {
+                Form::Strings
+            } else {
+                Form::Tensor
+            };
+            Ok((form, *elem, dims.as_deref()))
+        }
+        ValueKind::Sequence(inner) => match &**inner {
+            ValueKind::Tensor { elem, dims } => Ok((Form::Sequence, *elem, dims.as_deref())),
+            ValueKind::Map { key, value } => {
+                let elem = map_of(*key, value)?;
+                Ok((Form::MapSequence { key: *key }, elem, None))
             }
-            None => refuse(
-                kind_word(kind),
-                "generated code binds dense tensors only so far (sequences, maps and \
-                 optionals are not typed yet)"
-                    .to_owned(),
-            ),
-        }),
+            _ => Err(refuse(
+                "ort-bind binds sequences of tensors and sequences of maps only",
+            )),
+        },
+        ValueKind::Map { key, value } => {
+            let elem = map_of(*key, value)?;
+            Ok((Form::Map { key: *key }, elem, None))
+        }
+        ValueKind::Optional(inner) => match &**inner {
+            ValueKind::Tensor { elem, dims } => Ok((Form::OptionalTensor, *elem, dims.as_deref())),
+            ValueKind::Sequence(t) => match &**t {
+                ValueKind::Tensor { elem, dims } => {
+                    Ok((Form::OptionalSequence, *elem, dims.as_deref()))
+                }
+                _ => Err(refuse(
+                    "ort-bind binds optional tensors and optional sequences of tensors only",
+                )),
+            },
+            _ => Err(refuse(
+                "ort-bind binds optional tensors and optional sequences of tensors only",
+            )),
+        },
+        ValueKind::Unsupported(what) => Err(refuse(&format!("ort-bind cannot represent {what}"))),
+    }
+}
+
+/// `a string tensor [n]`, `a sequence seq(float32)`, ...: what a value is, in words.
+fn describe_kind(kind: &ValueKind) -> String {
+    match kind {
+        ValueKind::Tensor { elem, dims } => {
+            format!("a {elem} tensor {}", format_dims(dims.as_deref()))
+        }
+        other => kind_word(other),
     }
 }
 
@@ -567,13 +683,24 @@ fn why_unsupported(part: &str) -> &'static str {
     }
 }
 
+/// How value `v` binds: its form and the element type and dims of the tensors it holds
+/// (a map's value type, no dims); `None` when it cannot be bound.
+pub fn form_of(v: &ValueSig) -> Option<(Form, ElementType, Option<&[Dim]>)> {
+    classify(v, "value").ok()
+}
+
+/// Why value `v` (on side `role`) cannot be bound, if it cannot.
+pub fn value_refusal(v: &ValueSig, role: Role) -> Option<PlanError> {
+    classify(v, role.word()).err()
+}
+
 /// Every reason `sig` cannot be bound at all, in model order (a value that is not a
 /// bindable tensor, no outputs); empty when it can.
 pub fn refusals(sig: &ModelSignature) -> Vec<PlanError> {
     let mut out = Vec::new();
     for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
         for v in values {
-            if let Err(e) = tensor_of(v, role) {
+            if let Err(e) = classify(v, role) {
                 out.push(e);
             }
         }
@@ -637,6 +764,12 @@ fn batch_field(plan: &Plan, declared: Option<&str>) -> Result<Option<usize>, Pla
         .map(|v| ("input", v))
         .chain(plan.outputs.iter().map(|v| ("output", v)))
         .find_map(|(role, v)| {
+            if !v.form.is_tensor() {
+                return Some(format!(
+                    "{role} `{}` is {}: batching gathers rows of numeric tensors only",
+                    v.name, v.onnx_type
+                ));
+            }
             let axes = match &v.storage {
                 Storage::Owned(axes) => axes,
                 Storage::Allocated if role == "output" => return None,
@@ -768,12 +901,15 @@ fn plan_core_named(
     let mut input_idents = IdentAllocator::new();
     let mut inputs = Vec::with_capacity(sig.inputs.len());
     for (index, v) in sig.inputs.iter().enumerate() {
-        let (elem, vdims) = tensor_of(v, "input")?;
+        let (form, elem, vdims) = classify(v, "input")?;
         let field = match field_of(Role::Input, index) {
             Some(f) => f,
             None => input_idents.allocate(&v.name),
         };
         let storage = match vdims {
+            // Sequences, maps and optionals are built whole by the caller; the dims of
+            // the tensors they hold are theirs, not the binding's.
+            _ if !form.is_sized() => Storage::Value,
             None => {
                 let idx = dims.len();
                 dims.push(DimField {
@@ -823,6 +959,8 @@ fn plan_core_named(
         inputs.push(PlannedValue {
             name: v.name.clone(),
             field,
+            form,
+            onnx_type: v.kind.to_string(),
             elem,
             dims: vdims.map(<[Dim]>::to_vec),
             doc: v.doc_string.clone(),
@@ -839,14 +977,16 @@ fn plan_core_named(
         if use_ == OutputUse::Skip {
             continue;
         }
-        let (elem, vdims) = tensor_of(v, "output")?;
+        let (form, elem, vdims) = classify(v, "output")?;
         let field = match field_of(Role::Output, index) {
             Some(f) => f,
             None => output_idents.allocate(&v.name),
         };
         // Pre-allocate only when every axis is fixed or a named dim some input carries:
-        // then the size is known before the run.
+        // then the size is known before the run. ONNX Runtime owns strings and makes
+        // sequences, maps and optionals during the run: those outputs are its to allocate.
         let storage = match use_ {
+            _ if !form.is_tensor() => Storage::Allocated,
             OutputUse::Allocated => Storage::Allocated,
             _ => vdims
                 .and_then(|ds| {
@@ -863,6 +1003,8 @@ fn plan_core_named(
         outputs.push(PlannedValue {
             name: v.name.clone(),
             field,
+            form,
+            onnx_type: v.kind.to_string(),
             elem,
             dims: vdims.map(<[Dim]>::to_vec),
             doc: v.doc_string.clone(),
@@ -872,12 +1014,16 @@ fn plan_core_named(
         uses.push(use_);
     }
 
-    let pairable: Vec<bool> = uses.iter().map(|u| *u != OutputUse::Allocated).collect();
+    let pairable: Vec<bool> = uses
+        .iter()
+        .zip(&outputs)
+        .map(|(u, o)| *u != OutputUse::Allocated && o.form.is_tensor())
+        .collect();
     let feed_back = feed_back_pairs(&inputs, &mut outputs, &pairable, &named, &dims, options)?;
 
     // Outputs the user sizes, which no input and no pair sized: their own dims fields.
     for (o, use_) in outputs.iter_mut().zip(&uses) {
-        if *use_ != OutputUse::Owned || o.storage != Storage::Allocated {
+        if *use_ != OutputUse::Owned || o.storage != Storage::Allocated || !o.form.is_tensor() {
             continue;
         }
         o.storage = match &o.dims {
@@ -933,7 +1079,7 @@ fn plan_core_named(
                 }
             }
             Storage::OwnedAnyRank(i) => dims[*i].used_by.push((o.name.clone(), 0)),
-            Storage::Allocated => {}
+            Storage::Allocated | Storage::Value => {}
         }
     }
     Ok((
@@ -1128,7 +1274,7 @@ pub fn plan_struct(
                 }
             }
             Storage::OwnedAnyRank(i) => used[*i] = true,
-            Storage::Allocated => {}
+            Storage::Allocated | Storage::Value => {}
         }
     }
     let mut renumber = vec![usize::MAX; plan.dims.len()];
@@ -1153,7 +1299,7 @@ pub fn plan_struct(
                 }
             }
             Storage::OwnedAnyRank(i) => *i = renumber[*i],
-            Storage::Allocated => {}
+            Storage::Allocated | Storage::Value => {}
         }
     }
     Ok(StructPlan {
@@ -1223,6 +1369,10 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
     for (role, values) in [(Role::Input, &plan.inputs), (Role::Output, &plan.outputs)] {
         for v in values {
             let Some(dims) = &v.dims else { continue };
+            // The tensors inside sequences and optionals have no axes of the binding's.
+            if !v.form.is_sized() {
+                continue;
+            }
             for (axis, d) in dims.iter().enumerate() {
                 let binding = match &v.storage {
                     Storage::Owned(axes) => match axes.get(axis) {
@@ -1231,7 +1381,7 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
                         None => AxisBinding::Runtime,
                     },
                     Storage::OwnedAnyRank(i) => AxisBinding::Field(plan.dims[*i].field.clone()),
-                    Storage::Allocated => match d {
+                    Storage::Allocated | Storage::Value => match d {
                         Dim::Fixed(n) => AxisBinding::Fixed(*n),
                         _ => AxisBinding::Runtime,
                     },
@@ -1418,6 +1568,12 @@ fn feed_back_pairs(
             ));
         }
         let (o, i) = (&outputs[oi], &inputs[ii]);
+        if !o.form.is_tensor() || !i.form.is_tensor() {
+            return Err(err(format!(
+                "the output is {} and the input {}: only numeric tensors exchange buffers",
+                o.onnx_type, i.onnx_type
+            )));
+        }
         if o.elem != i.elem {
             return Err(err(format!(
                 "the output is {} and the input {}",
@@ -1455,7 +1611,7 @@ fn feed_back_pairs(
         related_inputs.sort_unstable();
         for &ii in &related_inputs {
             let i = &inputs[ii];
-            if in_taken[ii] || o.elem != i.elem {
+            if in_taken[ii] || o.elem != i.elem || !i.form.is_tensor() {
                 continue;
             }
             let equal = o.storage == i.storage;

@@ -41,7 +41,16 @@ fn kind_text(v: &ValueSig) -> (String, String) {
         ValueKind::Tensor { elem, dims } => {
             (elem.numpy_name().to_owned(), format_dims(dims.as_deref()))
         }
-        kind => (kind.to_string(), "(not bindable)".to_owned()),
+        // Sequences, maps and optionals have no shape of their own; say when the
+        // generated code cannot bind one (either side: the reason does not depend on it).
+        kind => {
+            let shape = if crate::plan::value_refusal(v, crate::plan::Role::Output).is_some() {
+                "(not bindable)"
+            } else {
+                ""
+            };
+            (kind.to_string(), shape.to_owned())
+        }
     }
 }
 
@@ -239,16 +248,38 @@ mod tests {
         });
         let t = to_table(&sig, false);
         assert!(
-            t.contains("output  output_probability  seq(map(int64, float32))  (not bindable)"),
+            t.contains("output  output_probability  seq(map(int64, float32))"),
+            "{t}"
+        );
+        assert!(!t.contains("not bindable"), "{t}");
+        // A map key ONNX Runtime's C API cannot read is refused, naming why.
+        sig.outputs[1].kind = ValueKind::Sequence(Box::new(ValueKind::Map {
+            key: ElementType::I32,
+            value: Box::new(ValueKind::Tensor {
+                elem: ElementType::F32,
+                dims: None,
+            }),
+        }));
+        let t = to_table(&sig, false);
+        assert!(
+            t.contains("output  output_probability  seq(map(int32, float32))  (not bindable)"),
             "{t}"
         );
         assert!(
             t.contains(
                 "not bindable as generated code: output `output_probability` is a sequence \
-                 seq(map(int64, float32))"
+                 seq(map(int32, float32)): ONNX Runtime's C API makes and reads maps with int64 \
+                 or string keys"
             ),
             "{t}"
         );
+        sig.outputs[1].kind = ValueKind::Sequence(Box::new(ValueKind::Map {
+            key: ElementType::I64,
+            value: Box::new(ValueKind::Tensor {
+                elem: ElementType::F32,
+                dims: None,
+            }),
+        }));
         let j = to_json(&sig);
         assert_eq!(
             j["outputs"][1],

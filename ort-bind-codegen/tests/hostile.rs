@@ -51,6 +51,8 @@ fn check_cases(cases: &[Case]) {
                 e.to_string().starts_with("input `v` is ")
             }
             (Expect::Refused, _) => false,
+            (Expect::Binds, Outcome::Generated { .. }) => true,
+            (Expect::Binds, _) => false,
         };
         let shown = match &outcome {
             Outcome::Rejected(e) => format!("Err: {e}"),
@@ -83,17 +85,13 @@ fn fixtures_truncated_at_every_byte() {
     assert!(fixtures.len() >= 10, "fixture models missing");
     let (mut ok, mut err) = (0, 0);
     for (name, bytes) in &fixtures {
-        // The whole file decodes and generates; the scikit-learn models (string tensors,
-        // `seq(map(string, float32))`) decode and codegen refuses them.
+        // The whole file decodes and generates, the scikit-learn models (string tensors,
+        // `seq(map(string, float32))`) included.
         let whole = run(bytes, name);
-        if name.starts_with("sklearn_") {
-            assert!(
-                matches!(whole, Outcome::Unplannable(PlanError::Unsupported { .. })),
-                "{name}: {whole:?}"
-            );
-        } else {
-            assert!(matches!(whole, Outcome::Generated { .. }), "{name}");
-        }
+        assert!(
+            matches!(whole, Outcome::Generated { .. }),
+            "{name}: {whole:?}"
+        );
         for cut in 0..bytes.len() {
             match run(&bytes[..cut], &format!("{name}[..{cut}]")) {
                 Outcome::Rejected(_) => err += 1,
@@ -219,12 +217,22 @@ fn non_tensor_kinds() {
         let err = plan(&sig).expect_err("refused");
         (sig.inputs[0].kind.clone(), err.to_string())
     };
-    let (kind, err) = outcome("ZipMap output seq(map(string, float32))");
-    assert_eq!(kind.to_string(), "seq(map(string, float32))");
+    // ZipMap's type, string tensors, maps with string keys bind (`Expect::Binds`).
+    let sig = |name: &str| {
+        let c = cases.iter().find(|c| c.name == name).expect("case exists");
+        signature_from_bytes(&c.bytes, "kinds.onnx").expect("decodes")
+    };
+    let zipmap = sig("ZipMap output seq(map(string, float32))");
+    assert_eq!(
+        zipmap.inputs[0].kind.to_string(),
+        "seq(map(string, float32))"
+    );
+    assert!(plan(&zipmap).is_ok());
+    let (_, err) = outcome("map with uint8 keys");
     assert_eq!(
         err,
-        "input `v` is a sequence seq(map(string, float32)): generated code binds dense \
-         tensors only so far (sequences, maps and optionals are not typed yet)"
+        "input `v` is a map map(uint8, float32): ONNX Runtime's C API makes and reads maps \
+         with int64 or string keys and int64, float32, float64 or string values only"
     );
     let (kind, err) = outcome("map with float32 keys");
     assert_eq!(kind, ValueKind::Unsupported("map(float32, float32)".into()));
@@ -248,21 +256,21 @@ fn non_tensor_kinds() {
         ("optional of an empty TypeProto", "optional(<no type>)"),
         ("map without value type", "map(int64, <no type>)"),
         ("map without key or value type", "map(undefined, <no type>)"),
-        ("optional(seq(float32[2]))", "optional(seq(float32[2]))"),
         ("seq(map(float32 key)) inside", "seq(map(float32, float32))"),
-        ("string tensor", "string[n]"),
         ("seq of sparse tensor", "seq(sparse_tensor(float32))"),
-        ("map with string keys", "map(string, float32)"),
         ("map with uint8 keys", "map(uint8, float32)"),
     ] {
         assert_eq!(outcome(name).0.to_string(), shown, "{name}");
     }
-    let (_, err) = outcome("string tensor");
-    assert_eq!(
-        err,
-        "input `v` is a string tensor [n]: generated code binds tensors of numeric or bool \
-         elements only so far"
-    );
+    for (name, shown) in [
+        ("optional(seq(float32[2]))", "optional(seq(float32[2]))"),
+        ("string tensor", "string[n]"),
+        ("map with string keys", "map(string, float32)"),
+    ] {
+        let s = sig(name);
+        assert_eq!(s.inputs[0].kind.to_string(), shown, "{name}");
+        assert!(plan(&s).is_ok(), "{name}");
+    }
 }
 
 #[test]

@@ -109,3 +109,14 @@ fn ppocr_det_batched() {
             .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2"),
     );
 }
+
+/// skl2onnx models: string tensors in and out, and ZipMap's `seq(map(string, float32))`.
+#[test]
+fn sklearn_iris() {
+    check("sklearn_iris");
+}
+
+#[test]
+fn sklearn_text() {
+    check("sklearn_text");
+}

@@ -12,10 +12,14 @@
 //! a field may fix a symbolic dimension to a constant), or when the model fixes it to `N`
 //! and the axis is `Fix<N>` or `Dyn`.
 
-use crate::device::Device;
+use crate::device::{Cpu, Device};
 use crate::element::Element;
 use crate::shape::{AnyRank, Axis, Dyn, Fix, Shape};
 use crate::tensor::{AllocatedOutput, Tensor};
+use crate::values::{
+    Map, MapKey, MapSequence, MapValue, Optional, Sequence, SequenceElement, StringOutput,
+    StringTensor,
+};
 
 /// Implemented by a shape that fits the model's shape `M` (see the [module docs](self)).
 ///
@@ -195,6 +199,48 @@ pub trait OnDevice<D> {}
 impl<T: Element, S: Shape, D: Device> OnDevice<D> for Tensor<T, S, D> {}
 impl<T: Element, S: Shape, D: Device> OnDevice<D> for AllocatedOutput<T, S, D> {}
 
+/// Implemented by a field type that can bind a model value that is not a numeric tensor,
+/// which the derive writes as the value type that fits the model exactly (`M`):
+/// `StringOutput<(Dyn,)>`, `MapSequence<String, f32>`, `Optional<AllocatedOutput<f32,
+/// (Dyn,)>>`. A field fits when it is the same kind of value, of the same element, key and
+/// value types, with a shape that fits `M`'s (as for tensors).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot bind this model value, which the model declares as `{M}`",
+    label = "expected a type that fits `{M}`",
+    note = "string tensors bind as `StringTensor<Shape>` (inputs) or `StringOutput<Shape>` \
+            (outputs), `sequence(tensor)` as `Sequence<T, Shape>`, `sequence(map(K, V))` as \
+            `MapSequence<K, V>`, `map(K, V)` as `Map<K, V>`, `optional(..)` as `Optional<..>` \
+            around the type of what it holds"
+)]
+pub trait BindsValue<M> {}
+
+#[diagnostic::do_not_recommend]
+impl<S: Shape + ShapeFits<M>, M: Shape> BindsValue<StringTensor<M>> for StringTensor<S> {}
+#[diagnostic::do_not_recommend]
+impl<S: Shape + ShapeFits<M>, M: Shape> BindsValue<StringOutput<M>> for StringOutput<S> {}
+#[diagnostic::do_not_recommend]
+impl<T: SequenceElement, S: Shape + ShapeFits<M>, M: Shape> BindsValue<Sequence<T, M>>
+    for Sequence<T, S>
+{
+}
+impl<K: MapKey, V: MapValue> BindsValue<Map<K, V>> for Map<K, V> {}
+impl<K: MapKey, V: MapValue> BindsValue<MapSequence<K, V>> for MapSequence<K, V> {}
+#[diagnostic::do_not_recommend]
+impl<V: BindsValue<W>, W> BindsValue<Optional<W>> for Optional<V> {}
+#[diagnostic::do_not_recommend]
+impl<T: Element, S: Shape + ShapeFits<M>, M: Shape> BindsValue<Tensor<T, M, Cpu>>
+    for Tensor<T, S, Cpu>
+{
+}
+#[diagnostic::do_not_recommend]
+impl<T: Element, S: Shape + ShapeFits<M>, M: Shape> BindsValue<AllocatedOutput<T, M, Cpu>>
+    for AllocatedOutput<T, S, Cpu>
+{
+}
+
+/// Fails to compile unless `F` can bind a model value written as `M` (see [`BindsValue`]).
+pub const fn binds_value<F: BindsValue<M>, M>() {}
+
 /// Fails to compile unless `F` can bind a model input of `E` elements and shape `M`.
 pub const fn binds_input<F: BindsInput<E, M>, E, M>() {}
 
@@ -213,7 +259,6 @@ pub const fn on_device<F: OnDevice<D>, D>() {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::Cpu;
 
     // These compile only if the impls accept what the module docs promise.
     const _: () = {
@@ -227,5 +272,14 @@ mod tests {
         has_element::<AllocatedOutput<bool, (Dyn,), Cpu>, bool>();
         has_shape::<Tensor<u8, (Fix<3>,), Cpu>, (Fix<3>,)>();
         on_device::<Tensor<u8, (Fix<3>,), Cpu>, Cpu>();
+        binds_value::<StringOutput<(Dyn,)>, StringOutput<(Dyn,)>>();
+        binds_value::<StringTensor<(Fix<2>, Fix<1>)>, StringTensor<(Dyn, Fix<1>)>>();
+        binds_value::<Sequence<f32, (Dyn,)>, Sequence<f32, AnyRank>>();
+        binds_value::<MapSequence<String, f32>, MapSequence<String, f32>>();
+        binds_value::<Map<i64, f64>, Map<i64, f64>>();
+        binds_value::<
+            Optional<AllocatedOutput<f32, (Dyn,), Cpu>>,
+            Optional<AllocatedOutput<f32, (Dyn,), Cpu>>,
+        >();
     };
 }

@@ -186,8 +186,15 @@ impl<'io> Binder<'_, 'io> {
     pub fn value_input<V: InputValue>(&mut self, index: usize, value: &'io V) -> Result<()> {
         let bound = value.bound_value()?;
         if let Some(storage) = &mut self.storage {
+            // A binding kept for other dims (`Bound::set_dims`) holds ONNX Runtime's own
+            // reference to the value bound then, so a new value that happens to sit at a
+            // freed value's address is not what that binding reads: the key of a value
+            // input never matches an earlier one, and a change of dims rebinds it.
+            static NEXT_KEY: std::sync::atomic::AtomicUsize =
+                std::sync::atomic::AtomicUsize::new(1);
             let address = bound.map_or(0, |v| v.as_ptr().addr());
-            storage.push([address, 0, 0]);
+            let unique = NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            storage.push([address, unique, usize::MAX]);
         }
         if self.keys_only {
             return Ok(());

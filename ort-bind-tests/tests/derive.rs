@@ -476,6 +476,129 @@ fn allocated_outputs_are_absent_after_set_dims() -> ort_bind::Result<()> {
     Ok(())
 }
 
+mod sklearn;
+
+/// The skl2onnx iris classifier through the derive: string labels as a `StringOutput`,
+/// ZipMap's `seq(map(string, float32))` as a `MapSequence`, equal to Python onnxruntime.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/sklearn_iris.onnx")]
+struct Iris {
+    #[onnx(dims = "rows, 4")]
+    float_input: Tensor<f32, (Dyn, Fix<4>)>,
+    #[onnx(name = "output_label")]
+    labels: ort_bind::StringOutput<(Dyn,)>,
+    #[onnx(name = "output_probability")]
+    probabilities: ort_bind::MapSequence<String, f32>,
+}
+
+#[test]
+fn sklearn_iris_through_the_derive_equals_python() -> ort_bind::Result<()> {
+    let rows = sklearn::iris();
+    let session = session(Iris::MODEL_PATH)?;
+    let mut bound = Bound::new(
+        &session,
+        Iris::allocate(&Cpu, &IrisDims { rows: rows.len() })?,
+    )?;
+    let features: Vec<f32> = rows.iter().flat_map(|r| r.input).collect();
+    bound.inputs().float_input.copy_from_slice(&features)?;
+    assert!(bound.outputs().labels.get().is_err(), "not run yet");
+    for _ in 0..2 {
+        bound.run()?;
+        let out = bound.outputs();
+        let labels = out.labels.get()?;
+        assert_eq!(out.probabilities.len(), rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(&labels[i], row.label);
+            let map = out.probabilities.get(i).unwrap();
+            let got: Vec<(String, f32)> = map.iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            assert_eq!(got, row.probabilities);
+        }
+    }
+    Ok(())
+}
+
+/// The skl2onnx text pipeline through the derive: a `StringTensor` input filled in place.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/sklearn_text.onnx")]
+struct Text {
+    text: ort_bind::StringTensor<(Dyn, Fix<1>)>,
+    label: ort_bind::StringOutput<(Dyn,)>,
+    probabilities: AllocatedOutput<f32, (Dyn, Fix<3>)>,
+}
+
+#[test]
+fn sklearn_text_through_the_derive_equals_python() -> ort_bind::Result<()> {
+    let (rows, _) = sklearn::text_model();
+    let session = session(Text::MODEL_PATH)?;
+    let dims = TextDims::from_input_shapes(&[rows.len(), 1])?;
+    let mut bound = Bound::new(&session, Text::allocate(&Cpu, &dims)?)?;
+    let sentences: Vec<&str> = rows.iter().map(|r| r.input.as_str()).collect();
+    bound.inputs().text.fill(&sentences)?;
+    bound.run()?;
+    let out = bound.outputs();
+    let labels = out.label.get()?;
+    let probs = out.probabilities.expect("after a run");
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(&labels[i], row.label);
+        let want: Vec<f32> = row.probabilities.iter().map(|(_, p)| *p).collect();
+        assert_eq!(&probs.as_slice()[i * 3..i * 3 + 3], want.as_slice());
+    }
+    // Other dims: `set_dims` makes a new string tensor and rebinds it.
+    bound.set_dims(&TextDims::from_input_shapes(&[1, 1])?)?;
+    bound.inputs().text.fill(&[sentences[2]])?;
+    bound.run()?;
+    assert_eq!(
+        bound.outputs().label.get()?.to_vec(),
+        [rows[2].label.clone()]
+    );
+    Ok(())
+}
+
+/// Optionals through the derive (`ort-bind-runtime/tests/data/optionals.onnx`): an
+/// optional input, optional tensor and sequence outputs, read only through `get()`.
+#[derive(OnnxBinding)]
+#[onnx(model = "../ort-bind-runtime/tests/data/optionals.onnx")]
+struct Optionals {
+    x: Tensor<f32, (Dyn,)>,
+    o: ort_bind::Optional<Tensor<f32, AnyRank>>,
+    some: ort_bind::Optional<AllocatedOutput<f32, (Dyn,)>>,
+    none: ort_bind::Optional<AllocatedOutput<f32, AnyRank>>,
+    some_seq: ort_bind::Optional<ort_bind::Sequence<f32>>,
+    has: Tensor<bool, ()>,
+}
+
+#[test]
+fn optionals_through_the_derive() -> ort_bind::Result<()> {
+    let session = session(Optionals::MODEL_PATH)?;
+    let mut x = Tensor::new("x", &[2])?;
+    x.as_mut_slice().copy_from_slice(&[1.5, -2.0]);
+    let io = Optionals {
+        x,
+        o: ort_bind::Optional::none(Tensor::new("o", &[1])?),
+        some: ort_bind::Optional::slot(AllocatedOutput::new_in("some", Cpu)),
+        none: ort_bind::Optional::slot(AllocatedOutput::new_in("none", Cpu)),
+        some_seq: ort_bind::Optional::slot(ort_bind::Sequence::new("some_seq")),
+        has: Tensor::new("has", &[])?,
+    };
+    let mut bound = Bound::new(&session, io)?;
+    assert!(bound.outputs().some.get().is_err(), "not run yet");
+    bound.run()?;
+    let out = bound.outputs();
+    assert_eq!(out.some.get()?.expect("a value").as_slice(), &[1.5, -2.0]);
+    assert!(out.none.get()?.is_none());
+    let seq = out.some_seq.get()?.expect("a value");
+    assert_eq!(seq.len(), 2);
+    assert_eq!(out.has.as_slice(), &[false]);
+    // With a value for `o`: rebound through `modify`.
+    bound.modify(|io| {
+        io.o.set_present(true);
+        Ok(())
+    })?;
+    bound.run()?;
+    assert_eq!(bound.outputs().has.as_slice(), &[true]);
+    Ok(())
+}
+
 /// The narrow types through the derive: user-written fields of `ort_bind::narrow` types,
 /// checked against `narrow.onnx` at compile time (`tests/ui/narrow_wrong_element.rs` has
 /// the mistakes), and run for real.

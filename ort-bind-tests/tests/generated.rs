@@ -252,3 +252,207 @@ fn codegen_library_writes_what_build_rs_wrote() {
         .expect("build.rs wrote messy.rs");
     assert_eq!(modules[0].source, written);
 }
+
+mod sklearn;
+mod sklearn_iris {
+    ort_bind::include_bindings!("sklearn_iris");
+}
+mod sklearn_text {
+    ort_bind::include_bindings!("sklearn_text");
+}
+
+/// The skl2onnx iris classifier (string labels, ZipMap's `seq(map(string, float32))`)
+/// through build-time codegen: labels and every probability equal to Python
+/// onnxruntime's, bit for bit, over two runs of the same binding.
+#[test]
+fn sklearn_iris_classifier_equals_python() -> ort_bind::Result<()> {
+    let rows = sklearn::iris();
+    let model = sklearn_iris::Model::load()?;
+    let mut binding = model.bind(sklearn_iris::Dims {
+        float_input_dim0: rows.len(),
+    })?;
+    assert!(binding.outputs().output_label.is_none(), "no run yet");
+    let features: Vec<f32> = rows.iter().flat_map(|r| r.input).collect();
+    binding.inputs().float_input.copy_from_slice(&features)?;
+    for _ in 0..2 {
+        binding.run()?;
+        let out = binding.outputs();
+        let labels = out.output_label.expect("after a run");
+        assert_eq!(labels.dims(), &[rows.len()]);
+        let maps = out.output_probability.expect("after a run");
+        assert_eq!(maps.len(), rows.len());
+        for ((row, label), map) in rows.iter().zip(labels).zip(maps) {
+            assert_eq!(label, row.label);
+            let got: Vec<(String, f32)> = map.iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            assert_eq!(got, row.probabilities, "row {:?}", row.input);
+        }
+    }
+    // One row: new dims, the outputs follow. (Python ran the rows as one batch; one row
+    // alone goes through another GEMM path, which may round the last bit differently.)
+    binding.set_dims(sklearn_iris::Dims {
+        float_input_dim0: 1,
+    })?;
+    binding
+        .inputs()
+        .float_input
+        .copy_from_slice(&rows[2].input)?;
+    binding.run()?;
+    let out = binding.outputs();
+    assert_eq!(out.output_label.unwrap().to_vec(), [rows[2].label.clone()]);
+    let hm = out
+        .output_probability
+        .unwrap()
+        .get(0)
+        .unwrap()
+        .to_hash_map();
+    assert!((hm["versicolor"] - rows[2].probabilities[1].1).abs() <= 1e-6);
+    Ok(())
+}
+
+/// The skl2onnx text pipeline (TfidfVectorizer + LogisticRegression) on a string tensor
+/// input `[N, 1]`: labels and probabilities equal to Python onnxruntime's.
+#[test]
+fn sklearn_text_pipeline_equals_python() -> ort_bind::Result<()> {
+    let (rows, classes) = sklearn::text_model();
+    assert_eq!(classes, ["finance", "sport", "tech"]);
+    let model = sklearn_text::Model::load()?;
+    let dims = sklearn_text::Dims::from_input_shapes(&[rows.len(), 1])?;
+    let mut binding = model.bind(dims)?;
+    assert_eq!(binding.inputs().text.dims(), &[rows.len(), 1]);
+    let sentences: Vec<&str> = rows.iter().map(|r| r.input.as_str()).collect();
+    binding.inputs().text.fill(&sentences)?;
+    binding.run()?;
+    let out = binding.outputs();
+    let labels = out.label.expect("after a run");
+    let probs = out.probabilities.expect("after a run");
+    assert_eq!(probs.dims(), &[rows.len(), 3]);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(&labels[i], row.label, "{:?}", row.input);
+        let want: Vec<f32> = row.probabilities.iter().map(|(_, p)| *p).collect();
+        assert_eq!(
+            &probs.as_slice()[i * 3..i * 3 + 3],
+            want.as_slice(),
+            "{:?}",
+            row.input
+        );
+    }
+    // A wrong number of strings is an error naming the input, not a truncation.
+    let err = binding.inputs().text.fill(&["one"]).unwrap_err();
+    assert!(
+        matches!(&err, Error::Length { tensor, .. } if tensor == "text"),
+        "{err}"
+    );
+    // Fewer sentences: `set_dims` makes a new string tensor and binds it.
+    binding.set_dims(sklearn_text::Dims::from_input_shapes(&[2, 1])?)?;
+    binding.inputs().text.fill(&sentences[..2])?;
+    binding.run()?;
+    let labels = binding.outputs().label.unwrap().to_vec();
+    assert_eq!(labels, [rows[0].label.clone(), rows[1].label.clone()]);
+    // Back to the first size: still right (a fresh tensor, bound again).
+    binding.set_dims(dims)?;
+    binding.inputs().text.fill(&sentences)?;
+    binding.run()?;
+    assert_eq!(binding.outputs().label.unwrap().len(), rows.len());
+    assert_eq!(&binding.outputs().label.unwrap()[4], rows[4].label);
+    Ok(())
+}
+
+mod sequences {
+    ort_bind::include_bindings!("sequences");
+}
+mod maps {
+    ort_bind::include_bindings!("maps");
+}
+mod optionals {
+    ort_bind::include_bindings!("optionals");
+}
+
+/// Sequence inputs and outputs through a generated module
+/// (`ort-bind-runtime/tests/data/sequences.onnx`): a sequence input is set whole and
+/// bound; running without it is an error naming it; outputs are read as typed views.
+#[test]
+fn generated_sequences_in_and_out() -> ort_bind::Result<()> {
+    let model = sequences::Model::load()?;
+    let mut binding = model.bind(sequences::Dims { n: 3, m: 2, k: 2 })?;
+    binding.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+    binding.inputs().y.copy_from_slice(&[4.0, 5.0])?;
+    binding.inputs().text.fill(&["a", "bc"])?;
+    assert!(binding.inputs().s.is_none());
+    let err = binding.run().unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingInput { input } if input == "s"),
+        "{err}"
+    );
+    binding.set_input_s(ort_bind::Sequence::from_arrays(
+        "s",
+        [(&[2][..], &[7.0f32, 8.0][..]), (&[1][..], &[9.0][..])],
+    )?)?;
+    binding.run()?;
+    let out = binding.outputs();
+    let pair: Vec<Vec<f32>> = out.pair.unwrap().iter().map(|t| t.to_vec()).collect();
+    assert_eq!(pair, [vec![1.0, 2.0, 3.0], vec![4.0, 5.0]]);
+    assert_eq!(out.pieces.unwrap().len(), 3);
+    let echo: Vec<Vec<f32>> = out.echo.unwrap().iter().map(|t| t.to_vec()).collect();
+    assert_eq!(echo, [vec![7.0, 8.0], vec![9.0]]);
+    let words: Vec<Vec<String>> = out.words.unwrap().iter().map(|s| s.to_vec()).collect();
+    assert_eq!(words, [vec!["a".to_owned()], vec!["bc".to_owned()]]);
+    Ok(())
+}
+
+/// Maps through a generated module (`maps.onnx`): a map input set from pairs, a map
+/// output sorted by key as ONNX Runtime keeps it, and sequences of maps.
+#[test]
+fn generated_maps_in_and_out() -> ort_bind::Result<()> {
+    let model = maps::Model::load()?;
+    let mut binding = model.bind(maps::Dims { n: 2 })?;
+    binding
+        .inputs()
+        .probs
+        .copy_from_slice(&[0.1, 0.2, 0.7, 0.3, 0.3, 0.4])?;
+    binding.set_input_m(ort_bind::Map::from_pairs(
+        "m",
+        [("c".to_owned(), 3.0f32), ("a".to_owned(), 1.0)],
+    )?)?;
+    binding.run()?;
+    let out = binding.outputs();
+    let by_id: Vec<Vec<(i64, f32)>> = out
+        .by_id
+        .unwrap()
+        .iter()
+        .map(|m| m.iter().collect())
+        .collect();
+    assert_eq!(
+        by_id,
+        [
+            vec![(10, 0.1), (20, 0.2), (30, 0.7)],
+            vec![(10, 0.3), (20, 0.3), (30, 0.4)]
+        ]
+    );
+    assert_eq!(out.by_name.unwrap().get(0).unwrap().get("eel"), Some(0.7));
+    assert_eq!(
+        out.m.unwrap().iter().collect::<Vec<_>>(),
+        [("a", 1.0), ("c", 3.0)]
+    );
+    Ok(())
+}
+
+/// Optionals through a generated module (`optionals.onnx`): an optional input left unset
+/// is absent; outputs are read through `get()`, which makes absence a case to handle.
+#[test]
+fn generated_optionals() -> ort_bind::Result<()> {
+    let model = optionals::Model::load()?;
+    let mut binding = model.bind(optionals::Dims { n: 2 })?;
+    binding.inputs().x.copy_from_slice(&[1.5, -2.0])?;
+    binding.run()?; // `o` unset: absent
+    let out = binding.outputs();
+    assert_eq!(out.some.get()?.expect("a value").as_slice(), &[1.5, -2.0]);
+    assert!(out.none.get()?.is_none());
+    assert_eq!(out.some_seq.get()?.expect("a value").len(), 2);
+    assert_eq!(out.has.as_slice(), &[false]);
+    let mut o = ort_bind::Tensor::new("o", &[1])?;
+    o.as_mut_slice()[0] = 4.0;
+    binding.set_input_o(ort_bind::Optional::some(o))?;
+    binding.run()?;
+    assert_eq!(binding.outputs().has.as_slice(), &[true]);
+    Ok(())
+}

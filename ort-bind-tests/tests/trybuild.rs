@@ -56,6 +56,20 @@ fn prepare(project: &Path) {
         models.join("silero_vad.onnx"),
     )
     .unwrap();
+    // skl2onnx models (string tensors, ZipMap's sequence of maps) and the runtime's
+    // optionals model, for the cases of the types beyond numeric tensors.
+    for name in ["sklearn_iris", "sklearn_text"] {
+        std::fs::copy(
+            fixture(&format!("{name}.onnx")),
+            models.join(format!("{name}.onnx")),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-runtime/tests/data/optionals.onnx"),
+        models.join("optionals.onnx"),
+    )
+    .unwrap();
     std::fs::write(
         models.join("malformed.onnx"),
         b"this is not an ONNX model\n",

@@ -119,11 +119,65 @@ pub struct TensorSyntax {
     pub device_is_not_a_device: bool,
 }
 
+/// Which of the runtime's value types (beyond numeric tensors) a field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueSlot {
+    /// `StringTensor<S>`: a string tensor input.
+    StringTensor,
+    /// `StringOutput<S>`: a string tensor output.
+    StringOutput,
+    /// `Sequence<T, S>`.
+    Sequence,
+    /// `MapSequence<K, V>`.
+    MapSequence,
+    /// `Map<K, V>`.
+    Map,
+    /// `Optional<V>`.
+    Optional,
+}
+
+impl ValueSlot {
+    /// The type's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueSlot::StringTensor => "StringTensor",
+            ValueSlot::StringOutput => "StringOutput",
+            ValueSlot::Sequence => "Sequence",
+            ValueSlot::MapSequence => "MapSequence",
+            ValueSlot::Map => "Map",
+            ValueSlot::Optional => "Optional",
+        }
+    }
+}
+
+/// A field type that reads as one of the runtime's value types: `StringOutput<(Dyn,)>`,
+/// `MapSequence<String, f32>`, `Optional<AllocatedOutput<f32, (Dyn,)>>`.
+#[derive(Debug, Clone)]
+pub struct ValueSyntax {
+    /// Which type.
+    pub slot: ValueSlot,
+    /// Where its name is written.
+    pub slot_span: Span,
+    /// The element type (`Sequence`), or a map's value type; `String` included.
+    pub elem: Option<ElemSyntax>,
+    /// A map's key type.
+    pub key: Option<ElemSyntax>,
+    /// The shape (string tensors, sequences); `None` when left to its default (`AnyRank`).
+    pub shape: Option<ShapeSyntax>,
+    /// What an `Optional` holds.
+    pub inner: Option<Box<FieldType>>,
+    /// What an `Optional` holds, as written.
+    pub inner_written: Option<syn::Type>,
+}
+
 /// What a field's type is, as far as its syntax tells.
 #[derive(Debug, Clone)]
 pub enum FieldType {
     /// `Tensor<..>` or `AllocatedOutput<..>`.
     Tensor(Box<TensorSyntax>),
+    /// `StringTensor<..>`, `StringOutput<..>`, `Sequence<..>`, `MapSequence<..>`, `Map<..>`
+    /// or `Optional<..>`.
+    Value(Box<ValueSyntax>),
     /// A path the syntax cannot see through (an alias, a type from elsewhere): checked by
     /// trait bounds only.
     Opaque,
@@ -196,6 +250,7 @@ impl FieldType {
         match self {
             FieldType::NotATensor(_) => true,
             FieldType::Tensor(t) => t.device_is_not_a_device,
+            FieldType::Value(v) => v.inner.as_ref().is_some_and(|i| i.is_broken()),
             FieldType::Opaque => false,
         }
     }
@@ -212,6 +267,78 @@ pub fn parse_elem(ty: &syn::Type) -> ElemSyntax {
         }
     }
     ElemSyntax::Opaque(Range::of(ty))
+}
+
+/// Reads an element type argument of a sequence or map, where `String` is allowed too.
+pub fn parse_value_elem(ty: &syn::Type) -> ElemSyntax {
+    if let Some(seg) = last_segment(ty)
+        && seg.arguments.is_none()
+    {
+        let name = seg.ident.to_string();
+        if let Some(t) = ElementType::from_rust_name(&name) {
+            return ElemSyntax::Known(t, name, Range::of(ty));
+        }
+    }
+    ElemSyntax::Opaque(Range::of(ty))
+}
+
+/// Reads `StringTensor<..>`, `Sequence<..>`, ... (see [`ValueSyntax`]).
+fn parse_value_type(seg: &syn::PathSegment) -> Option<ValueSyntax> {
+    let slot = match seg.ident.to_string().as_str() {
+        "StringTensor" => ValueSlot::StringTensor,
+        "StringOutput" => ValueSlot::StringOutput,
+        "Sequence" => ValueSlot::Sequence,
+        "MapSequence" => ValueSlot::MapSequence,
+        "Map" => ValueSlot::Map,
+        "Optional" => ValueSlot::Optional,
+        _ => return None,
+    };
+    let types: Vec<&syn::Type> = match &seg.arguments {
+        syn::PathArguments::None => Vec::new(),
+        syn::PathArguments::AngleBracketed(args) => {
+            let types: Vec<&syn::Type> = args
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            if types.len() != args.args.len() {
+                return None;
+            }
+            types
+        }
+        syn::PathArguments::Parenthesized(_) => return None,
+    };
+    let mut v = ValueSyntax {
+        slot,
+        slot_span: seg.ident.span(),
+        elem: None,
+        key: None,
+        shape: None,
+        inner: None,
+        inner_written: None,
+    };
+    match (slot, types.as_slice()) {
+        (ValueSlot::StringTensor | ValueSlot::StringOutput, []) => {}
+        (ValueSlot::StringTensor | ValueSlot::StringOutput, [s]) => v.shape = Some(parse_shape(s)),
+        (ValueSlot::Sequence, [e]) => v.elem = Some(parse_value_elem(e)),
+        (ValueSlot::Sequence, [e, s]) => {
+            v.elem = Some(parse_value_elem(e));
+            v.shape = Some(parse_shape(s));
+        }
+        (ValueSlot::MapSequence | ValueSlot::Map, [k, e]) => {
+            v.key = Some(parse_value_elem(k));
+            v.elem = Some(parse_value_elem(e));
+        }
+        (ValueSlot::Optional, [inner]) => {
+            v.inner = Some(Box::new(parse_field_type(inner)));
+            v.inner_written = Some((*inner).clone());
+        }
+        _ => return None,
+    }
+    Some(v)
 }
 
 /// Reads an integer from a const generic argument: `3`, `{ 3 }`, `(3)`.
@@ -273,6 +400,11 @@ pub fn parse_shape(ty: &syn::Type) -> ShapeSyntax {
 
 /// Reads a field's type.
 pub fn parse_field_type(ty: &syn::Type) -> FieldType {
+    if let Some(seg) = last_segment(ty)
+        && let Some(v) = parse_value_type(seg)
+    {
+        return FieldType::Value(Box::new(v));
+    }
     if let Some(seg) = last_segment(ty) {
         let kind = match seg.ident.to_string().as_str() {
             "Tensor" => Some(SlotKind::Tensor),

@@ -118,9 +118,9 @@ pub(crate) fn from_input_shapes(
         }
         DimSource::Shape { .. } | DimSource::OutputShape { .. } => None,
     });
-    let shape_params: Vec<_> = plan
-        .inputs
-        .iter()
+    // Sequences, maps and optionals are not sized by the dims: no parameter.
+    let sized = || plan.inputs.iter().filter(|v| v.form.is_sized());
+    let shape_params: Vec<_> = sized()
         .map(|v| {
             let p = to_ident(&v.field);
             quote!(#p: &[usize])
@@ -166,11 +166,10 @@ pub(crate) fn from_input_shapes(
         }
     });
     let doc = format!(
-        " The dims under which the inputs have exactly these shapes (one per input, in \
-         model order: {}).\n\n Errors name what disagrees: a rank or a fixed axis that \
+        " The dims under which the inputs have exactly these shapes (one per tensor input, \
+         string tensors included, in model order: {}).\n\n Errors name what disagrees: a rank or a fixed axis that \
          differs from the model, or two axes of one dim with different sizes.",
-        plan.inputs
-            .iter()
+        sized()
             .map(|v| format!("`{}` {}", v.name, type_doc(v)))
             .collect::<Vec<_>>()
             .join(", ")

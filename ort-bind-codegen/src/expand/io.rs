@@ -4,29 +4,17 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::tokens::{dims_expr, elem_tokens, shape_tokens};
+use super::tokens::{Side, dims_expr, io_type, new_output_slot, spec_tokens};
 use super::{in_field, out_field, views};
 use crate::ident::to_ident;
-use crate::plan::{Plan, PlannedValue, Storage};
+use crate::plan::{Form, Plan, PlannedValue, Storage};
 
-/// `ValueSpec::of::<T>(name, rank)` for every value, the list `BindingIo` checks
-/// sessions against.
+/// The `ValueSpec` of every value, the list `BindingIo` checks sessions against.
 fn specs<'a>(
     rt: &'a syn::Path,
     values: &'a [PlannedValue],
 ) -> impl Iterator<Item = TokenStream> + 'a {
-    values.iter().map(move |v| {
-        let name = &v.name;
-        let elem = elem_tokens(rt, v.elem);
-        let rank = match &v.dims {
-            Some(d) => {
-                let r = d.len();
-                quote!(::core::option::Option::Some(#r))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        quote!(#rt::ValueSpec::of::<#elem>(#name, #rank))
-    })
+    values.iter().map(move |v| spec_tokens(rt, v))
 }
 
 /// The `Io` struct and its impls.
@@ -34,21 +22,21 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let input_specs = specs(rt, &plan.inputs);
     let output_specs = specs(rt, &plan.outputs);
     let dims_tok = quote!(dims);
+    let device = quote!(D);
 
     let io_fields_in = plan.inputs.iter().map(|v| {
         let f = in_field(v);
-        let elem = elem_tokens(rt, v.elem);
-        let shape = shape_tokens(rt, v);
-        quote!(#f: #rt::Tensor<#elem, #shape, D>,)
+        let ty = io_type(rt, Side::Input, v, &device);
+        match v.storage {
+            // Set by the caller (`Binding::set_input_*`); unbound until then.
+            Storage::Value => quote!(#f: ::core::option::Option<#ty>,),
+            _ => quote!(#f: #ty,),
+        }
     });
     let io_fields_out = plan.outputs.iter().map(|v| {
         let f = out_field(v);
-        let elem = elem_tokens(rt, v.elem);
-        let shape = shape_tokens(rt, v);
-        match v.storage {
-            Storage::Allocated => quote!(#f: #rt::AllocatedOutput<#elem, #shape, D>,),
-            _ => quote!(#f: #rt::Tensor<#elem, #shape, D>,),
-        }
+        let ty = io_type(rt, Side::Output, v, &device);
+        quote!(#f: #ty,)
     });
     // Each tensor is made in its own `let` (with its type spelled out) before the struct
     // literal: a `?` per field inside one literal makes rustc emit cleanup code quadratic
@@ -56,24 +44,31 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let io_init_in = plan.inputs.iter().map(|v| {
         let f = in_field(v);
         let name = &v.name;
-        let elem = elem_tokens(rt, v.elem);
-        let shape = shape_tokens(rt, v);
+        let ty = io_type(rt, Side::Input, v, &device);
         let d = dims_expr(plan, v, &dims_tok);
-        quote!(let #f: #rt::Tensor<#elem, #shape, D> = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
+        match v.form {
+            Form::Tensor => {
+                quote!(let #f: #ty = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
+            }
+            Form::Strings => quote!(let #f: #ty = #rt::StringTensor::new(#name, #d)?;),
+            _ => quote!(let #f: ::core::option::Option<#ty> = ::core::option::Option::None;),
+        }
     });
     let io_init_out = plan.outputs.iter().map(|v| {
         let f = out_field(v);
         let name = &v.name;
-        let elem = elem_tokens(rt, v.elem);
-        let shape = shape_tokens(rt, v);
-        match v.storage {
-            Storage::Allocated => quote!(
-                let #f: #rt::AllocatedOutput<#elem, #shape, D> =
-                    #rt::AllocatedOutput::new_in(#name, device.clone());
+        let ty = io_type(rt, Side::Output, v, &device);
+        match (v.form, &v.storage) {
+            (Form::Tensor, Storage::Allocated) => quote!(
+                let #f: #ty = #rt::AllocatedOutput::new_in(#name, device.clone());
             ),
-            _ => {
+            (Form::Tensor, _) => {
                 let d = dims_expr(plan, v, &dims_tok);
-                quote!(let #f: #rt::Tensor<#elem, #shape, D> = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
+                quote!(let #f: #ty = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
+            }
+            _ => {
+                let slot = new_output_slot(rt, v);
+                quote!(let #f: #ty = #slot;)
             }
         }
     });
@@ -83,10 +78,15 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         .map(in_field)
         .chain(plan.outputs.iter().map(out_field))
         .collect();
-    let set_in = plan.inputs.iter().map(|v| {
+    let set_in = plan.inputs.iter().filter_map(|v| {
         let f = in_field(v);
         let d = dims_expr(plan, v, &dims_tok);
-        quote!(self.#f.set_dims(#d)?;)
+        match v.form {
+            Form::Tensor => Some(quote!(self.#f.set_dims(#d)?;)),
+            // A new ONNX Runtime string tensor when the dims change; `Bound` rebinds.
+            Form::Strings => Some(quote!(self.#f.resize(#d)?;)),
+            _ => None,
+        }
     });
     let set_out = plan
         .outputs
@@ -99,20 +99,37 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         });
     let bind_in = plan.inputs.iter().enumerate().map(|(i, v)| {
         let f = in_field(v);
-        quote!(binder.input(#i, &self.#f)?;)
+        match v.form {
+            Form::Tensor => quote!(binder.input(#i, &self.#f)?;),
+            Form::Strings => quote!(binder.value_input(#i, &self.#f)?;),
+            _ => quote! {
+                if let ::core::option::Option::Some(value) = &self.#f {
+                    binder.value_input(#i, value)?;
+                }
+            },
+        }
     });
+    let bind_allocated = |i: usize, v: &PlannedValue| {
+        let f = out_field(v);
+        if v.form.is_tensor() {
+            quote!(binder.allocated_output(#i, &self.#f)?;)
+        } else {
+            quote!(binder.value_output(#i, &self.#f)?;)
+        }
+    };
     let bind_out = plan.outputs.iter().enumerate().map(|(i, v)| {
         let f = out_field(v);
         match v.storage {
-            Storage::Allocated => quote!(binder.allocated_output(#i, &self.#f)?;),
+            Storage::Allocated => bind_allocated(i, v),
             _ => quote!(binder.output(#i, &self.#f)?;),
         }
     });
-    let rebind_allocated = plan.outputs.iter().enumerate().filter_map(|(i, v)| {
-        let f = out_field(v);
-        matches!(v.storage, Storage::Allocated)
-            .then(|| quote!(binder.allocated_output(#i, &self.#f)?;))
-    });
+    let rebind_allocated = plan
+        .outputs
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| matches!(v.storage, Storage::Allocated))
+        .map(|(i, v)| bind_allocated(i, v));
     let allocated: Vec<(usize, &PlannedValue)> = plan
         .outputs
         .iter()
@@ -122,12 +139,20 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let has_allocated = !allocated.is_empty();
     let store_arms = allocated.iter().map(|(i, v)| {
         let f = out_field(v);
-        quote!(#i => value.store_in(&mut self.#f),)
+        if v.form.is_tensor() {
+            quote!(#i => value.store_in(&mut self.#f),)
+        } else {
+            quote!(#i => value.store_in_slot(&mut self.#f),)
+        }
     });
     let clear_allocated = has_allocated.then(|| {
         let clears = allocated.iter().map(|(_, v)| {
             let f = out_field(v);
-            quote!(self.#f.clear();)
+            if v.form.is_tensor() {
+                quote!(self.#f.clear();)
+            } else {
+                quote!(#rt::OutputSlot::clear(&mut self.#f);)
+            }
         });
         quote! {
             fn clear_allocated(&mut self) {
@@ -159,7 +184,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         }
     });
     let inputs_view_init = views::inputs_init(plan);
-    let outputs_view_init = views::outputs_init(plan);
+    let outputs_view_init = views::outputs_init(plan, rt);
 
     quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]

@@ -2,11 +2,11 @@
 //! typed wrapper around `Bound<Io>`).
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::ExpandOptions;
-use super::tokens::{model_text, type_doc};
-use crate::plan::Plan;
+use super::tokens::{Side, io_type, model_text, type_doc};
+use crate::plan::{Form, Plan, PlannedValue, Storage};
 use crate::signature::ModelSignature;
 
 /// `pub const MODEL_PATH`, `pub const MODEL_FILE` (where `Model::load` looks after
@@ -172,8 +172,55 @@ pub(crate) fn model(
     }
 }
 
+/// `Binding::set_input_<field>` for each sequence, map or optional input, and the checks
+/// `Binding::run` makes that the required ones are set.
+fn value_inputs(plan: &Plan, rt: &syn::Path) -> (TokenStream, TokenStream) {
+    let values: Vec<&PlannedValue> = plan
+        .inputs
+        .iter()
+        .filter(|v| v.storage == Storage::Value)
+        .collect();
+    let setters = values.iter().map(|v| {
+        let field = v.field.trim_start_matches("r#");
+        let method = format_ident!("set_input_{}", field);
+        let io = format_ident!("in_{}", field);
+        let ty = io_type(rt, Side::Input, v, &quote!(#rt::Cpu));
+        let doc = format!(
+            " Sets input `{}` ({}) to `value` and binds it (the value is ONNX Runtime's; \
+             nothing is copied). Replaces the value set before.",
+            v.name,
+            type_doc(v)
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #method(&mut self, value: #ty) -> #rt::Result<()> {
+                self.inner.modify(|io| {
+                    io.#io = ::core::option::Option::Some(value);
+                    ::core::result::Result::Ok(())
+                })
+            }
+        }
+    });
+    let checks = values
+        .iter()
+        .filter(|v| !matches!(v.form, Form::OptionalTensor | Form::OptionalSequence))
+        .map(|v| {
+            let io = format_ident!("in_{}", v.field.trim_start_matches("r#"));
+            let name = &v.name;
+            quote! {
+                if self.inner.io().#io.is_none() {
+                    return ::core::result::Result::Err(#rt::Error::MissingInput {
+                        input: ::std::string::String::from(#name),
+                    });
+                }
+            }
+        });
+    (quote!(#(#setters)*), quote!(#(#checks)*))
+}
+
 /// `Binding` and its impl (with the feed-back methods `feed_back` gives).
-pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
+pub(crate) fn binding(plan: &Plan, rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
+    let (setters, checks) = value_inputs(plan, rt);
     quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         /// Buffers bound to the model once and reused by every [`Binding::run`].
@@ -201,6 +248,7 @@ pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
 
             /// Runs the model on the bound buffers; allocates and copies nothing in ort-bind.
             pub fn run(&mut self) -> #rt::Result<()> {
+                #checks
                 self.inner.run()
             }
 
@@ -220,6 +268,7 @@ pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
                 &self.inner.io().dims
             }
 
+            #setters
             #feed_back
         }
     }

@@ -6,12 +6,15 @@ use quote::{format_ident, quote};
 
 use crate::dtype::ElementType;
 use crate::ident::to_ident;
-use crate::plan::{AxisSize, Plan, PlannedValue, Storage};
+use crate::plan::{AxisSize, Form, Plan, PlannedValue, Storage};
 use crate::signature::format_dims;
 
 /// The Rust element type: a primitive, or the runtime's (`f16`, `bf16`, the narrow types
 /// such as `Float8E4M3FN` and `Int4x2`).
 pub(crate) fn elem_tokens(rt: &syn::Path, elem: ElementType) -> TokenStream {
+    if elem == ElementType::String {
+        return quote!(::std::string::String);
+    }
     let id = format_ident!("{}", elem.rust_name());
     if elem.is_runtime_type() {
         quote!(#rt::#id)
@@ -36,7 +39,7 @@ pub(crate) fn shape_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
                 .collect(),
         ),
         Storage::OwnedAnyRank(_) => None,
-        Storage::Allocated => v.dims.as_ref().map(|ds| {
+        Storage::Allocated | Storage::Value => v.dims.as_ref().map(|ds| {
             ds.iter()
                 .map(|d| match d {
                     crate::Dim::Fixed(n) => Some(*n),
@@ -76,9 +79,13 @@ pub(crate) fn model_text(text: &str) -> String {
     out
 }
 
-/// `` `float32[batch, 3]` ``.
+/// `` `float32[batch, 3]` ``, `` `string[N]` ``, `` `seq(map(string, float32))` ``.
 pub(crate) fn type_doc(v: &PlannedValue) -> String {
-    format!("`{}{}`", v.elem, format_dims(v.dims.as_deref()))
+    if v.form.is_sized() {
+        format!("`{}{}`", v.elem, format_dims(v.dims.as_deref()))
+    } else {
+        format!("`{}`", v.onnx_type)
+    }
 }
 
 /// The dims a tensor is sized with, read from the dims value `dims`: `&[dims.batch, 3]`,
@@ -102,7 +109,111 @@ pub(crate) fn dims_expr(plan: &Plan, v: &PlannedValue, dims: &TokenStream) -> To
             let f = to_ident(&plan.dims[*i].field);
             quote!(&#dims.#f)
         }
-        Storage::Allocated => quote!(&[]),
+        Storage::Allocated | Storage::Value => quote!(&[]),
+    }
+}
+
+/// Which side of the model a value is on, for [`io_type`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Input,
+    Output,
+}
+
+/// The runtime type that holds value `v` in a binding, on device `device` (numeric
+/// tensors; every other value lives in host memory ONNX Runtime manages):
+/// `Tensor<f32, (Dyn,), D>`, `StringTensor<(Dyn,)>`, `MapSequence<String, f32>`,
+/// `Optional<AllocatedOutput<f32, (Dyn,), Cpu>>`. A sequence, map or optional input is
+/// this type inside an `Option` in the generated `Io` (unset until the caller sets it).
+pub(crate) fn io_type(
+    rt: &syn::Path,
+    side: Side,
+    v: &PlannedValue,
+    device: &TokenStream,
+) -> TokenStream {
+    let elem = elem_tokens(rt, v.elem);
+    let shape = shape_tokens(rt, v);
+    let cpu = quote!(#rt::Cpu);
+    let tensor = |device: &TokenStream| match (side, &v.storage) {
+        (Side::Input, _) => quote!(#rt::Tensor<#elem, #shape, #device>),
+        (Side::Output, Storage::Allocated) => quote!(#rt::AllocatedOutput<#elem, #shape, #device>),
+        (Side::Output, _) => quote!(#rt::Tensor<#elem, #shape, #device>),
+    };
+    let strings = match side {
+        Side::Input => quote!(#rt::StringTensor<#shape>),
+        Side::Output => quote!(#rt::StringOutput<#shape>),
+    };
+    match v.form {
+        Form::Tensor => tensor(device),
+        Form::Strings => strings,
+        Form::Sequence => quote!(#rt::Sequence<#elem, #shape>),
+        Form::MapSequence { key } => {
+            let k = elem_tokens(rt, key);
+            quote!(#rt::MapSequence<#k, #elem>)
+        }
+        Form::Map { key } => {
+            let k = elem_tokens(rt, key);
+            quote!(#rt::Map<#k, #elem>)
+        }
+        Form::OptionalTensor if v.elem == ElementType::String => quote!(#rt::Optional<#strings>),
+        Form::OptionalTensor => {
+            let inner = match side {
+                Side::Input => quote!(#rt::Tensor<#elem, #shape, #cpu>),
+                Side::Output => quote!(#rt::AllocatedOutput<#elem, #shape, #cpu>),
+            };
+            quote!(#rt::Optional<#inner>)
+        }
+        Form::OptionalSequence => quote!(#rt::Optional<#rt::Sequence<#elem, #shape>>),
+    }
+}
+
+/// An empty output slot of value `v` (not a numeric tensor) named `name`.
+pub(crate) fn new_output_slot(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
+    let name = &v.name;
+    let ty = io_type(rt, Side::Output, v, &quote!(#rt::Cpu));
+    match v.form {
+        Form::OptionalTensor if v.elem == ElementType::String => {
+            quote!(#rt::Optional::slot(#rt::StringOutput::new(#name)))
+        }
+        Form::OptionalTensor => {
+            quote!(#rt::Optional::slot(#rt::AllocatedOutput::new_in(#name, #rt::Cpu)))
+        }
+        Form::OptionalSequence => quote!(#rt::Optional::slot(#rt::Sequence::new(#name))),
+        _ => quote!(<#ty>::new(#name)),
+    }
+}
+
+/// `ValueSpec` of value `v`: what `Session::check_signature` compares with the model.
+pub(crate) fn spec_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
+    let name = &v.name;
+    let elem = elem_tokens(rt, v.elem);
+    let rank = match &v.dims {
+        Some(d) => {
+            let r = d.len();
+            quote!(::core::option::Option::Some(#r))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let tensor = if v.elem == ElementType::String {
+        quote!(#rt::ValueSpec::string(#name, #rank))
+    } else {
+        quote!(#rt::ValueSpec::of::<#elem>(#name, #rank))
+    };
+    match v.form {
+        Form::Tensor | Form::Strings => tensor,
+        Form::Sequence => quote!(#rt::ValueSpec::sequence::<#elem>(#name, #rank)),
+        Form::MapSequence { key } => {
+            let k = elem_tokens(rt, key);
+            quote!(#rt::ValueSpec::map_sequence::<#k, #elem>(#name))
+        }
+        Form::Map { key } => {
+            let k = elem_tokens(rt, key);
+            quote!(#rt::ValueSpec::map::<#k, #elem>(#name))
+        }
+        Form::OptionalTensor => quote!(#tensor.optional()),
+        Form::OptionalSequence => {
+            quote!(#rt::ValueSpec::sequence::<#elem>(#name, #rank).optional())
+        }
     }
 }
 

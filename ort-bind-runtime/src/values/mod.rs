@@ -56,7 +56,7 @@ pub use any::{DynKey, DynMap, DynValue};
 pub use map::{Map, MapItem, MapIter, MapKey, MapSequence, MapValue};
 pub use optional::Optional;
 pub use sequence::{Sequence, SequenceElement, SequenceIter};
-pub use strings::{StringOutput, StringTensor, Strings, StringsIter};
+pub use strings::{StringOutput, StringTensor, StringTensorMut, Strings, StringsIter};
 
 use crate::dynamic::DType;
 use crate::error::{Error, Result};

@@ -427,6 +427,84 @@ impl<S: Shape> StringTensor<S> {
     }
 }
 
+impl<S: Shape> StringTensor<S> {
+    /// Gives the tensor `dims`, every string empty; the same dims do nothing (the strings
+    /// stay). Other dims make a new ONNX Runtime tensor, which must be bound again (returns
+    /// `true` then): generated bindings call this from `set_dims`, which rebinds.
+    pub fn resize(&mut self, dims: &[usize]) -> Result<bool> {
+        if dims == self.host.dims() {
+            return Ok(false);
+        }
+        check_shape::<S>(&self.name, dims)?;
+        let count = count_of(&self.name, dims)?;
+        dims_i64(&self.name, dims, &mut self.scratch)?;
+        // A new ONNX Runtime string tensor holds empty strings.
+        let value = Value::new_owned_tensor(&self.scratch, STRING)?;
+        let mut host = std::mem::take(&mut self.host);
+        host.clear();
+        for _ in 0..count {
+            host.push("");
+        }
+        host.dims.clear();
+        host.dims.extend_from_slice(dims);
+        self.host = host;
+        self.value = value;
+        Ok(true)
+    }
+
+    /// The in-place view of this input a binding hands out ([`StringTensorMut`]).
+    pub fn view_mut(&mut self) -> StringTensorMut<'_, S> {
+        StringTensorMut { tensor: self }
+    }
+}
+
+/// A bound string tensor input, to fill in place before a run: the strings are written
+/// into ONNX Runtime's own tensor (a copy per string, into buffers ONNX Runtime reuses),
+/// which stays bound. The number of strings is fixed here; the dims change through the
+/// binding's `set_dims`, which makes and binds a new tensor.
+pub struct StringTensorMut<'a, S: Shape = AnyRank> {
+    tensor: &'a mut StringTensor<S>,
+}
+
+impl<S: Shape> fmt::Debug for StringTensorMut<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.tensor, f)
+    }
+}
+
+impl<S: Shape> StringTensorMut<'_, S> {
+    /// The ONNX name.
+    pub fn name(&self) -> &str {
+        self.tensor.name()
+    }
+
+    /// The dims.
+    pub fn dims(&self) -> &[usize] {
+        self.tensor.dims()
+    }
+
+    /// The number of strings the tensor holds.
+    pub fn len(&self) -> usize {
+        self.tensor.host.len()
+    }
+
+    /// Whether the tensor holds no strings.
+    pub fn is_empty(&self) -> bool {
+        self.tensor.host.is_empty()
+    }
+
+    /// The strings written last, row-major.
+    pub fn strings(&self) -> &Strings {
+        self.tensor.strings()
+    }
+
+    /// Writes `items` (exactly [`StringTensorMut::len`] of them, row-major) into the bound
+    /// tensor; a wrong count is [`Error::Length`] naming the input.
+    pub fn fill<I: AsRef<str>>(&mut self, items: &[I]) -> Result<()> {
+        self.tensor.fill(items)
+    }
+}
+
 fn rename(e: Error, name: &str) -> Error {
     match e {
         Error::Length {

@@ -10,11 +10,11 @@ use syn::spanned::Spanned;
 
 use super::Field;
 use super::plan::{Planned, bindable};
-use crate::check::syntax::{FieldType, SlotKind};
+use crate::check::syntax::{FieldType, SlotKind, ValueSlot};
 use crate::check::{self, FieldBinding, MAX_TUPLE_RANK, Role};
 use crate::expand::dims;
-use crate::expand::tokens::{dims_expr, elem_tokens};
-use crate::plan::Storage;
+use crate::expand::tokens::{Side, dims_expr, elem_tokens, io_type, spec_tokens};
+use crate::plan::{PlannedValue, Storage};
 use crate::signature::{Dim, ModelSignature};
 
 /// The model a struct was planned against.
@@ -69,9 +69,16 @@ enum ViewKind {
     /// A tensor whose device argument is not a device (rustc reports it on the struct):
     /// left out of the views, since naming its type again would repeat that error.
     Absent,
+    /// A string tensor, sequence, map or optional: a string tensor input fills in place
+    /// through `StringTensorMut`; everything else is the field itself, read-only (its own
+    /// methods read it; a new input value goes in through `Bound::modify`, which rebinds).
+    Value,
 }
 
 fn view_kind(f: &Field<'_>) -> ViewKind {
+    if f.value {
+        return ViewKind::Value;
+    }
     match &f.spec.ty {
         FieldType::Tensor(t) if t.device_is_not_a_device => ViewKind::Absent,
         FieldType::Tensor(t) if slot_args(f.ty).is_some() => ViewKind::Parsed(t.kind),
@@ -125,7 +132,44 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
             quote!(::core::marker::PhantomData<&'__a ()>),
             quote!(::core::marker::PhantomData),
         ),
+        ViewKind::Value => match (&f.spec.ty, mutable) {
+            (FieldType::Value(v), true) if v.slot == ValueSlot::StringTensor => {
+                let shape = string_shape(ty);
+                (
+                    quote!(#krate::StringTensorMut<'__a, #shape>),
+                    quote!(self.#id.view_mut()),
+                )
+            }
+            _ => (quote!(&'__a #ty), quote!(&self.#id)),
+        },
     }
+}
+
+/// The shape argument of a `StringTensor<S>` as written (`AnyRank` when left out).
+fn string_shape(ty: &syn::Type) -> TokenStream {
+    match slot_args(ty).and_then(|a| a.args.first()) {
+        Some(arg) => quote!(#arg),
+        None => quote!(__AnyRank),
+    }
+}
+
+/// A model value as the plan would see it, with its declared dims (for the types the
+/// checks and specs write): `None` when it cannot be bound.
+fn declared(v: &crate::signature::ValueSig, role: Role) -> Option<PlannedValue> {
+    let (form, elem, dims) = crate::plan::form_of(v)?;
+    Some(PlannedValue {
+        name: v.name.clone(),
+        field: String::new(),
+        form,
+        elem,
+        dims: dims.map(<[Dim]>::to_vec),
+        onnx_type: v.kind.to_string(),
+        doc: String::new(),
+        storage: match role {
+            Role::Input => Storage::Value,
+            Role::Output => Storage::Allocated,
+        },
+    })
 }
 
 /// Everything the derive emits next to the struct. Without a model (see
@@ -154,7 +198,7 @@ pub(super) fn expand(
     {
         let wc = view_generics.make_where_clause();
         for f in fields {
-            if matches!(view_kind(f), ViewKind::Projected) {
+            if matches!(view_kind(f), ViewKind::Projected | ViewKind::Value) {
                 let ty = f.ty;
                 wc.predicates.push(syn::parse_quote!(#ty: '__a));
             }
@@ -226,11 +270,14 @@ pub(super) fn expand(
     let outputs_init = view_init(&out_view, false);
 
     // Specs: every model input and output (the session check compares them all).
-    let spec = |v: &crate::signature::ValueSig| {
-        let (elem, dims) = v.tensor().expect("plan::refusals passed");
-        let elem = elem_tokens(krate, elem);
+    let spec = |v: &crate::signature::ValueSig, role: Role| {
+        let planned = declared(v, role).expect("plan::refusals passed");
+        if !planned.form.is_tensor() {
+            return spec_tokens(krate, &planned);
+        }
+        let elem = elem_tokens(krate, planned.elem);
         let n = &v.name;
-        match dims {
+        match &planned.dims {
             Some(d) => {
                 let r = d.len();
                 quote!(__spec::<#elem>(#n, #r))
@@ -240,8 +287,14 @@ pub(super) fn expand(
     };
     let (input_specs, output_specs) = match sig {
         Some(sig) => (
-            sig.inputs.iter().map(spec).collect::<Vec<_>>(),
-            sig.outputs.iter().map(spec).collect::<Vec<_>>(),
+            sig.inputs
+                .iter()
+                .map(|v| spec(v, Role::Input))
+                .collect::<Vec<_>>(),
+            sig.outputs
+                .iter()
+                .map(|v| spec(v, Role::Output))
+                .collect::<Vec<_>>(),
         ),
         None => (Vec::new(), Vec::new()),
     };
@@ -253,7 +306,11 @@ pub(super) fn expand(
         (b.role == Role::Input).then(|| {
             let (id, i) = (f.ident, b.index);
             let ty = f.ty;
-            quote_spanned!(ty.span()=> __InputSlot::bind_input(&self.#id, binder, #i)?;)
+            if f.value {
+                quote_spanned!(ty.span()=> binder.value_input(#i, &self.#id)?;)
+            } else {
+                quote_spanned!(ty.span()=> __InputSlot::bind_input(&self.#id, binder, #i)?;)
+            }
         })
     });
     let bound_outputs: Vec<(&Field<'_>, usize)> = fields
@@ -265,10 +322,15 @@ pub(super) fn expand(
         .collect();
     let bind_outputs = bound_outputs.iter().map(|(f, i)| {
         let id = f.ident;
-        quote!(__Slot::bind_output(&self.#id, binder, #i)?;)
+        if f.value {
+            quote!(binder.value_output(#i, &self.#id)?;)
+        } else {
+            quote!(__Slot::bind_output(&self.#id, binder, #i)?;)
+        }
     });
     // Known from the syntax, or asked of the type.
     let allocated_flags = bound_outputs.iter().filter_map(|(f, _)| match &f.spec.ty {
+        _ if f.value => Some(quote!(|| true)),
         FieldType::Tensor(t) if t.kind == SlotKind::Tensor => None,
         FieldType::Tensor(_) => Some(quote!(|| true)),
         _ => {
@@ -283,7 +345,11 @@ pub(super) fn expand(
         .filter(|(f, _)| !matches!(&f.spec.ty, FieldType::Tensor(t) if t.kind == SlotKind::Tensor))
         .map(|(f, _)| {
             let id = f.ident;
-            quote!(__Slot::clear(&mut self.#id);)
+            if f.value {
+                quote!(#krate::OutputSlot::clear(&mut self.#id);)
+            } else {
+                quote!(__Slot::clear(&mut self.#id);)
+            }
         })
         .collect();
     let clear_allocated = (!clears.is_empty()).then(|| {
@@ -295,7 +361,11 @@ pub(super) fn expand(
     });
     let store_arms = bound_outputs.iter().enumerate().map(|(pos, (f, _))| {
         let id = f.ident;
-        quote!(#pos => __Slot::store(&mut self.#id, value),)
+        if f.value {
+            quote!(#pos => value.store_in_slot(&mut self.#id),)
+        } else {
+            quote!(#pos => __Slot::store(&mut self.#id, value),)
+        }
     });
 
     // Dims, from the plan: per field, the expression sizing it.
@@ -311,7 +381,8 @@ pub(super) fn expand(
                 Role::Input => &planned.plan.plan.inputs[pos],
                 Role::Output => &planned.plan.plan.outputs[pos],
             };
-            (v.storage != Storage::Allocated).then(|| dims_expr(&planned.plan.plan, v, &dims_tok))
+            (!matches!(v.storage, Storage::Allocated | Storage::Value))
+                .then(|| dims_expr(&planned.plan.plan, v, &dims_tok))
         })
         .collect();
     let dims_fields = planned.map_or_else(Vec::new, |p| dims::fields(&p.plan.plan));
@@ -323,7 +394,12 @@ pub(super) fn expand(
     let resize = fields.iter().zip(&per_field).filter_map(|(f, d)| {
         let d = d.as_ref()?;
         let id = f.ident;
-        Some(quote!(__Slot::resize(&mut self.#id, #d)?;))
+        if f.value {
+            // A string tensor input: a new ONNX Runtime tensor when the dims change.
+            Some(quote!(self.#id.resize(#d)?;))
+        } else {
+            Some(quote!(__Slot::resize(&mut self.#id, #d)?;))
+        }
     });
     let from_input_shapes = planned
         .filter(|p| dims::solvable_from_inputs(&p.plan.plan))
@@ -361,8 +437,13 @@ pub(super) fn expand(
             // The type, written out, lets rustc resolve each call at once (2,000 calls left to
             // inference until the struct literal cost 25 s of type checking).
             let ty = f.ty;
-            quote!(let #local: #ty = __Slot::allocate(#onnx, device, #d)?;)
-        });
+            if f.value {
+                let made = value_allocation(krate, f, &onnx, &d)?;
+                return Some(quote!(let #local: #ty = #made;));
+            }
+            Some(quote!(let #local: #ty = __Slot::allocate(#onnx, device, #d)?;))
+        })
+        .collect::<Option<Vec<TokenStream>>>();
     // One `let` per field, then the struct: a `?` inside a struct literal makes rustc drop
     // every field built so far on each error path separately (code quadratic in the
     // number of fields: 400k lines of LLVM IR for 200 fields); `let`s share one chain.
@@ -374,20 +455,24 @@ pub(super) fn expand(
     // The device parameter: the device every field names, when the syntax shows one
     // (`D`, `Cpu`, or the default `Cpu`); otherwise a type parameter bounded per field.
     let common_device = {
-        let mut texts = fields.iter().map(|f| match &f.spec.ty {
-            FieldType::Tensor(t) => Some(
-                t.device
-                    .as_ref()
-                    .map_or_else(|| quote!(#krate::Cpu), |d| quote!(#d)),
-            ),
-            _ => None,
-        });
+        let mut texts = fields
+            .iter()
+            .filter(|f| !f.value)
+            .map(|f| match &f.spec.ty {
+                FieldType::Tensor(t) => Some(
+                    t.device
+                        .as_ref()
+                        .map_or_else(|| quote!(#krate::Cpu), |d| quote!(#d)),
+                ),
+                _ => None,
+            });
         let first = texts.next().flatten();
         let first_text = first.as_ref().map(ToString::to_string);
         let all_same = texts.all(|t| t.map(|t| t.to_string()) == first_text);
         if all_same { first } else { None }
     };
-    let can_allocate = !fields.iter().any(|f| f.spec.ty.is_broken());
+    let can_allocate = !fields.iter().any(|f| f.spec.ty.is_broken()) && allocate_fields.is_some();
+    let allocate_fields = allocate_fields.unwrap_or_default();
     let allocate = can_allocate.then(|| {
         let doc = if no_dims {
             quote! {
@@ -411,7 +496,7 @@ pub(super) fn expand(
                 }
             },
             None => {
-                let bounds = fields.iter().map(|f| {
+                let bounds = fields.iter().filter(|f| !f.value).map(|f| {
                     let ty = f.ty;
                     quote!(#ty: __Slot<Device = __Device>,)
                 });
@@ -441,8 +526,19 @@ pub(super) fn expand(
             Role::Input => &sig.inputs[b.index],
             Role::Output => &sig.outputs[b.index],
         };
-        let (elem, dims) = value.tensor()?;
         let ty = f.ty;
+        if f.value || !crate::plan::form_of(value).is_some_and(|(form, _, _)| form.is_tensor()) {
+            if !b.checks.value {
+                return None;
+            }
+            let side = match b.role {
+                Role::Input => Side::Input,
+                Role::Output => Side::Output,
+            };
+            let m = io_type(krate, side, &declared(value, b.role)?, &quote!(#krate::Cpu));
+            return Some(quote_spanned!(ty.span()=> __assert::binds_value::<#ty, #m>();));
+        }
+        let (elem, dims) = value.tensor()?;
         let e = elem_tokens(krate, elem);
         let m = model_shape_tokens(dims);
         let c = b.checks;
@@ -630,6 +726,41 @@ pub(super) fn expand(
         }
         };
     }
+}
+
+/// How `allocate` makes a string tensor, sequence, map or optional field named `onnx`:
+/// a string tensor input of the dims `d` (empty strings), an empty output slot, or an
+/// empty sequence or map input (to be set before `Bound::new`, which refuses it unset).
+/// `None` where the syntax does not show how (an alias; an optional input).
+fn value_allocation(
+    krate: &syn::Path,
+    f: &Field<'_>,
+    onnx: &str,
+    d: &TokenStream,
+) -> Option<TokenStream> {
+    let FieldType::Value(v) = &f.spec.ty else {
+        return None;
+    };
+    let ty = f.ty;
+    let input = f.binding.is_some_and(|b| b.role == Role::Input);
+    Some(match v.slot {
+        ValueSlot::StringTensor => quote!(<#ty>::new(#onnx, #d)?),
+        ValueSlot::Optional if input => return None,
+        ValueSlot::Optional => {
+            let inner = v.inner_written.as_ref()?;
+            let made = match v.inner.as_deref()? {
+                FieldType::Tensor(t) if t.kind == SlotKind::Allocated => {
+                    quote!(#krate::AllocatedOutput::new_in(#onnx, #krate::Cpu))
+                }
+                FieldType::Value(i) if i.slot != ValueSlot::Optional => {
+                    quote!(<#inner>::new(#onnx))
+                }
+                _ => return None,
+            };
+            quote!(#krate::Optional::slot(#made))
+        }
+        _ => quote!(<#ty>::new(#onnx)),
+    })
 }
 
 fn field_doc(f: &Field<'_>, sig: Option<&ModelSignature>) -> String {

@@ -24,12 +24,14 @@ pub(super) fn read<'a>(named: &'a syn::FieldsNamed, errors: &mut Errors) -> Vec<
                 ty: parse_field_type(&f.ty),
                 ty_range: Range::of(&f.ty),
             };
+            let value = matches!(spec.ty, crate::check::syntax::FieldType::Value(_));
             Some(Field {
                 ident,
                 ty: &f.ty,
                 spec,
                 attrs,
                 binding: None,
+                value,
             })
         })
         .collect()

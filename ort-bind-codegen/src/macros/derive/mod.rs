@@ -52,6 +52,9 @@ struct Field<'a> {
     spec: FieldSpec,
     attrs: attr::FieldAttrs,
     binding: Option<FieldBinding>,
+    /// Bound through the runtime's value API (string tensors, sequences, maps,
+    /// optionals) rather than `Slot`: see [`plan::value_path`].
+    value: bool,
 }
 
 /// Expands `#[derive(OnnxBinding)]` on `input`.
@@ -131,6 +134,9 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
         );
         for (f, b) in fields.iter_mut().zip(outcome.fields) {
             f.binding = b;
+        }
+        for f in fields.iter_mut() {
+            f.value = plan::value_path(f, sig);
         }
         for d in outcome.diagnostics {
             errors.push(super::spanned_error(d.range, d.render()));

@@ -7,7 +7,7 @@
 use quote::ToTokens;
 
 use super::Field;
-use crate::check::syntax::{AxisSyntax, FieldType, Range, ShapeSyntax, SlotKind};
+use crate::check::syntax::{AxisSyntax, FieldType, Range, ShapeSyntax, SlotKind, ValueSlot};
 use crate::check::{FieldBinding, Role};
 use crate::macros::attr::{ContainerAttrs, Errors};
 use crate::macros::spanned_error;
@@ -32,7 +32,27 @@ pub(super) fn bindable(f: &Field<'_>) -> Option<FieldBinding> {
     match &f.spec.ty {
         ty if ty.is_broken() => None,
         FieldType::Tensor(t) if b.role == Role::Input && t.kind == SlotKind::Allocated => None,
+        // The wrong side's string type (already an error): binding it would only repeat it.
+        FieldType::Value(v) if b.role == Role::Input && v.slot == ValueSlot::StringOutput => None,
+        FieldType::Value(v) if b.role == Role::Output && v.slot == ValueSlot::StringTensor => None,
         _ => Some(b),
+    }
+}
+
+/// Whether a bound field goes through the runtime's value API (`Binder::value_input` /
+/// `value_output`, `OutputSlot`) rather than `Slot`: a string tensor, sequence, map or
+/// optional, by its syntax, or for a type the syntax cannot see through, by the model.
+pub(super) fn value_path(f: &Field<'_>, sig: &ModelSignature) -> bool {
+    match &f.spec.ty {
+        FieldType::Tensor(_) | FieldType::NotATensor(_) => false,
+        FieldType::Value(_) => true,
+        FieldType::Opaque => f.binding.is_some_and(|b| {
+            let v = match b.role {
+                Role::Input => &sig.inputs[b.index],
+                Role::Output => &sig.outputs[b.index],
+            };
+            crate::plan::form_of(v).is_some_and(|(form, _, _)| !form.is_tensor())
+        }),
     }
 }
 
@@ -138,18 +158,20 @@ fn dims_attr(
 
 /// The sizes a field's type fixes, axis by axis (`None` without a tuple shape).
 fn type_pins(f: &Field<'_>) -> Option<Vec<Option<u64>>> {
-    match &f.spec.ty {
-        FieldType::Tensor(t) => match &t.shape {
-            ShapeSyntax::Tuple(axes, _) => Some(
-                axes.iter()
-                    .map(|a| match a {
-                        AxisSyntax::Fixed(n, _) => Some(*n),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        },
+    let shape = match &f.spec.ty {
+        FieldType::Tensor(t) => Some(&t.shape),
+        FieldType::Value(v) if v.slot == ValueSlot::StringTensor => v.shape.as_ref(),
+        _ => None,
+    };
+    match shape {
+        Some(ShapeSyntax::Tuple(axes, _)) => Some(
+            axes.iter()
+                .map(|a| match a {
+                    AxisSyntax::Fixed(n, _) => Some(*n),
+                    _ => None,
+                })
+                .collect(),
+        ),
         _ => None,
     }
 }
