@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ort_bind_codegen::ident::{snake_case, to_ident};
-use ort_bind_codegen::plan::{Plan, Storage, plan};
+use ort_bind_codegen::plan::{Form, Plan, Storage, plan};
 use ort_bind_codegen::{Dim, ValueKind, read_signature};
 use ort_bind_fetch::{ENV_VARS, WheelCache};
 
@@ -227,7 +227,11 @@ fn group_index(dir: &Path, group: &str, out: &Path, dynamic: bool) -> String {
     for mut case in cases {
         let (run, module) = match bind(&mut case, group, &bindings_dir, &mut shared) {
             Ok(module) => (
-                format!("crate::harness::Run::Bound({}::run)", case.module),
+                format!(
+                    "crate::harness::Run::Bound(crate::harness::Bound {{ run: {m}::run, \
+                     inputs: {m}::INPUTS, outputs: {m}::OUTPUTS }})",
+                    m = case.module
+                ),
                 module.unwrap_or_default(),
             ),
             Err(Refusal::Unsupported(reason)) if dynamic => (
@@ -306,19 +310,16 @@ fn bind(
 ) -> Result<Option<String>, Refusal> {
     let sig = read_signature(&case.model).map_err(|e| Refusal::Failed(e.to_string()))?;
     let plan = plan(&sig).map_err(|e| Refusal::Unsupported(e.to_string()))?;
-    // The runner below fills and compares numeric tensors through the dynamic route's
-    // element types: codegen's string tensors, sequences, maps and optionals, and its
-    // narrow element types (float8, int4, ...: the `.pb` reader does not read them yet),
-    // go to the dynamic route instead.
-    if let Some(v) = plan
-        .inputs
-        .iter()
-        .chain(&plan.outputs)
-        .find(|v| !v.form.is_tensor() || v.elem.is_narrow())
-    {
+    // The runner below fills and compares tensors, string tensors, sequences and optionals
+    // through their typed views, with the dynamic route's element types. Maps (which no
+    // ONNX backend test feeds or expects) and the narrow element types (float8, int4, ...:
+    // the `.pb` reader does not read them yet) go to the dynamic route instead.
+    if let Some(v) = plan.inputs.iter().chain(&plan.outputs).find(|v| {
+        matches!(v.form, Form::Map { .. } | Form::MapSequence { .. }) || v.elem.is_narrow()
+    }) {
         return Err(Refusal::Unsupported(format!(
-            "`{}` is {}: the conformance runner fills and compares numeric tensors of the \
-             wide element types only",
+            "`{}` is {}: the conformance runner fills and compares tensors, string tensors, \
+             sequences and optionals of the wide element types",
             v.name, v.onnx_type
         )));
     }
@@ -336,12 +337,34 @@ fn bind(
     Ok(Some(runner(case, group, &plan)))
 }
 
+/// The message ONNX's test data holds a value of `form` in.
+fn proto_kind(form: Form) -> &'static str {
+    match form {
+        Form::Tensor | Form::Strings => "Tensor",
+        Form::Sequence | Form::MapSequence { .. } => "Sequence",
+        Form::Map { .. } => "Map",
+        Form::OptionalTensor | Form::OptionalSequence => "Optional",
+    }
+}
+
 /// The index module of a bound case: its bindings and a `run` over a case's data sets.
 fn runner(case: &CaseFiles, group: &str, plan: &Plan) -> String {
     let module = &case.module;
     let bindings = format!("conformance/{}/{module}", snake_case(group));
-    let dims_args: Vec<String> = (0..plan.inputs.len())
-        .map(|i| format!("set.input_dims({i})?"))
+    let kinds = |values: &[ort_bind_codegen::plan::PlannedValue]| {
+        values
+            .iter()
+            .map(|v| format!("::ort_bind_cli::data::ProtoKind::{}", proto_kind(v.form)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // Numeric and string tensor inputs size the binding.
+    let dims_args: Vec<String> = plan
+        .inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.form.is_sized())
+        .map(|(i, _)| format!("set.input_dims({i})?"))
         .collect();
     let mut body = String::new();
     writeln!(
@@ -351,27 +374,58 @@ fn runner(case: &CaseFiles, group: &str, plan: &Plan) -> String {
     )
     .unwrap();
     writeln!(body, "            let mut binding = model.bind(dims)?;").unwrap();
-    if !plan.inputs.is_empty() {
+    if plan.inputs.iter().any(|v| v.form.is_sized()) {
         writeln!(body, "            {{").unwrap();
         writeln!(body, "                let mut inputs = binding.inputs();").unwrap();
         for (i, v) in plan.inputs.iter().enumerate() {
             let field = to_ident(&v.field);
-            writeln!(body, "                set.fill({i}, &mut inputs.{field})?;").unwrap();
+            let fill = match v.form {
+                Form::Tensor => "fill",
+                Form::Strings => "fill_strings",
+                _ => continue,
+            };
+            writeln!(
+                body,
+                "                set.{fill}({i}, &mut inputs.{field})?;"
+            )
+            .unwrap();
         }
         writeln!(body, "            }}").unwrap();
+    }
+    // Sequences and optionals are built whole and given to their setters.
+    for (i, v) in plan.inputs.iter().enumerate() {
+        if !v.form.is_sized() {
+            writeln!(
+                body,
+                "            binding.set_input_{}(set.value({i}, {:?})?)?;",
+                v.field.trim_start_matches("r#"),
+                v.name
+            )
+            .unwrap();
+        }
     }
     writeln!(body, "            binding.run()?;").unwrap();
     writeln!(body, "            let outputs = binding.outputs();").unwrap();
     writeln!(body, "            let mut check = set.check();").unwrap();
     for (i, v) in plan.outputs.iter().enumerate() {
         let field = to_ident(&v.field);
-        match v.storage {
-            Storage::Allocated => writeln!(
+        let name = &v.name;
+        match (v.form, &v.storage) {
+            (Form::Tensor, Storage::Allocated) => writeln!(
                 body,
                 "            check.allocated({i}, outputs.{field}.as_ref());"
             )
             .unwrap(),
-            _ => writeln!(body, "            check.output({i}, &outputs.{field});").unwrap(),
+            (Form::Tensor, _) => {
+                writeln!(body, "            check.output({i}, &outputs.{field});").unwrap()
+            }
+            // An optional's view is there before a run; `get()` says whether it holds a value.
+            (Form::OptionalTensor | Form::OptionalSequence, _) => writeln!(
+                body,
+                "            check.value({i}, {name:?}, ::core::option::Option::Some(outputs.{field}));"
+            )
+            .unwrap(),
+            _ => writeln!(body, "            check.value({i}, {name:?}, outputs.{field});").unwrap(),
         }
     }
     writeln!(body, "            check.finish()?;").unwrap();
@@ -381,6 +435,11 @@ fn runner(case: &CaseFiles, group: &str, plan: &Plan) -> String {
 /// `{name}` or of a case whose model has the same inputs and outputs).
 mod {module} {{
     ort_bind::include_bindings!({bindings:?});
+
+    /// The message each input file holds.
+    pub(crate) const INPUTS: &[::ort_bind_cli::data::ProtoKind] = &[{inputs}];
+    /// The message each expected output file holds.
+    pub(crate) const OUTPUTS: &[::ort_bind_cli::data::ProtoKind] = &[{outputs}];
 
     /// Loads `model` once (checking it against these bindings), then for each data set
     /// binds, fills, runs and compares.
@@ -393,6 +452,8 @@ mod {module} {{
 }}
 ",
         name = case.name,
+        inputs = kinds(&plan.inputs),
+        outputs = kinds(&plan.outputs),
     )
 }
 

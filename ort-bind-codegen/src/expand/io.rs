@@ -185,6 +185,21 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
     });
     let inputs_view_init = views::inputs_init(plan);
     let outputs_view_init = views::outputs_init(plan, rt);
+    // Numeric tensors live on the device `D`; a model with none (string tensors only, or
+    // sequences) still takes `D`, which a marker field then holds.
+    let (device_field, device_init) = if plan
+        .inputs
+        .iter()
+        .chain(&plan.outputs)
+        .any(|v| v.form.is_tensor())
+    {
+        (quote!(), quote!())
+    } else {
+        (
+            quote!(_device: ::core::marker::PhantomData<D>,),
+            quote!(_device: { let _ = device; ::core::marker::PhantomData },),
+        )
+    };
 
     quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
@@ -194,6 +209,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
             dims: Dims,
             #(#io_fields_in)*
             #(#io_fields_out)*
+            #device_field
         }
 
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
@@ -211,6 +227,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
                 ::core::result::Result::Ok(Io {
                     #(#io_field_names,)*
                     dims,
+                    #device_init
                 })
             }
         }

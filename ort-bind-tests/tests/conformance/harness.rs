@@ -14,10 +14,15 @@ use std::time::{Duration, Instant};
 
 use ort_bind::dynamic::ValueInfo;
 use ort_bind::{
-    DynElement, DynamicBinding, HostArray, HostArrayRef, Session, SessionOptions, Shape, TensorMut,
-    TensorRef,
+    DynElement, DynValue, DynamicBinding, HostArray, HostArrayRef, Session, SessionOptions, Shape,
+    StringTensorMut, TensorMut, TensorRef,
 };
-use ort_bind_cli::data::{self, Tolerance};
+use ort_bind_cli::data::{self, ProtoKind, Tolerance};
+
+pub(crate) use values::{FromData, ToData};
+
+#[path = "values.rs"]
+mod values;
 
 /// One model test of ONNX's backend test data.
 #[derive(Debug)]
@@ -53,7 +58,7 @@ pub(crate) enum Data {
 #[derive(Debug)]
 pub(crate) enum Run {
     /// Bindings were generated; this runs them on the model file over the data sets.
-    Bound(fn(&str, &[DataSet]) -> Result<(), Failure>),
+    Bound(Bound),
     /// Codegen refused the model; its error.
     Unsupported(&'static str),
     /// Codegen refused the model (its error); the case runs through
@@ -61,6 +66,18 @@ pub(crate) enum Run {
     Dynamic(&'static str),
     /// Reading the model or writing its bindings failed: a bug, counted as a failure.
     CodegenFailed(&'static str),
+}
+
+/// A case bound through generated code.
+#[derive(Debug)]
+pub(crate) struct Bound {
+    /// Loads the model into the generated bindings, then for each data set binds, fills,
+    /// runs and compares.
+    pub(crate) run: fn(&str, &[DataSet]) -> Result<(), Failure>,
+    /// The message each input file holds, in input order.
+    pub(crate) inputs: &'static [ProtoKind],
+    /// The message each expected output file holds, in output order.
+    pub(crate) outputs: &'static [ProtoKind],
 }
 
 /// Why a case failed.
@@ -89,13 +106,14 @@ impl From<data::DataError> for Failure {
 /// `data.json`).
 pub(crate) const TOLERANCE: Tolerance = Tolerance::ONNX_BACKEND;
 
-/// One data set: inputs in model order and expected outputs in model order.
+/// One data set: inputs in model order and expected outputs in model order, each the value
+/// its file holds (a tensor, a string tensor, a sequence, an optional).
 #[derive(Debug)]
 pub(crate) struct DataSet {
     /// Folder or file it came from, for messages.
     pub(crate) origin: String,
-    pub(crate) inputs: Vec<HostArray>,
-    pub(crate) expected: Vec<HostArray>,
+    pub(crate) inputs: Vec<DynValue>,
+    pub(crate) expected: Vec<DynValue>,
 }
 
 /// The files `dir/<prefix>_0.pb`, `dir/<prefix>_1.pb`, ... up to the first gap.
@@ -106,10 +124,16 @@ fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-fn read_all(files: &[PathBuf]) -> Result<Vec<HostArray>, Failure> {
+/// Reads `files`, file `i` as the message `kinds[i]` (a tensor past the end of `kinds`:
+/// the count is checked against the model's where the files are used).
+fn read_all(files: &[PathBuf], kinds: &[ProtoKind]) -> Result<Vec<DynValue>, Failure> {
     files
         .iter()
-        .map(|f| data::read_array(f).map_err(Failure::from))
+        .enumerate()
+        .map(|(i, f)| {
+            let kind = kinds.get(i).copied().unwrap_or(ProtoKind::Tensor);
+            data::value_proto::read(f, kind).map_err(Failure::from)
+        })
         .collect()
 }
 
@@ -140,8 +164,8 @@ pub(crate) fn dummy_input(shape: &[usize]) -> HostArray {
 }
 
 impl Data {
-    /// Loads every data set of the case.
-    pub(crate) fn load(&self) -> Result<Vec<DataSet>, Failure> {
+    /// Loads every data set of the case, reading its files as the messages `bound` says.
+    pub(crate) fn load(&self, bound: &Bound) -> Result<Vec<DataSet>, Failure> {
         match self {
             Data::Sets(dir) => {
                 let sets = set_dirs(dir)?;
@@ -149,8 +173,8 @@ impl Data {
                     .map(|set| {
                         Ok(DataSet {
                             origin: set.display().to_string(),
-                            inputs: read_all(&numbered(set, "input"))?,
-                            expected: read_all(&numbered(set, "output"))?,
+                            inputs: read_all(&numbered(set, "input"), bound.inputs)?,
+                            expected: read_all(&numbered(set, "output"), bound.outputs)?,
                         })
                     })
                     .collect()
@@ -159,8 +183,11 @@ impl Data {
                 let files: Vec<PathBuf> = expected.iter().map(PathBuf::from).collect();
                 Ok(vec![DataSet {
                     origin: expected.first().copied().unwrap_or("(dummy)").to_owned(),
-                    inputs: shapes.iter().map(|s| dummy_input(s)).collect(),
-                    expected: read_all(&files)?,
+                    inputs: shapes
+                        .iter()
+                        .map(|s| DynValue::Tensor(dummy_input(s)))
+                        .collect(),
+                    expected: read_all(&files, bound.outputs)?,
                 }])
             }
         }
@@ -168,7 +195,7 @@ impl Data {
 }
 
 impl DataSet {
-    fn input(&self, index: usize) -> Result<&HostArray, Failure> {
+    fn input(&self, index: usize) -> Result<&DynValue, Failure> {
         self.inputs.get(index).ok_or_else(|| {
             Failure(format!(
                 "{}: the model has an input {index}, the data set has {} inputs",
@@ -178,9 +205,27 @@ impl DataSet {
         })
     }
 
-    /// The dims of input `index`.
+    /// The dims of input `index`: a numeric or string tensor, which sizes the binding.
     pub(crate) fn input_dims(&self, index: usize) -> Result<&[usize], Failure> {
-        Ok(self.input(index)?.dims())
+        match self.input(index)? {
+            DynValue::Tensor(a) => Ok(a.dims()),
+            DynValue::Strings(s) => Ok(s.dims()),
+            other => Err(Failure(format!(
+                "{}: input {index} sizes the binding, the data is {}",
+                self.origin,
+                other.describe()
+            ))),
+        }
+    }
+
+    fn tensor_input(&self, index: usize, name: &str) -> Result<&HostArray, Failure> {
+        let input = self.input(index)?;
+        input.as_tensor().ok_or_else(|| {
+            Failure(format!(
+                "input `{name}` is a numeric tensor, the data is {}",
+                input.describe()
+            ))
+        })
     }
 
     /// Copies input `index` into a bound input tensor, in place.
@@ -189,7 +234,7 @@ impl DataSet {
         index: usize,
         tensor: &mut TensorMut<'_, T, S>,
     ) -> Result<(), Failure> {
-        let input = self.input(index)?;
+        let input = self.tensor_input(index, tensor.name())?;
         let values = input.as_slice::<T>().ok_or_else(|| {
             Failure(format!(
                 "input `{}` is {} in the bindings, the data is {}",
@@ -208,6 +253,38 @@ impl DataSet {
         }
         tensor.copy_from_slice(values)?;
         Ok(())
+    }
+
+    /// Writes the strings of input `index` into a bound string tensor.
+    pub(crate) fn fill_strings<S: Shape>(
+        &self,
+        index: usize,
+        tensor: &mut StringTensorMut<'_, S>,
+    ) -> Result<(), Failure> {
+        let input = self.input(index)?;
+        let strings = input.as_strings().ok_or_else(|| {
+            Failure(format!(
+                "input `{}` is a string tensor, the data is {}",
+                tensor.name(),
+                input.describe()
+            ))
+        })?;
+        if tensor.dims() != strings.dims() {
+            return Err(Failure(format!(
+                "input `{}` was sized {:?}, the data is {:?}",
+                tensor.name(),
+                tensor.dims(),
+                strings.dims()
+            )));
+        }
+        tensor.fill(&strings.to_vec())?;
+        Ok(())
+    }
+
+    /// Input `index` built as the typed value `V` (a sequence, an optional) that a
+    /// `Binding::set_input_*` takes.
+    pub(crate) fn value<V: FromData>(&self, index: usize, name: &str) -> Result<V, Failure> {
+        V::from_data(name, self.input(index)?)
     }
 
     /// A checker of this set's expected outputs.
@@ -229,14 +306,53 @@ pub(crate) struct Check<'s> {
 }
 
 impl Check<'_> {
-    fn compare(&mut self, index: usize, name: &str, actual: HostArrayRef<'_>) {
+    fn expected(&mut self, index: usize, name: &str) -> Option<&DynValue> {
         self.checked += 1;
-        let Some(expected) = self.set.expected.get(index) else {
+        let expected = self.set.expected.get(index);
+        if expected.is_none() {
             self.problems
                 .push(format!("output {index} `{name}` has no expected value"));
+        }
+        expected
+    }
+
+    fn compare(&mut self, index: usize, name: &str, actual: HostArrayRef<'_>) {
+        let Some(expected) = self.expected(index, name) else {
             return;
         };
-        if let Err(m) = data::compare(actual, expected.view(), TOLERANCE) {
+        let problem = match expected.as_tensor() {
+            Some(expected) => data::compare(actual, expected.view(), TOLERANCE)
+                .err()
+                .map(|m| m.to_string()),
+            None => Some(format!(
+                "a numeric tensor, the data expects {}",
+                expected.describe()
+            )),
+        };
+        if let Some(m) = problem {
+            self.problems.push(format!("output `{name}`: {m}"));
+        }
+    }
+
+    /// Checks output `index`, a value read through its typed view (a string tensor, a
+    /// sequence, an optional; `None` if the run did not produce it).
+    pub(crate) fn value<V: ToData + ?Sized>(
+        &mut self,
+        index: usize,
+        name: &str,
+        output: Option<&V>,
+    ) {
+        let Some(expected) = self.expected(index, name) else {
+            return;
+        };
+        let problem = match output.map(|o| o.to_data(name)) {
+            None => Some("was not produced".to_owned()),
+            Some(Err(e)) => Some(e.0),
+            Some(Ok(actual)) => data::compare_values(&actual, expected, TOLERANCE)
+                .err()
+                .map(|m| m.to_string()),
+        };
+        if let Some(m) = problem {
             self.problems.push(format!("output `{name}`: {m}"));
         }
     }
@@ -547,7 +663,10 @@ pub(crate) fn run_case(case: &Case) -> (Verdict, Duration) {
         Run::CodegenFailed(reason) => Verdict::Failed(format!("codegen failed: {reason}")),
         Run::Bound(_) | Run::Dynamic(_) => {
             let result = std::panic::catch_unwind(|| match case.run {
-                Run::Bound(run) => case.data.load().and_then(|sets| run(case.model, &sets)),
+                Run::Bound(ref bound) => case
+                    .data
+                    .load(bound)
+                    .and_then(|sets| (bound.run)(case.model, &sets)),
                 _ => run_dynamic(case.model, &case.data),
             });
             match result {
@@ -688,10 +807,20 @@ pub(crate) struct Tally {
     pub(crate) passed: usize,
     pub(crate) failed: usize,
     pub(crate) unsupported: usize,
+    /// Passed through generated bindings ([`Run::Bound`]).
+    pub(crate) passed_typed: usize,
+    /// Passed through [`DynamicBinding`] ([`Run::Dynamic`]).
+    pub(crate) passed_dynamic: usize,
 }
 
 impl Tally {
-    pub(crate) fn add(&mut self, verdict: &Verdict) {
+    /// Counts the verdict of a case that ran as `run` says.
+    pub(crate) fn add(&mut self, run: &Run, verdict: &Verdict) {
+        match (verdict, run) {
+            (Verdict::Passed, Run::Bound(_)) => self.passed_typed += 1,
+            (Verdict::Passed, Run::Dynamic(_)) => self.passed_dynamic += 1,
+            _ => {}
+        }
         match verdict {
             Verdict::Passed => self.passed += 1,
             Verdict::Failed(_) => self.failed += 1,
