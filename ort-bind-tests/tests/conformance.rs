@@ -27,7 +27,8 @@
 mod harness;
 
 use harness::{
-    Case, Tally, Verdict, explain, is_listed, node_gap, python_counts, python_fails, run_case,
+    Case, Run, Tally, Verdict, explain, is_listed, node_gap, python_counts, python_fails, run_case,
+    run_case_dynamic,
 };
 
 #[deny(warnings)]
@@ -106,6 +107,8 @@ fn main() {
     let mut python_only_fails: Vec<String> = Vec::new();
     let mut gaps: Vec<String> = Vec::new();
     let mut tallies: Vec<(&str, Tally)> = Vec::new();
+    // Node cases through DynamicBinding: passed, failed.
+    let mut dynamic_tally = (0usize, 0usize);
     for (group, missing, cases) in GROUPS {
         let mut tally = Tally::default();
         if let Some(reason) = missing {
@@ -121,6 +124,24 @@ fn main() {
             tally.add(&case.run, &verdict);
             if *group == NODE {
                 let python = python_fails(case.name);
+                // Every node case also runs through DynamicBinding, the route of `ort-bind
+                // run`, which must pass what Python passes too.
+                let dynamic = match case.run {
+                    Run::Dynamic(_) => None,
+                    _ => Some(run_case_dynamic(case)),
+                };
+                match dynamic.as_ref().unwrap_or(&verdict) {
+                    Verdict::Passed => dynamic_tally.0 += 1,
+                    Verdict::Failed(why) | Verdict::Unsupported(why) => {
+                        dynamic_tally.1 += 1;
+                        if python.is_none() && node_gap(case.name, Some(why)).is_none() {
+                            println!(
+                                "FAILED      {id} through DynamicBinding (Python onnxruntime passes it): {why}"
+                            );
+                            unexplained.push(format!("{id} through DynamicBinding: {why}"));
+                        }
+                    }
+                }
                 match (&verdict, python) {
                     (Verdict::Passed, None) if node_gap(case.name, None).is_some() => {
                         println!("ok          {id} ({took:.1?}) -- but listed in NODE_GAPS");
@@ -224,6 +245,10 @@ fn main() {
             "node passes by route: {} through generated bindings, {} through DynamicBinding \
              (models the conformance runner does not fill typed)",
             t.passed_typed, t.passed_dynamic
+        );
+        println!(
+            "node through DynamicBinding alone (the route of `ort-bind run`): {} passed, {} failed",
+            dynamic_tally.0, dynamic_tally.1
         );
         println!(
             "{} of the {} node cases Python passes fail here (listed gaps in ort-bind){}",

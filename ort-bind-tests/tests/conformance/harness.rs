@@ -655,38 +655,46 @@ pub(crate) enum Verdict {
     Unsupported(String),
 }
 
-/// Runs one case, catching panics (a panic is a failure of that case, not of the run).
+/// Runs one case the way the index says, catching panics (a panic is a failure of that
+/// case, not of the run).
 pub(crate) fn run_case(case: &Case) -> (Verdict, Duration) {
     let start = Instant::now();
     let verdict = match case.run {
         Run::Unsupported(reason) => Verdict::Unsupported(reason.to_owned()),
         Run::CodegenFailed(reason) => Verdict::Failed(format!("codegen failed: {reason}")),
-        Run::Bound(_) | Run::Dynamic(_) => {
-            let result = std::panic::catch_unwind(|| match case.run {
-                Run::Bound(ref bound) => case
-                    .data
-                    .load(bound)
-                    .and_then(|sets| (bound.run)(case.model, &sets)),
-                _ => run_dynamic(case.model, &case.data),
-            });
-            match result {
-                Ok(Ok(())) => Verdict::Passed,
-                Ok(Err(failure)) => Verdict::Failed(failure.0),
-                Err(panic) => Verdict::Failed(format!(
-                    "panicked: {}",
-                    panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default()
-                )),
-            }
-        }
+        Run::Bound(ref bound) => guarded(|| {
+            case.data
+                .load(bound)
+                .and_then(|sets| (bound.run)(case.model, &sets))
+        }),
+        Run::Dynamic(_) => guarded(|| run_dynamic(case.model, &case.data)),
     };
     (verdict, start.elapsed())
 }
 
-/// Runs a model codegen refused through [`DynamicBinding`]: each data set's files are read
+/// Runs one case through [`DynamicBinding`] whatever the index says (the route of
+/// `ort-bind run`), catching panics.
+pub(crate) fn run_case_dynamic(case: &Case) -> Verdict {
+    guarded(|| run_dynamic(case.model, &case.data))
+}
+
+/// The verdict of `run`, a panic included.
+fn guarded(run: impl FnOnce() -> Result<(), Failure> + std::panic::UnwindSafe) -> Verdict {
+    match std::panic::catch_unwind(run) {
+        Ok(Ok(())) => Verdict::Passed,
+        Ok(Err(failure)) => Verdict::Failed(failure.0),
+        Err(panic) => Verdict::Failed(format!(
+            "panicked: {}",
+            panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default()
+        )),
+    }
+}
+
+/// Runs a model through [`DynamicBinding`]: each data set's files are read
 /// as the values the session declares (tensors of any element type, strings, sequences,
 /// maps, optionals), set as inputs, and the outputs ONNX Runtime allocates are compared
 /// with the expected values at [`TOLERANCE`].
