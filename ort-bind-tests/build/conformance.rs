@@ -70,7 +70,7 @@ pub(crate) fn generate() {
     }
     for group in GROUPS {
         let index = match &data {
-            Ok(root) => group_index(&root.join(DATA_PREFIX).join(group), group, &out, true),
+            Ok(root) => group_index(&root.join(DATA_PREFIX).join(group), group, &out),
             Err(e) => unavailable_index(group, &e.to_string()),
         };
         write_if_changed(&out.join(format!("{}.rs", snake_case(group))), &index);
@@ -85,7 +85,7 @@ pub(crate) fn generate() {
             .unwrap_or_default()
     );
     let index = match &node {
-        Ok(dir) => group_index(dir, NODE, &out, true),
+        Ok(dir) => group_index(dir, NODE, &out),
         Err(e) => {
             println!("cargo:warning=ONNX node test cases unavailable: {e}");
             unavailable_index(NODE, e)
@@ -200,9 +200,9 @@ fn cases(dir: &Path) -> Vec<CaseFiles> {
     out
 }
 
-/// The index of the group in `dir`. With `dynamic` (every group now), a model codegen
-/// refuses runs through the dynamic route instead of being counted as unsupported.
-fn group_index(dir: &Path, group: &str, out: &Path, dynamic: bool) -> String {
+/// The index of the group in `dir`: a model codegen refuses, or one the runner does not
+/// fill typed, runs through the dynamic route.
+fn group_index(dir: &Path, group: &str, out: &Path) -> String {
     let cases = cases(dir);
     let mut s = header(group);
     writeln!(s, "/// Why this group's test data is missing, when it is.").unwrap();
@@ -234,12 +234,8 @@ fn group_index(dir: &Path, group: &str, out: &Path, dynamic: bool) -> String {
                 ),
                 module.unwrap_or_default(),
             ),
-            Err(Refusal::Unsupported(reason)) if dynamic => (
-                format!("crate::harness::Run::Dynamic({reason:?})"),
-                String::new(),
-            ),
             Err(Refusal::Unsupported(reason)) => (
-                format!("crate::harness::Run::Unsupported({reason:?})"),
+                format!("crate::harness::Run::Dynamic({reason:?})"),
                 String::new(),
             ),
             Err(Refusal::Failed(reason)) => (
@@ -289,7 +285,8 @@ fn group_index(dir: &Path, group: &str, out: &Path, dynamic: bool) -> String {
 }
 
 enum Refusal {
-    /// Codegen refuses the model (an element type or value kind ort-bind does not bind).
+    /// Codegen refuses the model, or the runner does not fill it typed: it runs through
+    /// the dynamic route.
     Unsupported(String),
     /// Reading the model or writing its bindings failed.
     Failed(String),

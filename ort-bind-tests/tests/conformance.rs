@@ -102,7 +102,6 @@ fn main() {
 
     let started = std::time::Instant::now();
     let mut unexplained: Vec<String> = Vec::new();
-    let mut unsupported: Vec<String> = Vec::new();
     let mut known = 0usize;
     let mut python_only_fails: Vec<String> = Vec::new();
     let mut gaps: Vec<String> = Vec::new();
@@ -132,7 +131,7 @@ fn main() {
                 };
                 match dynamic.as_ref().unwrap_or(&verdict) {
                     Verdict::Passed => dynamic_tally.0 += 1,
-                    Verdict::Failed(why) | Verdict::Unsupported(why) => {
+                    Verdict::Failed(why) => {
                         dynamic_tally.1 += 1;
                         if python.is_none() && node_gap(case.name, Some(why)).is_none() {
                             println!(
@@ -167,15 +166,9 @@ fn main() {
                             "failed      {id} (a gap in ort-bind, NODE_GAPS: {because}): {why}"
                         );
                     }
-                    (Verdict::Failed(why), None) | (Verdict::Unsupported(why), None) => {
+                    (Verdict::Failed(why), None) => {
                         println!("FAILED      {id} (Python onnxruntime passes it): {why}");
                         unexplained.push(format!("{id}: {why}"));
-                    }
-                    (Verdict::Unsupported(why), Some((stage, reason))) => {
-                        known += 1;
-                        println!(
-                            "unsupported {id} (Python onnxruntime fails it too, {stage}: {reason}): {why}"
-                        );
                     }
                 }
                 continue;
@@ -196,51 +189,39 @@ fn main() {
                         unexplained.push(format!("{id}: {why}"));
                     }
                 },
-                Verdict::Unsupported(why) => {
-                    println!("unsupported {id}: {why}");
-                    unsupported.push(format!("{id}: {why}"));
-                }
             }
         }
         tallies.push((group, tally));
     }
 
     println!();
+    // `typed`: passed through generated bindings (the rest of the passes went through
+    // DynamicBinding, for models the runner does not fill typed).
     println!(
-        "{:<20} {:>6} {:>6} {:>11}",
-        "group", "passed", "failed", "unsupported"
+        "{:<20} {:>6} {:>6} {:>6}",
+        "group", "passed", "failed", "typed"
     );
     let mut total = Tally::default();
     for (group, t) in &tallies {
         println!(
-            "{group:<20} {:>6} {:>6} {:>11}",
-            t.passed, t.failed, t.unsupported
+            "{group:<20} {:>6} {:>6} {:>6}",
+            t.passed, t.failed, t.passed_typed
         );
         total.passed += t.passed;
         total.failed += t.failed;
-        total.unsupported += t.unsupported;
+        total.passed_typed += t.passed_typed;
     }
     println!(
-        "{:<20} {:>6} {:>6} {:>11}",
-        "total", total.passed, total.failed, total.unsupported
+        "{:<20} {:>6} {:>6} {:>6}",
+        "total", total.passed, total.failed, total.passed_typed
     );
-    if !unsupported.is_empty() {
-        println!("\nunsupported (codegen refuses these models; counted, not run):");
-        for u in &unsupported {
-            println!("  {u}");
-        }
-    }
     if let Some((_, t)) = tallies.iter().find(|(g, _)| *g == NODE) {
         let (total, python_failed) = python_counts();
         println!(
             "\nnode group (ONNX's per-operator tests; Python onnxruntime 1.31.1 passes {} of {total}):",
             total - python_failed
         );
-        println!(
-            "node: {} passed, {} failed",
-            t.passed,
-            t.failed + t.unsupported
-        );
+        println!("node: {} passed, {} failed", t.passed, t.failed);
         println!(
             "node passes by route: {} through generated bindings, {} through DynamicBinding \
              (models the conformance runner does not fill typed)",
@@ -279,7 +260,6 @@ fn main() {
         known,
         unexplained.len()
     );
-    println!("{} unsupported", total.unsupported);
     if !unexplained.is_empty() {
         eprintln!("\nunexplained failures:");
         for u in &unexplained {

@@ -2,9 +2,9 @@
 //! conformance indexes (build/conformance.rs) name as `crate::harness::*`, loading ONNX's
 //! test data sets, and running and tallying cases.
 //!
-//! Every case ends in exactly one [`Verdict`]: it passed, it failed (with the reason), or
-//! codegen refused its model (with codegen's own error: an element type or value kind
-//! ort-bind does not bind). Nothing is skipped silently.
+//! Every case runs, through its generated bindings or (a model codegen refuses, or one
+//! the runner does not fill typed) through `DynamicBinding`, and ends in exactly one
+//! [`Verdict`]: it passed, or it failed (with the reason). Nothing is skipped.
 
 #![allow(dead_code)] // each test target uses part of it
 
@@ -59,8 +59,6 @@ pub(crate) enum Data {
 pub(crate) enum Run {
     /// Bindings were generated; this runs them on the model file over the data sets.
     Bound(Bound),
-    /// Codegen refused the model; its error.
-    Unsupported(&'static str),
     /// Codegen refused the model (its error); the case runs through
     /// [`ort_bind::DynamicBinding`] instead.
     Dynamic(&'static str),
@@ -651,8 +649,6 @@ pub(crate) enum Verdict {
     Passed,
     /// Something went wrong; why.
     Failed(String),
-    /// Codegen refused the model; its error.
-    Unsupported(String),
 }
 
 /// Runs one case the way the index says, catching panics (a panic is a failure of that
@@ -660,7 +656,6 @@ pub(crate) enum Verdict {
 pub(crate) fn run_case(case: &Case) -> (Verdict, Duration) {
     let start = Instant::now();
     let verdict = match case.run {
-        Run::Unsupported(reason) => Verdict::Unsupported(reason.to_owned()),
         Run::CodegenFailed(reason) => Verdict::Failed(format!("codegen failed: {reason}")),
         Run::Bound(ref bound) => guarded(|| {
             case.data
@@ -814,7 +809,6 @@ pub(crate) fn python_counts() -> (usize, usize) {
 pub(crate) struct Tally {
     pub(crate) passed: usize,
     pub(crate) failed: usize,
-    pub(crate) unsupported: usize,
     /// Passed through generated bindings ([`Run::Bound`]).
     pub(crate) passed_typed: usize,
     /// Passed through [`DynamicBinding`] ([`Run::Dynamic`]).
@@ -832,7 +826,6 @@ impl Tally {
         match verdict {
             Verdict::Passed => self.passed += 1,
             Verdict::Failed(_) => self.failed += 1,
-            Verdict::Unsupported(_) => self.unsupported += 1,
         }
     }
 }
