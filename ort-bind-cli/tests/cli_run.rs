@@ -575,6 +575,65 @@ mod values {
         assert_eq!(stdout.matches("match    `").count(), 3, "{stdout}");
     }
 
+    /// Empty sequences in (an empty `SequenceProto`, which ort-bind makes with ONNX's
+    /// `SequenceEmpty`) and out, compared with `--expect` (what `node/test_loop13_seq` needs).
+    #[test]
+    fn empty_sequences_as_pb() {
+        let dir = scratch("empty_sequences");
+        let empty = DynValue::Sequence(vec![]);
+        let s_in = put(&dir, "s.pb", &empty);
+        let t_in = put(&dir, "t.pb", &empty);
+        let x = put(&dir, "x.npy", &f32s(&[2], &[1.0, 2.0]));
+        let s_echo = put(&dir, "s_echo.pb", &empty);
+        let t_echo = put(&dir, "t_echo.pb", &empty);
+        let grown = put(
+            &dir,
+            "grown.pb",
+            &DynValue::Sequence(vec![f32s(&[2], &[1.0, 2.0])]),
+        );
+        let zero = put(
+            &dir,
+            "zero.npy",
+            &DynValue::Tensor(HostArray::from_vec(vec![], vec![0i64]).unwrap()),
+        );
+        let args = [
+            "run".to_owned(),
+            runtime_model("empties.onnx"),
+            "--input".into(),
+            format!("s={s_in}"),
+            "--input".into(),
+            format!("t={t_in}"),
+            "--input".into(),
+            format!("x={x}"),
+            "--expect".into(),
+            format!("s_echo={s_echo}"),
+            "--expect".into(),
+            format!("t_echo={t_echo}"),
+            "--expect".into(),
+            format!("made={s_echo}"),
+            "--expect".into(),
+            format!("grown={grown}"),
+            "--expect".into(),
+            format!("s_count={zero}"),
+            "--expect".into(),
+            format!("t_count={zero}"),
+        ];
+        let stdout = run_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(
+            stdout.contains("output `s_echo`: seq(0 elements)"),
+            "{stdout}"
+        );
+        assert_eq!(stdout.matches("match    `").count(), 6, "{stdout}");
+
+        // An empty expectation where the run gives an element is a mismatch.
+        let mut args = args[..8].to_vec();
+        args.extend(["--expect".into(), format!("grown={s_echo}")]);
+        let res = ort_bind(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let (stdout, _) = text(&res);
+        assert_eq!(res.status.code(), Some(1), "{stdout}");
+        assert!(stdout.contains("MISMATCH `grown`"), "{stdout}");
+    }
+
     fn seq_type() -> ort_bind_runtime::ValueType {
         ort_bind_runtime::ValueType::Sequence(Box::new(ort_bind_runtime::ValueType::Tensor {
             elem: ort_bind_runtime::ElemType::Numeric(ort_bind_runtime::DType::F32),

@@ -459,8 +459,15 @@ impl Built {
         Part::Value(self.values.len() - 1)
     }
 
-    /// Builds ONNX Runtime values for `value` (`None` for an absent optional).
-    fn add(&mut self, name: &str, value: &DynValue) -> Result<Option<Part>> {
+    /// Builds ONNX Runtime values for `value` (`None` for an absent optional), whose
+    /// declared type `ty` it has been checked against ([`DynValue::check_type`]); `ty`
+    /// gives the element type of an empty sequence, which has no element to tell it.
+    fn add(&mut self, name: &str, value: &DynValue, ty: &ValueType) -> Result<Option<Part>> {
+        // A value for an optional type may come without the `Optional` wrapper.
+        let ty = match (ty, value) {
+            (ValueType::Optional(inner), v) if !matches!(v, DynValue::Optional(_)) => &**inner,
+            _ => ty,
+        };
         Ok(Some(match value {
             DynValue::Tensor(a) => {
                 let mut t = AnyTensor::new(a.dtype(), name, a.dims())?;
@@ -473,10 +480,18 @@ impl Built {
                 let v = crate::values::sequence::string_value(name, s, &mut scratch)?;
                 self.push(v)
             }
+            DynValue::Sequence(items) if items.is_empty() => {
+                let v = crate::values::empty::empty_sequence(empty_sequence_elem(name, ty)?)?;
+                self.push(v)
+            }
             DynValue::Sequence(items) => {
+                let inner = match ty {
+                    ValueType::Sequence(inner) => &**inner,
+                    other => other,
+                };
                 let mut parts = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
-                    match self.add(&format!("{name}[{i}]"), item)? {
+                    match self.add(&format!("{name}[{i}]"), item, inner)? {
                         Some(p) => parts.push(p),
                         None => {
                             return Err(Error::Value {
@@ -489,21 +504,16 @@ impl Built {
                 let v = Value::compose(
                     parts.iter().map(|&p| self.get(p)),
                     ONNXType::ONNX_TYPE_SEQUENCE,
-                )
-                .map_err(|e| match e {
-                    Error::Ort { message, .. } if items.is_empty() => Error::Value {
-                        value: name.to_owned(),
-                        problem: format!(
-                            "ONNX Runtime's C API cannot make an empty sequence ({message})"
-                        ),
-                    },
-                    other => other,
-                })?;
+                )?;
                 self.push(v)
             }
             DynValue::Map(m) => {
-                let keys = self.add(name, m.keys())?;
-                let values = self.add(name, m.values())?;
+                let column = |elem: ElemType| ValueType::Tensor {
+                    elem,
+                    dims: vec![None],
+                };
+                let keys = self.add(name, m.keys(), &column(m.key_type()))?;
+                let values = self.add(name, m.values(), &column(m.value_type()))?;
                 let (Some(k), Some(v)) = (keys, values) else {
                     unreachable!("map columns are tensors");
                 };
@@ -511,9 +521,44 @@ impl Built {
                 self.push(v)
             }
             DynValue::Optional(None) => return Ok(None),
-            DynValue::Optional(Some(inner)) => return self.add(name, inner),
+            DynValue::Optional(Some(inner)) => {
+                let ty = match ty {
+                    ValueType::Optional(t) => &**t,
+                    other => other,
+                };
+                return self.add(name, inner, ty);
+            }
         }))
     }
+}
+
+/// The element type of an empty sequence input of declared type `ty`: a sequence of tensors
+/// ([`empty_sequence`](crate::values::empty::empty_sequence) makes those); an error for other
+/// sequences, which ONNX Runtime's C API cannot make empty.
+fn empty_sequence_elem(name: &str, ty: &ValueType) -> Result<Onnx> {
+    let problem = match ty {
+        ValueType::Sequence(inner) => match &**inner {
+            ValueType::Tensor {
+                elem: ElemType::Numeric(d),
+                ..
+            } => return Ok(d.onnx()),
+            ValueType::Tensor {
+                elem: ElemType::String,
+                ..
+            } => return Ok(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING),
+            ValueType::Map { .. } => crate::values::map::EMPTY_MAP_SEQUENCE.to_owned(),
+            other => format!(
+                "an empty sequence of {other} cannot be made: ONNX Runtime's C API takes a \
+                 sequence's element type from its first element, and ONNX's `SequenceEmpty` \
+                 makes sequences of tensors only"
+            ),
+        },
+        other => format!("an empty sequence where the model declares {other}"),
+    };
+    Err(Error::Value {
+        value: name.to_owned(),
+        problem,
+    })
 }
 
 /// Reads a value ONNX Runtime produced, of declared type `ty`.
@@ -721,7 +766,7 @@ impl DynamicBinding {
             values: Vec::new(),
             tensors: Vec::new(),
         };
-        built.root = built.add(&input.info.name, value)?;
+        built.root = built.add(&input.info.name, value, &input.info.ty)?;
         self.ready = false;
         input.tensor = None;
         input.built = Some(built);
@@ -872,6 +917,42 @@ impl DynamicBinding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_sequences_take_their_element_type_from_the_declared_type() {
+        let tensor = |elem| ValueType::Tensor {
+            elem,
+            dims: vec![None],
+        };
+        let seq = |inner| ValueType::Sequence(Box::new(inner));
+        assert_eq!(
+            empty_sequence_elem("s", &seq(tensor(ElemType::Numeric(DType::F32)))).unwrap(),
+            Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT
+        );
+        assert_eq!(
+            empty_sequence_elem("s", &seq(tensor(ElemType::String))).unwrap(),
+            Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING
+        );
+        let map = ValueType::Map {
+            key: ElemType::Numeric(DType::I64),
+            value: ElemType::Numeric(DType::F32),
+        };
+        let err = empty_sequence_elem("rows", &seq(map))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("rows"), "{err}");
+        assert!(err.contains("empty sequence of maps"), "{err}");
+        let nested = seq(seq(tensor(ElemType::String)));
+        let err = empty_sequence_elem("deep", &nested)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("SequenceEmpty"), "{err}");
+        assert!(err.contains("seq("), "{err}");
+        let err = empty_sequence_elem("x", &tensor(ElemType::String))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the model declares"), "{err}");
+    }
 
     #[test]
     fn dtypes_round_trip() {

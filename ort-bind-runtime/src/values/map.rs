@@ -50,6 +50,12 @@ pub trait MapItem: sealed::Sealed + Sized + Send + Sync + 'static {
     fn tensor(name: &str, column: &Self::Column, scratch: &mut Scratch) -> Result<Value>;
 }
 
+/// Why an empty [`MapSequence`] cannot be made (also said by the dynamic route).
+pub(crate) const EMPTY_MAP_SEQUENCE: &str = "an empty sequence of maps cannot be made: ONNX \
+    Runtime's C API takes a sequence's element type from its first element, and ONNX's \
+    `SequenceEmpty` (which ort-bind runs to make empty sequences of tensors) makes no \
+    sequences of maps";
+
 /// A key type of a [`Map`]: `i64` or `String`.
 pub trait MapKey: MapItem {
     /// Orders two keys (to find duplicates).
@@ -489,6 +495,8 @@ impl<K: MapKey, V: MapValue> MapSequence<K, V> {
     }
 
     /// An input sequence named `name` of `maps` (each built with [`Map::from_pairs`]).
+    /// No maps is an [`Error::Value`]: ONNX Runtime's C API cannot make an empty sequence
+    /// of maps (empty sequences of tensors, [`Sequence`](super::Sequence), it can).
     pub fn from_maps(name: &str, maps: impl IntoIterator<Item = Map<K, V>>) -> Result<Self> {
         let mut s = MapSequence::new(name);
         let mut parts = Vec::new();
@@ -500,17 +508,13 @@ impl<K: MapKey, V: MapValue> MapSequence<K, V> {
             s.maps.push(map);
         }
         s.len = s.maps.len();
-        s.whole = Some(
-            Value::compose(&parts, ONNXType::ONNX_TYPE_SEQUENCE).map_err(|e| match e {
-                Error::Ort { message, .. } if parts.is_empty() => Error::Value {
-                    value: name.to_owned(),
-                    problem: format!(
-                        "ONNX Runtime's C API cannot make an empty sequence ({message})"
-                    ),
-                },
-                other => other,
-            })?,
-        );
+        if parts.is_empty() {
+            return Err(Error::Value {
+                value: name.to_owned(),
+                problem: EMPTY_MAP_SEQUENCE.to_owned(),
+            });
+        }
+        s.whole = Some(Value::compose(&parts, ONNXType::ONNX_TYPE_SEQUENCE)?);
         Ok(s)
     }
 

@@ -43,7 +43,8 @@
 //! copies map entries into its own maps and keeps references to sequence elements.
 
 pub(crate) mod any;
-mod map;
+pub(crate) mod empty;
+pub(crate) mod map;
 mod optional;
 pub(crate) mod sequence;
 mod strings;

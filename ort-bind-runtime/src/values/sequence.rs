@@ -88,7 +88,10 @@ impl SequenceElement for String {
 /// during the run; the views read its element tensors in place (ONNX Runtime hands them out
 /// without copying), and the per-element bookkeeping is reused from run to run. As an
 /// input, [`Sequence::from_arrays`] (numeric `T`) or [`Sequence::from_strings`]
-/// (`T = String`) copies the elements once into tensors ONNX Runtime owns.
+/// (`T = String`) copies the elements once into tensors ONNX Runtime owns. No elements
+/// make an empty sequence, which ONNX Runtime's C API cannot build from parts: ort-bind
+/// runs a cached one-node `SequenceEmpty` model for it (about 3 µs a sequence after the
+/// first, which loads the model).
 ///
 /// `S` is the shape every element has ([`AnyRank`] for any): an element that breaks it is
 /// an error when the sequence is read.
@@ -199,17 +202,13 @@ impl<T: SequenceElement, S: Shape> Sequence<T, S> {
         for (value, item) in self.parts.iter().zip(&mut self.items) {
             T::load(&self.name, value, item)?;
         }
-        self.whole = Some(
-            Value::compose(&self.parts, ONNXType::ONNX_TYPE_SEQUENCE).map_err(|e| match e {
-                Error::Ort { message, .. } if self.parts.is_empty() => Error::Value {
-                    value: self.name.to_string(),
-                    problem: format!(
-                        "ONNX Runtime's C API cannot make an empty sequence ({message})"
-                    ),
-                },
-                other => other,
-            })?,
-        );
+        self.whole = Some(if self.parts.is_empty() {
+            // `CreateValue` cannot make a sequence of nothing (it takes the element type
+            // from the first element); `SequenceEmpty` can.
+            super::empty::empty_sequence(T::ONNX_TYPE)?
+        } else {
+            Value::compose(&self.parts, ONNXType::ONNX_TYPE_SEQUENCE)?
+        });
         Ok(())
     }
 }

@@ -142,6 +142,79 @@ unsafe impl BindingIo for SeqIo {
     }
 }
 
+/// `empties.onnx`: sequence inputs that may be empty (`s` of float32, `t` of strings) and
+/// what the model makes of them; `made` is an empty sequence ONNX Runtime makes itself.
+#[derive(Debug)]
+pub struct EmptiesIo {
+    pub s: Sequence<f32, (Dyn,)>,
+    pub t: Sequence<String, (Dyn,)>,
+    pub x: Tensor<f32, (Dyn,)>,
+    pub s_count: AllocatedOutput<i64, ()>,
+    pub s_echo: Sequence<f32, (Dyn,)>,
+    pub grown: Sequence<f32, (Dyn,)>,
+    pub t_count: AllocatedOutput<i64, ()>,
+    pub t_echo: Sequence<String, (Dyn,)>,
+    pub made: Sequence<i64>,
+}
+
+// SAFETY: as for `StringsIo`.
+unsafe impl BindingIo for EmptiesIo {
+    const INPUTS: &'static [ValueSpec] = &[
+        ValueSpec::sequence::<f32>("s", Some(1)),
+        ValueSpec::sequence::<String>("t", Some(1)),
+        ValueSpec::of::<f32>("x", Some(1)),
+    ];
+    const OUTPUTS: &'static [ValueSpec] = &[
+        ValueSpec::of::<i64>("s_count", Some(0)),
+        ValueSpec::sequence::<f32>("s_echo", Some(1)),
+        ValueSpec::sequence::<f32>("grown", Some(1)),
+        ValueSpec::of::<i64>("t_count", Some(0)),
+        ValueSpec::sequence::<String>("t_echo", Some(1)),
+        ValueSpec::sequence::<i64>("made", None),
+    ];
+    const HAS_ALLOCATED_OUTPUTS: bool = true;
+    type Dims = ();
+    type InputsMut<'a> = ();
+    type OutputsRef<'a> = &'a EmptiesIo;
+
+    fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()> {
+        binder.value_input(0, &self.s)?;
+        binder.value_input(1, &self.t)?;
+        binder.input(2, &self.x)?;
+        binder.allocated_output(0, &self.s_count)?;
+        binder.value_output(1, &self.s_echo)?;
+        binder.value_output(2, &self.grown)?;
+        binder.allocated_output(3, &self.t_count)?;
+        binder.value_output(4, &self.t_echo)?;
+        binder.value_output(5, &self.made)
+    }
+    fn set_dims(&mut self, _: &()) -> Result<()> {
+        Ok(())
+    }
+    fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()> {
+        match index {
+            0 => value.store_in(&mut self.s_count),
+            1 => value.store_in_slot(&mut self.s_echo),
+            2 => value.store_in_slot(&mut self.grown),
+            3 => value.store_in(&mut self.t_count),
+            4 => value.store_in_slot(&mut self.t_echo),
+            _ => value.store_in_slot(&mut self.made),
+        }
+    }
+    fn clear_allocated(&mut self) {
+        self.s_count.clear();
+        self.s_echo.clear();
+        self.grown.clear();
+        self.t_count.clear();
+        self.t_echo.clear();
+        self.made.clear();
+    }
+    fn inputs_mut(&mut self) {}
+    fn outputs(&self) -> &EmptiesIo {
+        self
+    }
+}
+
 /// `maps.onnx`.
 #[derive(Debug)]
 pub struct MapsIo {

@@ -15,6 +15,7 @@ runtime's tests need neither Python nor the repository's other fixtures.
 | `sequences.onnx` | sequences (opset 17): `pair = SequenceConstruct(x, y)` (float32 `[n]`, `[m]`), `pieces = SplitToSequence(x)` (n tensors `[1]`), `second = SequenceAt(pair, 1)`; sequence input `s` (seq(float32)): `count = SequenceLength(s)`, `first = SequenceAt(s, 0)`, `echo = Identity(s)`; `words = SplitToSequence(text)` over a string `[k]` input |
 | `maps.onnx` | `ai.onnx.ml` (opset 17 + ml 3): `by_id = ZipMap(probs, classlabels_int64s = [10, 20, 30])` (seq(map(int64, float32))), `by_name = ZipMap(probs, classlabels_strings = ["cat", "dog", "eel"])`; map input `m` (map(string, float32)): `dense = DictVectorizer(m, vocabulary ["a", "b", "c"])`, and `m` is also returned as output `m_echo` |
 | `optionals.onnx` | optionals (opset 18): `some = Optional(x)` (optional(tensor float32 `[n]`)), `none = Optional()` of that type (no value), `some_seq = Optional(SequenceConstruct(x, x))`; optional input `o` (optional(tensor float32)): `has = OptionalHasElement(o)` |
+| `empties.onnx` | empty sequences (opset 17): sequence inputs `s` (seq(float32)) and `t` (seq(string)), float32 input `x` `[n]`; `s_count = SequenceLength(s)`, `s_echo = Identity(s)`, `grown = SequenceInsert(s, x)`, `t_count = SequenceLength(t)`, `t_echo = Identity(t)`; `made = SequenceEmpty(dtype = int64)` (an empty sequence ONNX Runtime makes itself) |
 | `slow.onnx` | `y = tanh(...tanh(x @ W) @ W ...)`, 64 MatMul+Tanh pairs, x float32 `[m, 256]`, W = I/2 + 1e-3 (a 256x256 initializer): the run time grows with `m` (about 0.24 s at `m = 2048` with one intra-op thread here). A row of `x` whose elements are all `c` stays constant: each layer maps `v` to `tanh(v * (0.5 + 256e-3))`, which the tests compute to check results, so runs can be cancelled mid-way |
 """
 
@@ -131,6 +132,28 @@ def sequences():
                        [("", 17)])
 
 
+def empties():
+    seq = lambda n, elem: helper.make_value_info(n, helper.make_sequence_type_proto(  # noqa: E731
+        helper.make_tensor_type_proto(elem, [None])))
+    count = lambda n: helper.make_tensor_value_info(n, T.INT64, [])  # noqa: E731
+    nodes = [
+        helper.make_node("SequenceLength", ["s"], ["s_count"]),
+        helper.make_node("Identity", ["s"], ["s_echo"]),
+        helper.make_node("SequenceInsert", ["s", "x"], ["grown"]),
+        helper.make_node("SequenceLength", ["t"], ["t_count"]),
+        helper.make_node("Identity", ["t"], ["t_echo"]),
+        helper.make_node("SequenceEmpty", [], ["made"], dtype=T.INT64),
+    ]
+    g = helper.make_graph(
+        nodes, "empties",
+        [seq("s", T.FLOAT), seq("t", T.STRING), helper.make_tensor_value_info("x", T.FLOAT, ["n"])],
+        [count("s_count"), seq("s_echo", T.FLOAT), seq("grown", T.FLOAT), count("t_count"),
+         seq("t_echo", T.STRING), helper.make_value_info("made", helper.make_sequence_type_proto(
+             helper.make_tensor_type_proto(T.INT64, None)))])
+    return opset_model(g, "SequenceLength, Identity and SequenceInsert over sequence inputs "
+                       "that may be empty; SequenceEmpty", [("", 17)])
+
+
 def maps():
     probs = helper.make_tensor_value_info("probs", T.FLOAT, ["N", 3])
     m_type = helper.make_map_type_proto(T.STRING, helper.make_tensor_type_proto(T.FLOAT, []))
@@ -181,7 +204,7 @@ def main():
     args = ap.parse_args()
     bad = 0
     for name, model in {"add": add(), "affine": affine(), "slow": slow(), "strings": strings(),
-                        "sequences": sequences(), "maps": maps(), "optionals": optionals()}.items():
+                        "sequences": sequences(), "empties": empties(), "maps": maps(), "optionals": optionals()}.items():
         data = model.SerializeToString(deterministic=True)
         path = os.path.join(HERE, f"{name}.onnx")
         if args.check:

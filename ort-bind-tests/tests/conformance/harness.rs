@@ -748,13 +748,7 @@ pub(crate) fn run_dynamic(model: &str, data: &Data) -> Result<(), Failure> {
 /// Node cases Python onnxruntime 1.31.1 passes that ort-bind does not, yet: `(name, text the
 /// failure must contain, why)`. Each is a gap in ort-bind, printed as such; a listed case
 /// that passes or fails differently is an unexplained result, so the list stays true.
-pub(crate) const NODE_GAPS: &[(&str, &str, &str)] = &[(
-    "test_loop13_seq",
-    "cannot make an empty sequence",
-    "the input is an empty sequence, which ONNX Runtime's C API cannot create \
-     (`CreateValue` needs at least one element); Python onnxruntime builds it through \
-     its C++ internals",
-)];
+pub(crate) const NODE_GAPS: &[(&str, &str, &str)] = &[];
 
 /// Why the node case `name` fails here though Python onnxruntime passes it, when it is a
 /// listed gap ([`NODE_GAPS`]) failing the way the list says.
