@@ -599,6 +599,27 @@ fn optionals_through_the_derive() -> ort_bind::Result<()> {
     Ok(())
 }
 
+/// `allocate()` covers optional inputs too: each starts absent, over an empty placeholder
+/// of its declared type, and is made present through `modify`.
+#[test]
+fn allocate_starts_optional_inputs_absent() -> ort_bind::Result<()> {
+    let session = session(Optionals::MODEL_PATH)?;
+    let io = Optionals::allocate(&Cpu, &OptionalsDims { n: 2 })?;
+    assert!(!io.o.is_present());
+    let mut bound = Bound::new(&session, io)?;
+    bound.inputs().x.copy_from_slice(&[1.5, -2.0])?;
+    bound.run()?;
+    assert_eq!(bound.outputs().has.as_slice(), &[false]);
+    bound.modify(|io| {
+        *io.o.inner_mut() = Tensor::new("o", &[3])?;
+        io.o.set_present(true);
+        Ok(())
+    })?;
+    bound.run()?;
+    assert_eq!(bound.outputs().has.as_slice(), &[true]);
+    Ok(())
+}
+
 /// The narrow types through the derive: user-written fields of `ort_bind::narrow` types,
 /// checked against `narrow.onnx` at compile time (`tests/ui/narrow_wrong_element.rs` has
 /// the mistakes), and run for real.

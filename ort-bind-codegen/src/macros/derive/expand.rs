@@ -15,7 +15,7 @@ use crate::check::{self, FieldBinding, MAX_TUPLE_RANK, Role};
 use crate::expand::dims;
 use crate::expand::tokens::{Side, dims_expr, elem_tokens, io_type, spec_tokens};
 use crate::plan::{PlannedValue, Storage};
-use crate::signature::{Dim, ModelSignature};
+use crate::signature::{Dim, ModelSignature, ValueKind};
 
 /// The model a struct was planned against.
 pub(super) struct Model<'a> {
@@ -438,7 +438,13 @@ pub(super) fn expand(
             // inference until the struct literal cost 25 s of type checking).
             let ty = f.ty;
             if f.value {
-                let made = value_allocation(krate, f, &onnx, &d)?;
+                let declared = match (sig, f.binding) {
+                    (Some(sig), Some(b)) if b.role == Role::Input => {
+                        Some(&sig.inputs[b.index].kind)
+                    }
+                    _ => None,
+                };
+                let made = value_allocation(krate, f, &onnx, &d, declared)?;
                 return Some(quote!(let #local: #ty = #made;));
             }
             Some(quote!(let #local: #ty = __Slot::allocate(#onnx, device, #d)?;))
@@ -737,6 +743,7 @@ fn value_allocation(
     f: &Field<'_>,
     onnx: &str,
     d: &TokenStream,
+    declared: Option<&ValueKind>,
 ) -> Option<TokenStream> {
     let FieldType::Value(v) = &f.spec.ty else {
         return None;
@@ -745,7 +752,26 @@ fn value_allocation(
     let input = f.binding.is_some_and(|b| b.role == Role::Input);
     Some(match v.slot {
         ValueSlot::StringTensor => quote!(<#ty>::new(#onnx, #d)?),
-        ValueSlot::Optional if input => return None,
+        // An optional input starts absent; its inner value is an empty placeholder that
+        // `Optional::set_present` / `inner_mut` (or a whole new value) replaces.
+        ValueSlot::Optional if input => {
+            let inner = v.inner_written.as_ref()?;
+            let made = match v.inner.as_deref()? {
+                FieldType::Tensor(t) if t.kind != SlotKind::Allocated => {
+                    let dims = placeholder_dims(declared);
+                    quote!(<#inner>::new(#onnx, &[#(#dims),*])?)
+                }
+                FieldType::Value(i) if i.slot == ValueSlot::StringTensor => {
+                    let dims = placeholder_dims(declared);
+                    quote!(<#inner>::new(#onnx, &[#(#dims),*])?)
+                }
+                FieldType::Value(i) if i.slot == ValueSlot::Sequence => {
+                    quote!(<#inner>::new(#onnx))
+                }
+                _ => return None,
+            };
+            quote!(#krate::Optional::none(#made))
+        }
         ValueSlot::Optional => {
             let inner = v.inner_written.as_ref()?;
             let made = match v.inner.as_deref()? {
@@ -761,6 +787,26 @@ fn value_allocation(
         }
         _ => quote!(<#ty>::new(#onnx)),
     })
+}
+
+/// Dims of the empty tensor an absent optional input holds: the declared fixed dims, 0 on
+/// every other axis (`[0]` when the rank is not declared).
+fn placeholder_dims(declared: Option<&ValueKind>) -> Vec<usize> {
+    match declared {
+        Some(ValueKind::Optional(inner)) => match &**inner {
+            ValueKind::Tensor {
+                dims: Some(dims), ..
+            } => dims
+                .iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => usize::try_from(*n).unwrap_or(0),
+                    _ => 0,
+                })
+                .collect(),
+            _ => vec![0],
+        },
+        _ => vec![0],
+    }
 }
 
 fn field_doc(f: &Field<'_>, sig: Option<&ModelSignature>) -> String {
