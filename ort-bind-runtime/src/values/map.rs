@@ -7,7 +7,9 @@ use std::hash::Hash;
 
 use ort::sys::{ONNXTensorElementDataType as Onnx, ONNXType};
 
-use super::{InputValue, OutputSlot, Strings, expect_kind, not_run, sealed, tensor_dims};
+use super::{
+    InputValue, OutputSlot, Strings, bound_whole, expect_kind, filled, sealed, tensor_dims,
+};
 use crate::error::{Error, Result};
 use crate::sys::Value;
 
@@ -427,11 +429,7 @@ impl<K: MapKey, V: MapValue> OutputSlot for Map<K, V> {
     }
 
     fn view(&self) -> Result<&Map<K, V>> {
-        if self.whole.is_some() {
-            Ok(self)
-        } else {
-            Err(not_run(&self.name))
-        }
+        filled(self, &self.name, self.whole.as_ref())
     }
 
     fn clear(&mut self) {
@@ -452,12 +450,7 @@ impl<K: MapKey, V: MapValue> InputValue for Map<K, V> {
     }
 
     fn bound_value(&self) -> Result<Option<&Value>> {
-        match &self.whole {
-            Some(v) => Ok(Some(v)),
-            None => Err(Error::MissingInput {
-                input: self.name.to_string(),
-            }),
-        }
+        bound_whole(&self.name, self.whole.as_ref())
     }
 }
 
@@ -585,11 +578,7 @@ impl<K: MapKey, V: MapValue> OutputSlot for MapSequence<K, V> {
     }
 
     fn view(&self) -> Result<&MapSequence<K, V>> {
-        if self.whole.is_some() {
-            Ok(self)
-        } else {
-            Err(not_run(&self.name))
-        }
+        filled(self, &self.name, self.whole.as_ref())
     }
 
     fn clear(&mut self) {
@@ -607,11 +596,6 @@ impl<K: MapKey, V: MapValue> InputValue for MapSequence<K, V> {
     }
 
     fn bound_value(&self) -> Result<Option<&Value>> {
-        match &self.whole {
-            Some(v) => Ok(Some(v)),
-            None => Err(Error::MissingInput {
-                input: self.name.to_string(),
-            }),
-        }
+        bound_whole(&self.name, self.whole.as_ref())
     }
 }

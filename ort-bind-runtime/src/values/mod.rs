@@ -289,6 +289,25 @@ pub(crate) fn not_run(name: &str) -> Error {
     }
 }
 
+/// The view of a container output slot (`Sequence`, `Map`, `MapSequence`): the slot
+/// itself once it holds a value (`whole`), [`Error::NotRun`] before.
+pub(crate) fn filled<'a, T>(slot: &'a T, name: &str, whole: Option<&Value>) -> Result<&'a T> {
+    match whole {
+        Some(_) => Ok(slot),
+        None => Err(not_run(name)),
+    }
+}
+
+/// The value a container input binds, [`Error::MissingInput`] while it has none.
+pub(crate) fn bound_whole<'a>(name: &str, whole: Option<&'a Value>) -> Result<Option<&'a Value>> {
+    match whole {
+        Some(v) => Ok(Some(v)),
+        None => Err(Error::MissingInput {
+            input: name.to_owned(),
+        }),
+    }
+}
+
 impl<T: crate::element::Element> sealed::Sealed for T {}
 impl sealed::Sealed for String {}
 impl<T: crate::element::Element, S: crate::shape::Shape, D: crate::device::Device> sealed::Sealed

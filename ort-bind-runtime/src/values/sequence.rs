@@ -5,7 +5,10 @@ use std::marker::PhantomData;
 
 use ort::sys::{ONNXTensorElementDataType as Onnx, ONNXType};
 
-use super::{InputValue, OutputSlot, Strings, dims_i64, expect_kind, not_run, sealed, tensor_dims};
+use super::{
+    InputValue, OutputSlot, Strings, bound_whole, dims_i64, expect_kind, filled, sealed,
+    tensor_dims,
+};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::shape::{AnyRank, Shape, element_count};
@@ -348,11 +351,7 @@ impl<T: SequenceElement, S: Shape> OutputSlot for Sequence<T, S> {
     }
 
     fn view(&self) -> Result<&Sequence<T, S>> {
-        if self.whole.is_some() {
-            Ok(self)
-        } else {
-            Err(not_run(&self.name))
-        }
+        filled(self, &self.name, self.whole.as_ref())
     }
 
     fn clear(&mut self) {
@@ -370,11 +369,6 @@ impl<T: SequenceElement, S: Shape> InputValue for Sequence<T, S> {
     }
 
     fn bound_value(&self) -> Result<Option<&Value>> {
-        match &self.whole {
-            Some(v) => Ok(Some(v)),
-            None => Err(Error::MissingInput {
-                input: self.name.to_string(),
-            }),
-        }
+        bound_whole(&self.name, self.whole.as_ref())
     }
 }
