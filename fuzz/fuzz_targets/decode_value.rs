@@ -38,10 +38,16 @@ fuzz_target!(|input: &[u8]| {
             if !npy {
                 let kind = ty.as_ref().map_or(ProtoKind::Tensor, ProtoKind::of);
                 let again = value_proto::encode("v", &value);
-                let back = value_proto::decode(&again, "again.pb", kind)
-                    .unwrap_or_else(|e| panic!("re-encoded {} does not decode: {e}", value.describe()));
+                let back = value_proto::decode(&again, "again.pb", kind).unwrap_or_else(|e| {
+                    panic!("re-encoded {} does not decode: {e}", value.describe())
+                });
                 // NaN payloads compare unequal; compare re-encodings instead.
-                assert_eq!(value_proto::encode("v", &back), again, "round trip of {}", value.describe());
+                assert_eq!(
+                    value_proto::encode("v", &back),
+                    again,
+                    "round trip of {}",
+                    value.describe()
+                );
             }
         }
         Err(e) => assert!(e.to_string().contains("fuzz.pb"), "{e}"),

@@ -192,8 +192,32 @@ pub fn signature_for(data: &[u8]) -> Option<ModelSignature> {
         .map(|a| a.build())
 }
 
+/// Whether ort-bind binds a value of `v`'s type, by the rules the runtime's `values` docs
+/// state (written out here, apart from codegen's own classification, so the two check each
+/// other): a tensor of any element type codegen knows, strings included; a sequence of
+/// tensors or of maps; a map with `int64` or `string` keys and `int64`, `float32`,
+/// `float64` or `string` values; an optional tensor or optional sequence of tensors.
 fn bindable(v: &ValueSig) -> bool {
-    v.kind.is_bindable_tensor()
+    fn tensor(k: &ValueKind) -> bool {
+        matches!(k, ValueKind::Tensor { .. })
+    }
+    fn map(k: &ValueKind) -> bool {
+        matches!(k, ValueKind::Map { key, value }
+            if matches!(key, ElementType::I64 | ElementType::String)
+                && matches!(**value, ValueKind::Tensor { elem, .. }
+                    if matches!(elem, ElementType::I64 | ElementType::F32 | ElementType::F64
+                        | ElementType::String)))
+    }
+    match &v.kind {
+        k @ ValueKind::Tensor { .. } => tensor(k),
+        ValueKind::Sequence(inner) => tensor(inner) || map(inner),
+        k @ ValueKind::Map { .. } => map(k),
+        ValueKind::Optional(inner) => match &**inner {
+            ValueKind::Sequence(t) => tensor(t),
+            t => tensor(t),
+        },
+        _ => false,
+    }
 }
 
 /// Runs plan + expand on `sig` and panics on anything wrong: a plan error that the
