@@ -132,6 +132,7 @@ fn truncated_mutated_and_random_files_never_panic() {
                 .unwrap()
                 .view(),
         )
+        .unwrap()
         .0,
     ];
     // [clear errors, decoded]

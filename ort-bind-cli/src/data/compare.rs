@@ -174,7 +174,9 @@ impl std::error::Error for Mismatch {}
 
 /// Compares `actual` with `expected` like ONNX's backend test runner: same element type,
 /// same dims, and every value within `tolerance` (for bfloat16 the relative tolerance is at
-/// least 2^-6, two bfloat16 ULPs, as the runner does).
+/// least 2^-6, two bfloat16 ULPs, as the runner does). ONNX's narrow types compare element
+/// by element as the exact float (float8, float4) or integer (int4, int2, ...) values they
+/// hold, packed elements unpacked, at `tolerance` like float16 does.
 pub fn compare(
     actual: HostArrayRef<'_>,
     expected: HostArrayRef<'_>,
@@ -202,7 +204,8 @@ pub fn compare(
     };
     let dims = actual.dims();
     let (a, e) = (actual.data(), expected.data());
-    let total = a.len();
+    // Elements, not stored values: a packed `int4` array of 5 elements holds 3 bytes.
+    let total = actual.element_count();
     let mut count = 0;
     let mut first = None;
     let mut max_abs_diff = 0f64;
