@@ -975,7 +975,11 @@ mod tests {
         assert_eq!(DType::I4.name(), "int4");
         assert_eq!(DType::F8E4M3FN.name(), "float8e4m3fn");
         assert_eq!(
-            (DType::I4.packing(), DType::U2.packing(), DType::F8E5M2.packing()),
+            (
+                DType::I4.packing(),
+                DType::U2.packing(),
+                DType::F8E5M2.packing()
+            ),
             (2, 4, 1)
         );
         assert_eq!(DType::F4E2M1.size(), 1);
@@ -995,7 +999,9 @@ mod tests {
         assert_eq!(a.as_slice::<Int4x2>(), Some(&bytes[..]));
         assert_eq!(a.as_slice::<u8>(), None);
         assert_eq!((a.data().len(), a.view().element_count()), (3, 5));
-        let values: Vec<f64> = (0..5).map(|i| a.view().data().get_f64(i).unwrap()).collect();
+        let values: Vec<f64> = (0..5)
+            .map(|i| a.view().data().get_f64(i).unwrap())
+            .collect();
         assert_eq!(values, [1.0, -2.0, 3.0, -8.0, 7.0]);
         assert_eq!(a.view().data().get_f64(6), None);
         let err = HostArray::from_vec(vec![5], bytes[..2].to_vec()).unwrap_err();
@@ -1051,7 +1057,10 @@ mod tests {
             Int2x4::wrap_ref(&[Int2x4::pack([1, -2, -1, 0])]).get_f64(1),
             Some(-2.0)
         );
-        assert_eq!(UInt4x2::wrap(vec![UInt4x2::pack([15, 3])]).dtype(), DType::U4);
+        assert_eq!(
+            UInt4x2::wrap(vec![UInt4x2::pack([15, 3])]).dtype(),
+            DType::U4
+        );
     }
 
     #[test]

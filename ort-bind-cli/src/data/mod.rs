@@ -107,7 +107,10 @@ pub fn read_value(path: impl AsRef<Path>, ty: Option<&ValueType>) -> Result<DynV
             if let Some(d) = ty.and_then(narrow_tensor) {
                 return Err(DataError::Unsupported {
                     origin: path.display().to_string(),
-                    detail: format!("the model's value is a tensor of {d}: {}", npy::no_numpy_dtype(d)),
+                    detail: format!(
+                        "the model's value is a tensor of {d}: {}",
+                        npy::no_numpy_dtype(d)
+                    ),
                 });
             }
             npy::read_value(path)

@@ -368,7 +368,7 @@ pub fn write(path: impl AsRef<Path>, array: HostArrayRef<'_>) -> Result<Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ort_bind_runtime::{bf16, f16};
+    use ort_bind_runtime::{Float8E4M3FN, UInt4x2, bf16, f16};
 
     #[test]
     fn round_trips_every_numpy_type() {
@@ -508,5 +508,45 @@ mod tests {
                 "{want}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn narrow_types_have_no_npy_form() {
+        let a = HostArray::from_vec(vec![3], vec![UInt4x2::pack([1, 2]), UInt4x2::pack([3, 0])])
+            .unwrap();
+        let err = encode(a.view()).unwrap_err();
+        assert!(
+            err.contains("uint4 tensors have no numpy dtype") && err.contains(".pb"),
+            "{err}"
+        );
+        assert!(!holds(DType::F8E4M3FN) && !holds(DType::U2) && holds(DType::BF16));
+        let dir = std::env::temp_dir().join(format!("ort-bind-npy-narrow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.npy");
+        let f8 = HostArray::from_vec(vec![1], vec![Float8E4M3FN::from_f32(2.0)]).unwrap();
+        let err = write(&path, f8.view()).unwrap_err().to_string();
+        assert!(
+            err.contains("x.npy") && err.contains("float8e4m3fn tensors"),
+            "{err}"
+        );
+        assert!(!path.exists());
+        // Asking for a narrow-typed model value from a `.npy` file says to use `.pb`.
+        write(
+            &path,
+            HostArray::from_vec(vec![1], vec![1u8]).unwrap().view(),
+        )
+        .unwrap();
+        let ty = ort_bind_runtime::ValueType::Tensor {
+            elem: ort_bind_runtime::ElemType::Numeric(DType::I4),
+            dims: vec![None],
+        };
+        let err = super::super::read_value(&path, Some(&ty))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the model's value is a tensor of int4") && err.contains(".pb"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -335,7 +335,10 @@ fn from_raw(dtype: DType, raw: &[u8], count: usize) -> Result<HostData, String> 
     let values = count.div_ceil(dtype.packing());
     if values.checked_mul(size) != Some(raw.len()) {
         let what = if dtype.packing() > 1 {
-            format!("{count} {dtype} elements packed {} to a byte", dtype.packing())
+            format!(
+                "{count} {dtype} elements packed {} to a byte",
+                dtype.packing()
+            )
         } else {
             format!("{count} {dtype} values")
         };
@@ -511,6 +514,103 @@ mod tests {
         }
     }
 
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// `TensorProto`s of 5 elements that onnx 1.23.2 wrote: `helper.make_tensor("t", type,
+    /// [5], values, raw=False)` (values in `int32_data`), then `numpy_helper.from_array` of
+    /// it (`raw_data`), and the elements as float32 (`ml_dtypes`' `astype`).
+    const ONNX_WROTE: [(DType, &str, &str, [f64; 5]); 10] = [
+        (
+            DType::F8E4M3FN,
+            "080510112a0638c2017e7f01420174",
+            "080510114201744a0538c27e7f01",
+            [1.0, -2.5, 448.0, f64::NAN, 0.001953125],
+        ),
+        (
+            DType::F8E4M3FNUZ,
+            "080510122a0740ca017f800101420174",
+            "080510124201744a0540ca7f8001",
+            [1.0, -2.5, 240.0, f64::NAN, 0.0009765625],
+        ),
+        (
+            DType::F8E5M2,
+            "080510132a063cc2017b7e01420174",
+            "080510134201744a053cc27b7e01",
+            [1.0, -3.0, 57344.0, f64::NAN, 1.52587890625e-05],
+        ),
+        (
+            DType::F8E5M2FNUZ,
+            "080510142a0740c6017f800101420174",
+            "080510144201744a0540c67f8001",
+            [1.0, -3.0, 57344.0, f64::NAN, 7.62939453125e-06],
+        ),
+        (
+            DType::F8E8M0,
+            "080510182a077f7e860101ff01420174",
+            "080510184201744a057f7e8601ff",
+            [1.0, 0.5, 128.0, 1.1754943508222875e-38, f64::NAN],
+        ),
+        (
+            DType::I4,
+            "080510162a05f101870103420174",
+            "080510164201744a03f18703",
+            [1.0, -1.0, 7.0, -8.0, 3.0],
+        ),
+        (
+            DType::U4,
+            "080510152a04f1010709420174",
+            "080510154201744a03f10709",
+            [1.0, 15.0, 7.0, 0.0, 9.0],
+        ),
+        (
+            DType::F4E2M1,
+            "080510172a059201f70103420174",
+            "080510174201744a0392f703",
+            [1.0, -0.5, 6.0, -6.0, 1.5],
+        ),
+        (
+            DType::I2,
+            "0805101a2a022d01420174",
+            "0805101a4201744a022d01",
+            [1.0, -1.0, -2.0, 0.0, 1.0],
+        ),
+        (
+            DType::U2,
+            "080510192a022d03420174",
+            "080510194201744a022d03",
+            [1.0, 3.0, 2.0, 0.0, 3.0],
+        ),
+    ];
+
+    #[test]
+    fn narrow_types_decode_what_onnx_wrote_and_round_trip() {
+        for (dtype, typed, raw, want) in ONNX_WROTE {
+            let (name, from_typed) = decode(&hex(typed), "typed.pb").unwrap();
+            let (_, from_raw) = decode(&hex(raw), "raw.pb").unwrap();
+            assert_eq!(name, "t");
+            assert_eq!(from_typed, from_raw, "{dtype}");
+            assert_eq!(from_raw.dtype(), dtype);
+            assert_eq!(from_raw.dims(), &[5]);
+            assert_eq!(from_raw.data().len(), 5usize.div_ceil(dtype.packing()));
+            let got: Vec<f64> = (0..5)
+                .map(|i| from_raw.view().data().get_f64(i).unwrap())
+                .collect();
+            for (g, w) in got.iter().zip(want) {
+                assert!(g == &w || g.is_nan() && w.is_nan(), "{dtype}: {got:?}");
+            }
+            // Written back in `raw_data`, the message onnx writes (prost packs `dims`, onnx
+            // does not: the same message either way).
+            let ours = <TensorProto as prost::Message>::decode(&encode("t", from_raw.view())[..]);
+            let onnx = <TensorProto as prost::Message>::decode(&hex(raw)[..]);
+            assert_eq!(ours.unwrap(), onnx.unwrap(), "{dtype}");
+        }
+    }
+
     #[test]
     fn typed_fields_are_read() {
         let p = TensorProto {
@@ -579,21 +679,83 @@ mod tests {
             (
                 enc(TensorProto {
                     dims: vec![1],
-                    data_type: 24,
-                    int32_data: vec![0x7F],
+                    data_type: 14,
                     ..TensorProto::default()
                 }),
-                "element type float8e8m0 (code 24), which ort-bind does not bind in `ort-bind \
-                 run` yet (generated code and the derive bind it)",
+                "element type complex64 (code 14), which ort-bind does not bind",
+            ),
+            (
+                // 5 int4 elements pack into 3 bytes.
+                enc(TensorProto {
+                    dims: vec![5],
+                    data_type: 22,
+                    raw_data: vec![0x21, 0x43],
+                    ..TensorProto::default()
+                }),
+                "raw_data holds 2 bytes where 5 int4 elements packed 2 to a byte need 3",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![5],
+                    data_type: 25,
+                    raw_data: vec![0; 5],
+                    ..TensorProto::default()
+                }),
+                "raw_data holds 5 bytes where 5 uint2 elements packed 4 to a byte need 2",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![3],
+                    data_type: 17,
+                    raw_data: vec![0; 2],
+                    ..TensorProto::default()
+                }),
+                "raw_data holds 2 bytes where 3 float8e4m3fn values need 3",
             ),
             (
                 enc(TensorProto {
                     dims: vec![3],
                     data_type: 26,
+                    int32_data: vec![0x21, 0x01],
+                    ..TensorProto::default()
+                }),
+                "need 1 values (3 int2 elements, 4 to a byte), the tensor holds 2",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![3],
+                    data_type: 23,
                     int32_data: vec![0x21],
                     ..TensorProto::default()
                 }),
-                "element type int2 (code 26)",
+                "need 2 values (3 float4e2m1 elements, 2 to a byte), the tensor holds 1",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![1],
+                    data_type: 24,
+                    int32_data: vec![256],
+                    ..TensorProto::default()
+                }),
+                "int32_data value 256 is out of range for float8e8m0",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![2],
+                    data_type: 22,
+                    int32_data: vec![-1],
+                    ..TensorProto::default()
+                }),
+                "int32_data value -1 is out of range for int4",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![i64::MAX, i64::MAX],
+                    data_type: 21,
+                    raw_data: vec![0],
+                    ..TensorProto::default()
+                }),
+                "more elements than fit",
             ),
             (
                 enc(TensorProto {
