@@ -589,6 +589,15 @@ mod tests {
 
     #[test]
     fn narrow_types_decode_what_onnx_wrote_and_round_trip() {
+        // Every element type has its ONNX code, and the codes are distinct.
+        let mut codes: Vec<i32> = DType::ALL.iter().map(|&d| onnx_code(d)).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), DType::ALL.len());
+        assert_eq!(
+            ONNX_WROTE.iter().filter(|(d, ..)| is_narrow(*d)).count(),
+            10
+        );
         for (dtype, typed, raw, want) in ONNX_WROTE {
             let (name, from_typed) = decode(&hex(typed), "typed.pb").unwrap();
             let (_, from_raw) = decode(&hex(raw), "raw.pb").unwrap();
