@@ -339,6 +339,10 @@ fn check_len(dims: &[usize], dtype: DType, len: usize) -> Result<()> {
 }
 
 /// A host array of any element type: dims plus row-major values.
+///
+/// `==` compares dims and stored values, so for the packed types the unused bits of a
+/// partly used last byte count; to compare elements, read them with
+/// [`HostDataRef::get_f64`] up to [`HostArrayRef::element_count`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostArray {
     dims: Vec<usize>,
