@@ -40,8 +40,9 @@ enum Command {
         /// The ONNX model file.
         model: PathBuf,
     },
-    /// Run a model on inputs from `.npy` / TensorProto `.pb` files; write outputs as `.npy`;
-    /// compare with expected outputs (non-zero exit on a mismatch).
+    /// Run a model on inputs from `.npy` / TensorProto `.pb` files; write outputs as `.npy`
+    /// (`.pb` for narrow types and containers); compare with expected outputs (non-zero
+    /// exit on a mismatch).
     Run(run_command::RunArgs),
     /// Write the offline signature cache (`.ort-bind/<model path>.json`, to commit) that
     /// `#[derive(OnnxBinding)]` and `bindings!` use where a model file is absent;

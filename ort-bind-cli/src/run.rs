@@ -1,6 +1,7 @@
 //! `ort-bind run`: runs a model through the runtime's binding on inputs read from `.npy` or
 //! ONNX `.pb` files, prints each output's type and shape, writes outputs (tensors and
-//! strings as `.npy`, sequences, maps and optionals as the ONNX message for them, `.pb`),
+//! strings as `.npy`; tensors of ONNX's narrow types, which numpy has no dtype for, and
+//! sequences, maps and optionals as the ONNX message for them, `.pb`),
 //! and compares them with expected outputs (like `polygraphy run` does for ONNX Runtime).
 //!
 //! Types and shapes come from the model and the files: a `.pb` file is read as the message
@@ -21,8 +22,8 @@ pub(crate) struct RunArgs {
     /// The ONNX model file.
     model: PathBuf,
     /// An input: `NAME=FILE`, FILE a `.npy` (numbers or strings) or `.pb` (the ONNX message
-    /// for the input's type: TensorProto, SequenceProto, MapProto, OptionalProto). Every
-    /// model input needs one.
+    /// for the input's type: TensorProto, SequenceProto, MapProto, OptionalProto; narrow
+    /// types such as int4 and float8e4m3fn only as `.pb`). Every model input needs one.
     #[arg(short, long = "input", value_name = "NAME=FILE")]
     inputs: Vec<String>,
     /// An expected output to compare with: `NAME=FILE` (`.npy` or `.pb`). The command fails
@@ -30,7 +31,8 @@ pub(crate) struct RunArgs {
     #[arg(short, long = "expect", value_name = "NAME=FILE")]
     expect: Vec<String>,
     /// Writes every output to `DIR/<output name>.npy` (tensors and strings) or `.pb`
-    /// (sequences, maps, optionals); characters other than letters, digits, `-`, `_` and
+    /// (tensors of narrow types such as int4 and float8e4m3fn, which numpy lacks; sequences,
+    /// maps, optionals); characters other than letters, digits, `-`, `_` and
     /// `.` become `_`.
     #[arg(short, long = "out", value_name = "DIR")]
     out: Option<PathBuf>,
@@ -177,8 +179,9 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
                 stem = format!("{base}_{n}");
                 n += 1;
             }
-            let ext = match value {
-                DynValue::Tensor(_) | DynValue::Strings(_) => "npy",
+            let ext = match &value {
+                DynValue::Tensor(a) if data::npy::holds(a.dtype()) => "npy",
+                DynValue::Strings(_) => "npy",
                 _ => "pb",
             };
             let path = dir.join(format!("{stem}.{ext}"));

@@ -11,7 +11,10 @@
 use std::path::PathBuf;
 
 use ort_bind_cli::data::{self, ProtoKind, npy, value_proto};
-use ort_bind_runtime::{DType, DynMap, DynValue, ElemType, HostArray, Strings, ValueType};
+use ort_bind_runtime::{
+    DType, DynMap, DynValue, ElemType, Float4E2M1x2, Float8E8M0, HostArray, Int4x2, Strings,
+    UInt2x4, ValueType,
+};
 
 const KINDS: [ProtoKind; 4] = [
     ProtoKind::Tensor,
@@ -54,6 +57,53 @@ fn seeds() -> Vec<(ProtoKind, DynValue)> {
         (ProtoKind::Map, DynValue::Map(zipmap_row)),
         (ProtoKind::Map, DynValue::Map(names)),
         (ProtoKind::Optional, DynValue::Optional(None)),
+        // Narrow types: packed ones with a partly used last byte.
+        (
+            ProtoKind::Tensor,
+            DynValue::Tensor(
+                HostArray::from_vec(
+                    vec![5],
+                    vec![
+                        Int4x2::pack([1, -8]),
+                        Int4x2::pack([7, 0]),
+                        Int4x2::pack([-1, 0]),
+                    ],
+                )
+                .unwrap(),
+            ),
+        ),
+        (
+            ProtoKind::Tensor,
+            DynValue::Tensor(
+                HostArray::from_vec(
+                    vec![1, 5],
+                    vec![UInt2x4::pack([3, 2, 1, 0]), UInt2x4::pack([2, 0, 0, 0])],
+                )
+                .unwrap(),
+            ),
+        ),
+        (
+            ProtoKind::Sequence,
+            DynValue::Sequence(vec![
+                DynValue::Tensor(
+                    HostArray::from_vec(
+                        vec![2],
+                        vec![Float8E8M0::from_bits(0), Float8E8M0::from_bits(0xFF)],
+                    )
+                    .unwrap(),
+                ),
+                DynValue::Tensor(
+                    HostArray::from_vec(
+                        vec![3],
+                        vec![
+                            Float4E2M1x2::pack([6.0, -0.5]),
+                            Float4E2M1x2::pack([1.5, 0.0]),
+                        ],
+                    )
+                    .unwrap(),
+                ),
+            ]),
+        ),
         (
             ProtoKind::Optional,
             DynValue::Optional(Some(Box::new(DynValue::Sequence(vec![strs(&["q", "r"])])))),
@@ -132,6 +182,7 @@ fn truncated_mutated_and_random_files_never_panic() {
                 .unwrap()
                 .view(),
         )
+        .unwrap()
         .0,
     ];
     // [clear errors, decoded]
@@ -328,6 +379,44 @@ fn corpus() -> Vec<(&'static str, ProtoKind, Vec<u8>, Option<&'static str>)> {
             ]
             .concat(),
             Some("need 1099511627776 strings, the tensor holds 1"),
+        ),
+        (
+            "int4_5_elements_in_2_bytes.pb",
+            ProtoKind::Tensor,
+            // dims [5], data_type int4 (22), raw_data 2 bytes (5 elements need 3).
+            [vec![0x08, 0x05, 0x10, 0x16], claim(9, 2, &[0x21, 0x43])].concat(),
+            Some("raw_data holds 2 bytes where 5 int4 elements packed 2 to a byte need 3"),
+        ),
+        (
+            "uint2_int32_data_too_many.pb",
+            ProtoKind::Tensor,
+            // dims [3], data_type uint2 (25), int32_data [1, 2] (3 elements are 1 byte).
+            vec![0x08, 0x03, 0x10, 0x19, 0x2a, 0x02, 0x01, 0x02],
+            Some("need 1 values (3 uint2 elements, 4 to a byte), the tensor holds 2"),
+        ),
+        (
+            "float8e4m3fn_int32_data_300.pb",
+            ProtoKind::Tensor,
+            // dims [1], data_type float8e4m3fn (17), int32_data [300].
+            [vec![0x08, 0x01, 0x10, 0x11, 0x2a, 0x02], varint(300)].concat(),
+            Some("int32_data value 300 is out of range for float8e4m3fn"),
+        ),
+        (
+            "int2_claims_2p62_elements.pb",
+            ProtoKind::Tensor,
+            // dims [2^31, 2^31], data_type int2 (26), one raw byte.
+            [
+                vec![0x0a],
+                varint(10),
+                varint(1 << 31),
+                varint(1 << 31),
+                vec![0x10, 0x1a],
+                claim(9, 1, &[0]),
+            ]
+            .concat(),
+            Some(
+                "raw_data holds 1 bytes where 4611686018427387904 int2 elements packed 4 to a byte need 1152921504606846976",
+            ),
         ),
         (
             "string_not_utf8.pb",

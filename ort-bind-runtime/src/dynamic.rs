@@ -2,6 +2,11 @@
 //! element types and ranks come from the loaded session instead of generated code.
 //!
 //! - [`DType`]: an element type chosen at run time; [`DynElement`] links it to the Rust type.
+//!   Every element type ort-bind binds: the 13 wide ones (`float32` .. `bool`) and ONNX's
+//!   narrow ones (`float8e4m3fn`, `float8e4m3fnuz`, `float8e5m2`, `float8e5m2fnuz`,
+//!   `float8e8m0`, and the packed `int4`, `uint4`, `float4e2m1`, `int2`, `uint2`, held as
+//!   [`Int4x2`] etc.: a packed array's values are bytes, its dims count elements, see
+//!   [`DType::packing`]).
 //! - [`HostArray`] / [`HostArrayRef`]: a host array of any element type, owned or borrowed.
 //! - [`DynamicBinding`]: binds an input tensor per model input (owned, sized by the data set
 //!   into it) and lets ONNX Runtime allocate every output; outputs are read in place.
@@ -20,7 +25,10 @@ use ort::sys::ONNXTensorElementDataType as Onnx;
 use ort::sys::ONNXType;
 
 use crate::device::Cpu;
-use crate::element::{Element, bf16, f16};
+use crate::element::{
+    Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
+    Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, bf16, f16,
+};
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::shape::{AnyRank, element_count};
@@ -32,7 +40,9 @@ use crate::values::{DynMap, DynValue, ElemType, Strings, ValueType, expect_kind}
 /// A Rust element type that can sit in a [`HostArray`]: every [`Element`].
 ///
 /// Sealed through [`Element`]: implemented for `f32, f64, f16, bf16, i8, i16, i32, i64, u8,
-/// u16, u32, u64, bool`.
+/// u16, u32, u64, bool` and the narrow types of [`narrow`](crate::element::narrow)
+/// (`Float8E4M3FN`, `Float8E4M3FNUZ`, `Float8E5M2`, `Float8E5M2FNUZ`, `Float8E8M0`, and the
+/// packed `Int4x2`, `UInt4x2`, `Float4E2M1x2`, `Int2x4`, `UInt2x4`).
 pub trait DynElement: Element {
     /// Its run-time element type.
     const DTYPE: DType;
@@ -44,12 +54,26 @@ pub trait DynElement: Element {
     fn slice_of(data: &HostData) -> Option<&[Self]>;
     /// The values, when `data` holds this type.
     fn slice_of_ref(data: HostDataRef<'_>) -> Option<&[Self]>;
-    /// The value as `f64` (`bool` as 0 or 1; 64-bit integers may round), for comparisons.
-    fn to_f64(self) -> f64;
+    /// Tensor element `index` of `values` as `f64`, for comparisons: `bool` as 0 or 1,
+    /// 64-bit integers may round, the 8- and 4-bit floats exactly. For packed types `index`
+    /// counts elements, not values (element `index` of an `Int4x2` buffer is a nibble of
+    /// value `index / 2`). `None` past the stored values (for a packed type, an index past
+    /// the tensor's element count but inside its last byte reads that byte's unused bits).
+    fn element_f64(values: &[Self], index: usize) -> Option<f64>;
+}
+
+/// Element `index` of a packed buffer.
+fn packed_f64<P: Packed>(values: &[P], index: usize) -> Option<f64>
+where
+    P::Value: Into<f64>,
+{
+    values
+        .get(index / P::PER_BYTE)
+        .map(|b| b.element(index % P::PER_BYTE).into())
 }
 
 macro_rules! dtypes {
-    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $to_f64:expr);)*) => {
+    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $get:expr);)*) => {
         /// An ONNX tensor element type that ort-bind binds, chosen at run time.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum DType {
@@ -60,7 +84,8 @@ macro_rules! dtypes {
             /// Every element type.
             pub const ALL: &'static [DType] = &[$(DType::$variant),*];
 
-            /// The numpy name (`float32`, `int64`, `bool`, ...).
+            /// The numpy name (`float32`, `int64`, `bool`, ...); for the narrow types, the
+            /// name ONNX and `ml_dtypes` give them (`float8e4m3fn`, `int4`, ...).
             pub fn name(self) -> &'static str {
                 match self { $(DType::$variant => $name,)* }
             }
@@ -78,9 +103,16 @@ macro_rules! dtypes {
                 }
             }
 
-            /// Bytes per element.
+            /// Bytes per stored value: per element, except for the packed types, whose one
+            /// byte holds [`packing`](Self::packing) elements.
             pub fn size(self) -> usize {
                 match self { $(DType::$variant => size_of::<$rust>(),)* }
+            }
+
+            /// Tensor elements one stored value holds ([`Element::PACKING`]): 2 for
+            /// `int4`, `uint4` and `float4e2m1`, 4 for `int2` and `uint2`, otherwise 1.
+            pub fn packing(self) -> usize {
+                match self { $(DType::$variant => <$rust as Element>::PACKING,)* }
             }
         }
 
@@ -102,7 +134,7 @@ macro_rules! dtypes {
                 match self { $(HostData::$variant(_) => DType::$variant,)* }
             }
 
-            /// Number of values.
+            /// Number of stored values (for the packed types, bytes: see [`DType::packing`]).
             pub fn len(&self) -> usize {
                 match self { $(HostData::$variant(v) => v.len(),)* }
             }
@@ -124,7 +156,7 @@ macro_rules! dtypes {
                 match self { $(HostDataRef::$variant(_) => DType::$variant,)* }
             }
 
-            /// Number of values.
+            /// Number of stored values (for the packed types, bytes: see [`DType::packing`]).
             pub fn len(&self) -> usize {
                 match self { $(HostDataRef::$variant(v) => v.len(),)* }
             }
@@ -139,9 +171,10 @@ macro_rules! dtypes {
                 match self { $(HostDataRef::$variant(v) => HostData::$variant(v.to_vec()),)* }
             }
 
-            /// Value `index` as `f64` (see [`DynElement::to_f64`]).
+            /// Tensor element `index` as `f64` (see [`DynElement::element_f64`]: for the
+            /// packed types, `index` counts elements, not bytes).
             pub fn get_f64(&self, index: usize) -> Option<f64> {
-                match self { $(HostDataRef::$variant(v) => v.get(index).map(|&x| x.to_f64()),)* }
+                match self { $(HostDataRef::$variant(v) => <$rust as DynElement>::element_f64(v, index),)* }
             }
         }
 
@@ -168,9 +201,9 @@ macro_rules! dtypes {
                         _ => None,
                     }
                 }
-                fn to_f64(self) -> f64 {
-                    let f: fn($rust) -> f64 = $to_f64;
-                    f(self)
+                fn element_f64(values: &[Self], index: usize) -> Option<f64> {
+                    let f: fn(&[$rust], usize) -> Option<f64> = $get;
+                    f(values, index)
                 }
             }
         )*
@@ -241,19 +274,29 @@ macro_rules! dtypes {
 }
 
 dtypes! {
-    (F32, f32, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32", "`f32`.", |x| x as f64);
-    (F64, f64, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64", "`f64`.", |x| x);
-    (F16, f16, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16", "`f16`.", |x| x.to_f64());
-    (BF16, bf16, ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, "bfloat16", "`bf16`.", |x| x.to_f64());
-    (I8, i8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8", "`i8`.", |x| x as f64);
-    (I16, i16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16", "`i16`.", |x| x as f64);
-    (I32, i32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32", "`i32`.", |x| x as f64);
-    (I64, i64, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64", "`i64`.", |x| x as f64);
-    (U8, u8, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8", "`u8`.", |x| x as f64);
-    (U16, u16, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, "uint16", "`u16`.", |x| x as f64);
-    (U32, u32, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, "uint32", "`u32`.", |x| x as f64);
-    (U64, u64, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, "uint64", "`u64`.", |x| x as f64);
-    (Bool, bool, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, "bool", "`bool`.", |x| if x { 1.0 } else { 0.0 });
+    (F32, f32, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32", "`f32`.", |v, i| v.get(i).map(|&x| x as f64));
+    (F64, f64, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64", "`f64`.", |v, i| v.get(i).copied());
+    (F16, f16, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16", "`f16`.", |v, i| v.get(i).map(|x| x.to_f64()));
+    (BF16, bf16, ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, "bfloat16", "`bf16`.", |v, i| v.get(i).map(|x| x.to_f64()));
+    (I8, i8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8", "`i8`.", |v, i| v.get(i).map(|&x| x as f64));
+    (I16, i16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16", "`i16`.", |v, i| v.get(i).map(|&x| x as f64));
+    (I32, i32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32", "`i32`.", |v, i| v.get(i).map(|&x| x as f64));
+    (I64, i64, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64", "`i64`.", |v, i| v.get(i).map(|&x| x as f64));
+    (U8, u8, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8", "`u8`.", |v, i| v.get(i).map(|&x| x as f64));
+    (U16, u16, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, "uint16", "`u16`.", |v, i| v.get(i).map(|&x| x as f64));
+    (U32, u32, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, "uint32", "`u32`.", |v, i| v.get(i).map(|&x| x as f64));
+    (U64, u64, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, "uint64", "`u64`.", |v, i| v.get(i).map(|&x| x as f64));
+    (Bool, bool, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, "bool", "`bool`.", |v, i| v.get(i).map(|&x| if x { 1.0 } else { 0.0 }));
+    (F8E4M3FN, Float8E4M3FN, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, "float8e4m3fn", "[`Float8E4M3FN`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
+    (F8E4M3FNUZ, Float8E4M3FNUZ, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, "float8e4m3fnuz", "[`Float8E4M3FNUZ`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
+    (F8E5M2, Float8E5M2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, "float8e5m2", "[`Float8E5M2`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
+    (F8E5M2FNUZ, Float8E5M2FNUZ, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", "[`Float8E5M2FNUZ`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
+    (F8E8M0, Float8E8M0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, "float8e8m0", "[`Float8E8M0`]: 8-bit power-of-two scale, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
+    (I4, Int4x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, "int4", "[`Int4x2`]: 4-bit signed integers, two per byte.", packed_f64);
+    (U4, UInt4x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, "uint4", "[`UInt4x2`]: 4-bit unsigned integers, two per byte.", packed_f64);
+    (F4E2M1, Float4E2M1x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, "float4e2m1", "[`Float4E2M1x2`]: 4-bit floats, two per byte.", packed_f64);
+    (I2, Int2x4, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2, "int2", "[`Int2x4`]: 2-bit signed integers, four per byte.", packed_f64);
+    (U2, UInt2x4, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2, "uint2", "[`UInt2x4`]: 2-bit unsigned integers, four per byte.", packed_f64);
 }
 
 impl fmt::Display for DType {
@@ -271,16 +314,35 @@ impl fmt::Debug for AnyTensor {
     }
 }
 
-fn dims_error(dims: &[usize], len: usize, what: &str) -> Error {
-    Error::Length {
-        tensor: what.to_owned(),
-        expected: element_count(dims).unwrap_or(usize::MAX),
-        found: len,
-        dims: dims.to_vec(),
+/// Checks that `len` stored values of `dtype` are what a tensor of `dims` holds: the
+/// element count, or for the packed types `count.div_ceil(packing)` bytes.
+fn check_len(dims: &[usize], dtype: DType, len: usize) -> Result<()> {
+    let count = element_count(dims);
+    let packing = dtype.packing();
+    match count {
+        Some(n) if n.div_ceil(packing) == len => Ok(()),
+        Some(n) if packing > 1 => Err(Error::Value {
+            value: "array".to_owned(),
+            problem: format!(
+                "dims {dims:?} hold {n} {dtype} elements, which pack {packing} to a byte into \
+                 {} values; found {len}",
+                n.div_ceil(packing)
+            ),
+        }),
+        _ => Err(Error::Length {
+            tensor: "array".to_owned(),
+            expected: count.unwrap_or(usize::MAX),
+            found: len,
+            dims: dims.to_vec(),
+        }),
     }
 }
 
 /// A host array of any element type: dims plus row-major values.
+///
+/// `==` compares dims and stored values, so for the packed types the unused bits of a
+/// partly used last byte count; to compare elements, read them with
+/// [`HostDataRef::get_f64`] up to [`HostArrayRef::element_count`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostArray {
     dims: Vec<usize>,
@@ -288,11 +350,11 @@ pub struct HostArray {
 }
 
 impl HostArray {
-    /// An array of `dims` holding `data`; the number of values must be the product of `dims`.
+    /// An array of `dims` holding `data`; the number of values must be the product of
+    /// `dims`, or for the packed types (`int4`, `uint4`, `float4e2m1`, `int2`, `uint2`) the
+    /// bytes that many elements pack into (`count.div_ceil(dtype.packing())`).
     pub fn new(dims: Vec<usize>, data: HostData) -> Result<Self> {
-        if element_count(&dims) != Some(data.len()) {
-            return Err(dims_error(&dims, data.len(), "array"));
-        }
+        check_len(&dims, data.dtype(), data.len())?;
         Ok(HostArray { dims, data })
     }
 
@@ -314,6 +376,12 @@ impl HostArray {
     /// The element type.
     pub fn dtype(&self) -> DType {
         self.data.dtype()
+    }
+
+    /// Number of tensor elements, the product of the dims (for the packed types, more than
+    /// the number of stored values).
+    pub fn element_count(&self) -> usize {
+        element_count(&self.dims).expect("checked when the array was made")
     }
 
     /// The values as `T`, when the array holds `T`.
@@ -344,11 +412,10 @@ pub struct HostArrayRef<'a> {
 
 impl<'a> HostArrayRef<'a> {
     /// A view of `data` as an array of `dims`; the number of values must be the product of
-    /// `dims`.
+    /// `dims`, or for the packed types the bytes that many elements pack into (see
+    /// [`HostArray::new`]).
     pub fn new(dims: &'a [usize], data: HostDataRef<'a>) -> Result<Self> {
-        if element_count(dims) != Some(data.len()) {
-            return Err(dims_error(dims, data.len(), "array"));
-        }
+        check_len(dims, data.dtype(), data.len())?;
         Ok(HostArrayRef { dims, data })
     }
 
@@ -370,6 +437,12 @@ impl<'a> HostArrayRef<'a> {
     /// The element type.
     pub fn dtype(&self) -> DType {
         self.data.dtype()
+    }
+
+    /// Number of tensor elements, the product of the dims (for the packed types, more than
+    /// the number of stored values).
+    pub fn element_count(&self) -> usize {
+        element_count(self.dims).expect("checked when the array was made")
     }
 
     /// The values as `T`, when the array holds `T`.
@@ -979,6 +1052,100 @@ mod tests {
         let err = HostArrayRef::of(&[usize::MAX, 2], &[0u8][..]).unwrap_err();
         assert!(matches!(err, Error::Length { .. }), "{err}");
         assert_eq!(bool::wrap_ref(&[true, false]).get_f64(0), Some(1.0));
+    }
+
+    #[test]
+    fn narrow_types_hold_packed_values() {
+        assert_eq!(DType::ALL.len(), 23);
+        assert_eq!(DType::I4.name(), "int4");
+        assert_eq!(DType::F8E4M3FN.name(), "float8e4m3fn");
+        assert_eq!(
+            (
+                DType::I4.packing(),
+                DType::U2.packing(),
+                DType::F8E5M2.packing()
+            ),
+            (2, 4, 1)
+        );
+        assert_eq!(DType::F4E2M1.size(), 1);
+        assert_eq!(
+            DType::from_onnx(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2),
+            Some(DType::U2)
+        );
+
+        // 5 int4 elements in 3 bytes; elements are indexed through the nibbles.
+        let bytes = vec![
+            Int4x2::pack([1, -2]),
+            Int4x2::pack([3, -8]),
+            Int4x2::pack([7, 0]),
+        ];
+        let a = HostArray::from_vec(vec![5], bytes.clone()).unwrap();
+        assert_eq!(a.dtype(), DType::I4);
+        assert_eq!(a.as_slice::<Int4x2>(), Some(&bytes[..]));
+        assert_eq!(a.as_slice::<u8>(), None);
+        assert_eq!((a.data().len(), a.view().element_count()), (3, 5));
+        let values: Vec<f64> = (0..5)
+            .map(|i| a.view().data().get_f64(i).unwrap())
+            .collect();
+        assert_eq!(values, [1.0, -2.0, 3.0, -8.0, 7.0]);
+        assert_eq!(a.view().data().get_f64(6), None);
+        let err = HostArray::from_vec(vec![5], bytes[..2].to_vec()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("hold 5 int4 elements, which pack 2 to a byte into 3 values; found 2"),
+            "{err}"
+        );
+        assert!(HostArrayRef::of(&[2, 3], &bytes[..]).is_ok());
+
+        // 2-bit: 5 elements take 2 bytes, the fifth in the second byte's low bits.
+        let u2 = [UInt2x4::pack([0, 1, 2, 3]), UInt2x4::pack([3, 0, 0, 0])];
+        let r = HostArrayRef::of(&[5], &u2[..]).unwrap();
+        assert_eq!(r.data().get_f64(4), Some(3.0));
+        assert_eq!(r.data().get_f64(2), Some(2.0));
+        assert!(HostArrayRef::of(&[9], &u2[..]).is_err());
+        let f4 = [Float4E2M1x2::pack([-0.5, 6.0])];
+        assert_eq!(
+            HostArrayRef::of(&[2], &f4[..]).unwrap().data().get_f64(1),
+            Some(6.0)
+        );
+
+        // float8: one per byte, converted exactly; NaN stays NaN.
+        let f8 = [
+            Float8E4M3FN::from_f32(448.0),
+            Float8E4M3FN::from_bits(1),
+            Float8E4M3FN::from_f32(f32::NAN),
+        ];
+        let r = HostArrayRef::of(&[3], &f8[..]).unwrap();
+        assert_eq!(r.data().get_f64(0), Some(448.0));
+        assert_eq!(r.data().get_f64(1), Some(2f64.powi(-9)));
+        assert!(r.data().get_f64(2).unwrap().is_nan());
+        assert!(HostArrayRef::of(&[2], &f8[..]).is_err());
+        let e8 = [Float8E8M0::from_bits(0), Float8E8M0::from_bits(130)];
+        let r = HostArrayRef::of(&[2], &e8[..]).unwrap();
+        assert_eq!(r.data().get_f64(0), Some(2f64.powi(-127)));
+        assert_eq!(r.data().get_f64(1), Some(8.0));
+        assert_eq!(
+            Float8E4M3FNUZ::wrap_ref(&[Float8E4M3FNUZ::from_bits(0xFF)]).get_f64(0),
+            Some(-240.0)
+        );
+        assert_eq!(
+            Float8E5M2::wrap_ref(&[Float8E5M2::from_bits(0xFC)]).get_f64(0),
+            Some(f64::NEG_INFINITY)
+        );
+        assert!(
+            Float8E5M2FNUZ::wrap_ref(&[Float8E5M2FNUZ::from_bits(0x80)])
+                .get_f64(0)
+                .unwrap()
+                .is_nan()
+        );
+        assert_eq!(
+            Int2x4::wrap_ref(&[Int2x4::pack([1, -2, -1, 0])]).get_f64(1),
+            Some(-2.0)
+        );
+        assert_eq!(
+            UInt4x2::wrap(vec![UInt4x2::pack([15, 3])]).dtype(),
+            DType::U4
+        );
     }
 
     #[test]

@@ -171,3 +171,138 @@ fn mistakes_are_errors() -> ort_bind::Result<()> {
     ));
     Ok(())
 }
+
+/// ONNX's narrow element types through the dynamic route: `narrow.onnx` (every float8 type
+/// cast both ways, int4/uint4/int2/uint2 through QuantizeLinear/DequantizeLinear, five
+/// elements each) with the inputs of `tests/reference/narrow.txt`, whose outputs are what
+/// Python onnxruntime 1.31.1 computed. Narrow inputs are copied in as their packed bytes;
+/// narrow outputs are allocated by ONNX Runtime and read in place.
+#[test]
+fn narrow_types_cross_the_dynamic_binding() -> ort_bind::Result<()> {
+    use ort_bind::element::narrow::pack_into;
+    use ort_bind::{
+        Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0, Int2x4, Int4x2,
+        UInt2x4, UInt4x2,
+    };
+    let text = std::fs::read_to_string(fixture("../reference/narrow.txt")).unwrap();
+    let words = |key: &str| -> Vec<String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("narrow.txt has no `{key}`"))
+            .split(' ')
+            .map(str::to_owned)
+            .collect()
+    };
+    let float = |s: &String| -> f64 {
+        match s.as_str() {
+            "nan" => f64::NAN,
+            "inf" => f64::INFINITY,
+            _ => s.parse().unwrap(),
+        }
+    };
+    let code = |s: &String| u8::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let same = |a: &[f64], b: &[f64]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x == y || x.is_nan() && y.is_nan())
+    };
+
+    let mut b = binding("narrow.onnx");
+    let x: Vec<f32> = words("x").iter().map(|s| float(s) as f32).collect();
+    let ix = b.input_index("x").unwrap();
+    b.set_input(ix, HostArrayRef::of(&[5], &x)?)?;
+    macro_rules! float8_in {
+        ($($t:ident: $name:literal => $dtype:ident;)*) => {$(
+            let values: Vec<$t> = words(concat!("in ", $name))
+                .iter()
+                .map(|s| $t::from_bits(code(s)))
+                .collect();
+            let i = b.input_index(concat!("in_", $name)).unwrap();
+            assert_eq!(b.input_info().nth(i).unwrap().dtype(), Some(DType::$dtype));
+            b.set_input(i, HostArrayRef::of(&[5], &values)?)?;
+        )*};
+    }
+    float8_in! {
+        Float8E4M3FN: "float8e4m3fn" => F8E4M3FN;
+        Float8E4M3FNUZ: "float8e4m3fnuz" => F8E4M3FNUZ;
+        Float8E5M2: "float8e5m2" => F8E5M2;
+        Float8E5M2FNUZ: "float8e5m2fnuz" => F8E5M2FNUZ;
+        Float8E8M0: "float8e8m0" => F8E8M0;
+    }
+    macro_rules! packed_in {
+        ($($t:ident($v:ty): $name:literal => $dtype:ident, $bytes:literal;)*) => {$(
+            let elements: Vec<$v> = words(concat!("in ", $name))
+                .iter()
+                .map(|s| s.parse().unwrap())
+                .collect();
+            let mut bytes = vec![$t::default(); $bytes];
+            pack_into(&mut bytes, &elements).unwrap();
+            let i = b.input_index(concat!("in_", $name)).unwrap();
+            assert_eq!(b.input_info().nth(i).unwrap().dtype(), Some(DType::$dtype));
+            // Five elements are `$bytes` packed values, not five.
+            assert!(HostArrayRef::of(&[5], &vec![$t::default(); 5][..]).is_err());
+            b.set_input(i, HostArrayRef::of(&[5], &bytes)?)?;
+        )*};
+    }
+    packed_in! {
+        Int4x2(i8): "int4" => I4, 3;
+        UInt4x2(u8): "uint4" => U4, 3;
+        Int2x4(i8): "int2" => I2, 2;
+        UInt2x4(u8): "uint2" => U2, 2;
+    }
+    // Another packed type of the same size is still the wrong type.
+    let i = b.input_index("in_int4").unwrap();
+    let err = b
+        .set_input(i, HostArrayRef::of(&[5], &[UInt4x2::default(); 3][..])?)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "input `in_int4` is int4 in the model, the data is uint4"
+    );
+    b.run()?;
+
+    let elements = |name: &str| -> Vec<f64> {
+        let o = b.output(b.output_index(name).unwrap()).unwrap();
+        assert_eq!(o.dims(), &[5], "{name}");
+        (0..o.element_count())
+            .map(|i| o.data().get_f64(i).unwrap())
+            .collect()
+    };
+    macro_rules! float8_out {
+        ($($t:ident: $name:literal;)*) => {$(
+            let q = b.output(b.output_index(concat!("q_", $name)).unwrap())?;
+            let bits: Vec<u8> = q
+                .as_slice::<$t>()
+                .expect(concat!("q_", $name, " holds ", stringify!($t)))
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            let want: Vec<u8> = words(concat!("ort q ", $name)).iter().map(code).collect();
+            assert_eq!(bits, want, "q_{}", $name);
+            // get_f64 reads the exact value of each code.
+            let as_f64: Vec<f64> = (0..5).map(|i| q.data().get_f64(i).unwrap()).collect();
+            let exact: Vec<f64> = want.iter().map(|&c| f64::from($t::from_bits(c).to_f32())).collect();
+            assert!(same(&as_f64, &exact), "q_{}: {as_f64:?}", $name);
+            let want_d: Vec<f64> = words(concat!("ort d ", $name)).iter().map(float).collect();
+            assert!(same(&elements(concat!("d_", $name)), &want_d), "d_{}", $name);
+        )*};
+    }
+    float8_out! {
+        Float8E4M3FN: "float8e4m3fn";
+        Float8E4M3FNUZ: "float8e4m3fnuz";
+        Float8E5M2: "float8e5m2";
+        Float8E5M2FNUZ: "float8e5m2fnuz";
+        Float8E8M0: "float8e8m0";
+    }
+    for name in ["int4", "uint4", "int2", "uint2"] {
+        let q = b.output(b.output_index(&format!("q_{name}")).unwrap())?;
+        assert_eq!(q.dtype().name(), name);
+        assert_eq!(q.data().len(), 5usize.div_ceil(q.dtype().packing()));
+        let want: Vec<f64> = words(&format!("ort q {name}")).iter().map(float).collect();
+        assert_eq!(elements(&format!("q_{name}")), want, "q_{name}");
+        let want_d: Vec<f64> = words(&format!("ort d {name}")).iter().map(float).collect();
+        assert!(same(&elements(&format!("d_{name}")), &want_d), "d_{name}");
+    }
+    Ok(())
+}

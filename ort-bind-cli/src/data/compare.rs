@@ -174,7 +174,9 @@ impl std::error::Error for Mismatch {}
 
 /// Compares `actual` with `expected` like ONNX's backend test runner: same element type,
 /// same dims, and every value within `tolerance` (for bfloat16 the relative tolerance is at
-/// least 2^-6, two bfloat16 ULPs, as the runner does).
+/// least 2^-6, two bfloat16 ULPs, as the runner does). ONNX's narrow types compare element
+/// by element as the exact float (float8, float4) or integer (int4, int2, ...) values they
+/// hold, packed elements unpacked, at `tolerance` like float16 does.
 pub fn compare(
     actual: HostArrayRef<'_>,
     expected: HostArrayRef<'_>,
@@ -202,7 +204,8 @@ pub fn compare(
     };
     let dims = actual.dims();
     let (a, e) = (actual.data(), expected.data());
-    let total = a.len();
+    // Elements, not stored values: a packed `int4` array of 5 elements holds 3 bytes.
+    let total = actual.element_count();
     let mut count = 0;
     let mut first = None;
     let mut max_abs_diff = 0f64;
@@ -397,7 +400,7 @@ fn unflatten(mut flat: usize, dims: &[usize]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ort_bind_runtime::{HostArray, bf16};
+    use ort_bind_runtime::{Float8E5M2, HostArray, Int4x2, bf16};
 
     fn f32s(dims: &[usize], v: &[f32]) -> HostArray {
         HostArray::from_vec(dims.to_vec(), v.to_vec()).unwrap()
@@ -522,5 +525,66 @@ mod tests {
         assert_eq!(compare(a.view(), b.view(), Tolerance::ONNX_BACKEND), Ok(()));
         let c = HostArray::from_vec(vec![1], vec![bf16::from_f32(1.0625)]).unwrap();
         assert!(compare(a.view(), c.view(), Tolerance::ONNX_BACKEND).is_err());
+    }
+
+    #[test]
+    fn narrow_types_compare_by_element() {
+        // int4 [5]: 3 bytes; the last byte's unused high nibble is not an element.
+        let a = HostArray::from_vec(
+            vec![5],
+            vec![
+                Int4x2::pack([1, -2]),
+                Int4x2::pack([3, 4]),
+                Int4x2::from_bits(0xF5),
+            ],
+        )
+        .unwrap();
+        let b = HostArray::from_vec(
+            vec![5],
+            vec![
+                Int4x2::pack([1, -2]),
+                Int4x2::pack([3, 4]),
+                Int4x2::pack([5, 0]),
+            ],
+        )
+        .unwrap();
+        assert_eq!(compare(a.view(), b.view(), Tolerance::EXACT), Ok(()));
+        let c = HostArray::from_vec(
+            vec![5],
+            vec![
+                Int4x2::pack([1, -2]),
+                Int4x2::pack([3, -4]),
+                Int4x2::pack([5, 0]),
+            ],
+        )
+        .unwrap();
+        match compare(a.view(), c.view(), Tolerance::ONNX_BACKEND) {
+            Err(Mismatch::Values {
+                count: 1,
+                total: 5,
+                first_index,
+                actual,
+                expected,
+                ..
+            }) => assert_eq!((first_index, actual, expected), (vec![3], 4.0, -4.0)),
+            other => panic!("{other:?}"),
+        }
+        // float8 values as exact floats, NaN matching NaN, at the tolerance.
+        let f = |v: [f32; 3]| {
+            HostArray::from_vec(vec![3], v.map(Float8E5M2::from_f32).to_vec()).unwrap()
+        };
+        let (x, y) = (f([1.0, f32::NAN, -57344.0]), f([1.0, f32::NAN, -57344.0]));
+        assert_eq!(compare(x.view(), y.view(), Tolerance::EXACT), Ok(()));
+        let z = f([1.25, f32::NAN, -57344.0]);
+        let err = compare(x.view(), z.view(), Tolerance::ONNX_BACKEND).unwrap_err();
+        assert!(
+            err.to_string().contains("1 where 1.25 was expected"),
+            "{err}"
+        );
+        let wide = Tolerance {
+            rtol: 0.25,
+            atol: 0.0,
+        };
+        assert_eq!(compare(x.view(), z.view(), wide), Ok(()));
     }
 }

@@ -3,6 +3,12 @@
 //! every other value (string tensors, `SequenceProto`, `MapProto`, `OptionalProto`) as a
 //! [`DynValue`] ([`read_value`], [`write_value`], [`compare_values`]).
 //!
+//! Every element type ort-bind binds is read and written: the wide ones in both formats,
+//! ONNX's narrow ones (`float8e4m3fn`, `float8e4m3fnuz`, `float8e5m2`, `float8e5m2fnuz`,
+//! `float8e8m0`, and the packed `int4`, `uint4`, `float4e2m1`, `int2`, `uint2`) only as
+//! `.pb`, since numpy has no dtype for them; [`compare`] compares them as the floats or
+//! integers their elements are.
+//!
 //! These are the formats model zoos and ONNX's own backend test data ship inputs and
 //! expected outputs in; `ort-bind run` and the conformance tests read them here.
 //!
@@ -25,7 +31,7 @@ use std::path::Path;
 pub use compare::{Mismatch, Tolerance, compare, compare_values};
 pub use value_proto::ProtoKind;
 
-use ort_bind_runtime::{DynValue, HostArray, ValueType};
+use ort_bind_runtime::{DType, DynValue, ElemType, HostArray, ValueType};
 
 /// Why a tensor data file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +103,18 @@ pub fn read_array(path: impl AsRef<Path>) -> Result<HostArray, DataError> {
 pub fn read_value(path: impl AsRef<Path>, ty: Option<&ValueType>) -> Result<DynValue, DataError> {
     let path = path.as_ref();
     match path.extension().and_then(|e| e.to_str()) {
-        Some(e) if e.eq_ignore_ascii_case("npy") => npy::read_value(path),
+        Some(e) if e.eq_ignore_ascii_case("npy") => {
+            if let Some(d) = ty.and_then(narrow_tensor) {
+                return Err(DataError::Unsupported {
+                    origin: path.display().to_string(),
+                    detail: format!(
+                        "the model's value is a tensor of {d}: {}",
+                        npy::no_numpy_dtype(d)
+                    ),
+                });
+            }
+            npy::read_value(path)
+        }
         Some(e) if e.eq_ignore_ascii_case("pb") => {
             value_proto::read(path, ty.map_or(ProtoKind::Tensor, ProtoKind::of))
         }
@@ -124,7 +141,8 @@ pub fn decode_value(
 
 /// Writes `value` to `path`: `.npy` for numeric and string tensors when `path` ends in
 /// `.npy`, otherwise the ONNX message for it (`TensorProto`, `SequenceProto`, ...) named
-/// `name`. Returns a note when values were widened (bfloat16 in `.npy`).
+/// `name`. Returns a note when values were widened (bfloat16 in `.npy`). A tensor of a
+/// narrow type (`int4`, `float8e4m3fn`, ...) as `.npy` is an error that says to use `.pb`.
 pub fn write_value(
     path: impl AsRef<Path>,
     name: &str,
@@ -134,6 +152,18 @@ pub fn write_value(
     match path.extension().and_then(|e| e.to_str()) {
         Some(e) if e.eq_ignore_ascii_case("npy") => npy::write_value(path, value),
         _ => value_proto::write(path, name, value).map(|()| None),
+    }
+}
+
+/// The element type of `ty` when it is a tensor (or an optional one) of one of ONNX's
+/// narrow types, which `.npy` cannot hold.
+fn narrow_tensor(ty: &ValueType) -> Option<DType> {
+    match ty {
+        ValueType::Optional(inner) => narrow_tensor(inner),
+        _ => match ty.as_tensor()? {
+            (ElemType::Numeric(d), _) if tensor_proto::is_narrow(d) => Some(d),
+            _ => None,
+        },
     }
 }
 

@@ -7,7 +7,10 @@
 //! refused with an error saying how to save strings instead. Writes little-endian, row-major
 //! arrays. numpy has no
 //! `bfloat16`, so a `bfloat16` array is written as `float32` (exactly: every bfloat16 value
-//! is a float32 value); [`write()`] says so in its return value.
+//! is a float32 value); [`write()`] says so in its return value. Nor has it ONNX's narrow
+//! types (`float8e4m3fn`, ..., `int4`, `uint4`, `float4e2m1`, `int2`, `uint2`): writing one
+//! is an error that says to use `.pb`, and [`read_value`](super::read_value) refuses a
+//! `.npy` file for a model value of a narrow type the same way.
 
 use std::path::Path;
 
@@ -106,7 +109,7 @@ pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
         DType::F16 => values!(F16),
         DType::F32 => values!(F32),
         DType::F64 => values!(F64),
-        DType::BF16 => unreachable!("no .npy type maps to bfloat16"),
+        other => unreachable!("no .npy type maps to {other}"),
     };
     HostArray::new(dims, data).map_err(|e| invalid(e.to_string()))
 }
@@ -293,7 +296,11 @@ fn reorder<T: Clone>(values: Vec<T>, dims: &[usize], fortran: bool) -> Vec<T> {
 
 /// Serializes `array` as a `.npy` file. Returns the bytes and, when the array's type has
 /// no numpy equivalent and was widened (bfloat16 to float32), a note saying so.
-pub fn encode(array: HostArrayRef<'_>) -> (Vec<u8>, Option<String>) {
+///
+/// # Errors
+/// For ONNX's narrow types (`float8e4m3fn`, `int4`, ...), which numpy has no dtype for:
+/// the message says to write them as `.pb`.
+pub fn encode(array: HostArrayRef<'_>) -> Result<(Vec<u8>, Option<String>), String> {
     let shape: Vec<u64> = array.dims().iter().map(|&d| d as u64).collect();
     let mut out = Vec::new();
     let mut note = None;
@@ -328,14 +335,32 @@ pub fn encode(array: HostArrayRef<'_>) -> (Vec<u8>, Option<String>) {
         HostDataRef::U32(v) => put!(v.iter().copied()),
         HostDataRef::U64(v) => put!(v.iter().copied()),
         HostDataRef::Bool(v) => put!(v.iter().copied()),
+        narrow => return Err(no_numpy_dtype(narrow.dtype())),
     }
-    (out, note)
+    Ok((out, note))
+}
+
+/// Whether a tensor of `dtype` can be a `.npy` file: every element type but ONNX's narrow
+/// ones (`float8e4m3fn`, ..., `int4`, `uint4`, `float4e2m1`, `int2`, `uint2`).
+pub fn holds(dtype: DType) -> bool {
+    !super::tensor_proto::is_narrow(dtype)
+}
+
+/// Why a tensor of `dtype` (a narrow type) cannot be a `.npy` file.
+pub(crate) fn no_numpy_dtype(dtype: DType) -> String {
+    format!(
+        "{dtype} tensors have no numpy dtype, so they cannot be `.npy` files; use an ONNX \
+         TensorProto `.pb` file"
+    )
 }
 
 /// Writes `array` to `path` as `.npy`; returns a note when the values were widened (see
 /// [`encode`]).
 pub fn write(path: impl AsRef<Path>, array: HostArrayRef<'_>) -> Result<Option<String>, DataError> {
-    let (bytes, note) = encode(array);
+    let (bytes, note) = encode(array).map_err(|detail| DataError::Unsupported {
+        origin: path.as_ref().display().to_string(),
+        detail,
+    })?;
     write_file(path.as_ref(), &bytes)?;
     Ok(note)
 }
@@ -343,7 +368,7 @@ pub fn write(path: impl AsRef<Path>, array: HostArrayRef<'_>) -> Result<Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ort_bind_runtime::{bf16, f16};
+    use ort_bind_runtime::{Float8E4M3FN, UInt4x2, bf16, f16};
 
     #[test]
     fn round_trips_every_numpy_type() {
@@ -358,7 +383,7 @@ mod tests {
             HostArray::from_vec(vec![3], vec![true, false, true]).unwrap(),
         ];
         for a in arrays {
-            let (bytes, note) = encode(a.view());
+            let (bytes, note) = encode(a.view()).unwrap();
             assert_eq!(note, None);
             let back = decode(&bytes, "mem").unwrap();
             assert_eq!(back.dims(), a.dims());
@@ -375,7 +400,7 @@ mod tests {
     fn bfloat16_is_widened_with_a_note() {
         let a =
             HostArray::from_vec(vec![2], vec![bf16::from_f32(0.25), bf16::from_f32(-3.0)]).unwrap();
-        let (bytes, note) = encode(a.view());
+        let (bytes, note) = encode(a.view()).unwrap();
         assert!(note.unwrap().contains("float32"));
         let back = decode(&bytes, "mem").unwrap();
         assert_eq!(back.as_slice::<f32>(), Some(&[0.25f32, -3.0][..]));
@@ -483,5 +508,45 @@ mod tests {
                 "{want}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn narrow_types_have_no_npy_form() {
+        let a = HostArray::from_vec(vec![3], vec![UInt4x2::pack([1, 2]), UInt4x2::pack([3, 0])])
+            .unwrap();
+        let err = encode(a.view()).unwrap_err();
+        assert!(
+            err.contains("uint4 tensors have no numpy dtype") && err.contains(".pb"),
+            "{err}"
+        );
+        assert!(!holds(DType::F8E4M3FN) && !holds(DType::U2) && holds(DType::BF16));
+        let dir = std::env::temp_dir().join(format!("ort-bind-npy-narrow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.npy");
+        let f8 = HostArray::from_vec(vec![1], vec![Float8E4M3FN::from_f32(2.0)]).unwrap();
+        let err = write(&path, f8.view()).unwrap_err().to_string();
+        assert!(
+            err.contains("x.npy") && err.contains("float8e4m3fn tensors"),
+            "{err}"
+        );
+        assert!(!path.exists());
+        // Asking for a narrow-typed model value from a `.npy` file says to use `.pb`.
+        write(
+            &path,
+            HostArray::from_vec(vec![1], vec![1u8]).unwrap().view(),
+        )
+        .unwrap();
+        let ty = ort_bind_runtime::ValueType::Tensor {
+            elem: ort_bind_runtime::ElemType::Numeric(DType::I4),
+            dims: vec![None],
+        };
+        let err = super::super::read_value(&path, Some(&ty))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the model's value is a tensor of int4") && err.contains(".pb"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

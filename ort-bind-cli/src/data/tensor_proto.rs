@@ -6,12 +6,21 @@
 //! the typed fields ONNX uses when `raw_data` is empty: `float_data` (float32),
 //! `double_data` (float64), `int64_data` (int64), `uint64_data` (uint32, uint64) and
 //! `int32_data` (every narrower type, float16/bfloat16 as their bit patterns, bool as 0/1).
+//!
+//! ONNX's narrow types (`float8e4m3fn`, `float8e4m3fnuz`, `float8e5m2`, `float8e5m2fnuz`,
+//! `float8e8m0`, and the packed `int4`, `uint4`, `float4e2m1`, `int2`, `uint2`) are read
+//! from `raw_data` (one byte per float8 value; for the packed types exactly
+//! `count.div_ceil(per byte)` bytes, the first element in the lowest bits) or, when it is
+//! empty, from `int32_data` as `onnx.helper.make_tensor` stores them: one entry per byte,
+//! `0..=255` (a float8 value's bits, or one packed byte). They are written to `raw_data`.
 
 use std::path::Path;
 
 use super::{DataError, element_count, read_file, write_file};
 use ort_bind_runtime::{
-    DType, DynValue, HostArray, HostArrayRef, HostData, HostDataRef, Strings, bf16, f16,
+    DType, DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
+    Float8E8M0, HostArray, HostArrayRef, HostData, HostDataRef, Int2x4, Int4x2, Strings, UInt2x4,
+    UInt4x2, bf16, f16,
 };
 
 /// `TensorProto`, with the fields ort-bind reads.
@@ -74,7 +83,73 @@ const CODES: &[(i32, DType)] = &[
     (12, DType::U32),
     (13, DType::U64),
     (16, DType::BF16),
+    (17, DType::F8E4M3FN),
+    (18, DType::F8E4M3FNUZ),
+    (19, DType::F8E5M2),
+    (20, DType::F8E5M2FNUZ),
+    (21, DType::U4),
+    (22, DType::I4),
+    (23, DType::F4E2M1),
+    // ONNX's codes (ONNX Runtime's C enum numbers these three differently).
+    (24, DType::F8E8M0),
+    (25, DType::U2),
+    (26, DType::I2),
 ];
+
+/// Calls `$mac!` with `Variant: RustType,` for each of ONNX's narrow element types.
+macro_rules! narrow_types {
+    ($mac:ident) => {
+        $mac! {
+            F8E4M3FN: Float8E4M3FN,
+            F8E4M3FNUZ: Float8E4M3FNUZ,
+            F8E5M2: Float8E5M2,
+            F8E5M2FNUZ: Float8E5M2FNUZ,
+            F8E8M0: Float8E8M0,
+            I4: Int4x2,
+            U4: UInt4x2,
+            F4E2M1: Float4E2M1x2,
+            I2: Int2x4,
+            U2: UInt2x4,
+        }
+    };
+}
+
+/// Whether `dtype` is one of ONNX's narrow types (one byte per value).
+pub(crate) fn is_narrow(dtype: DType) -> bool {
+    macro_rules! test {
+        ($($variant:ident: $t:ident,)*) => {
+            matches!(dtype, $(DType::$variant)|*)
+        };
+    }
+    narrow_types!(test)
+}
+
+/// Values of a narrow type from their bytes (bit patterns, or packed bytes); `None` for a
+/// wide type.
+fn narrow_from_bytes(dtype: DType, bytes: impl Iterator<Item = u8>) -> Option<HostData> {
+    macro_rules! arms {
+        ($($variant:ident: $t:ident,)*) => {
+            match dtype {
+                $(DType::$variant => Some(HostData::$variant(bytes.map($t::from_bits).collect())),)*
+                _ => None,
+            }
+        };
+    }
+    narrow_types!(arms)
+}
+
+/// The bytes of narrow-typed values; `None` for a wide type.
+fn narrow_bytes(data: HostDataRef<'_>) -> Option<Vec<u8>> {
+    macro_rules! arms {
+        ($($variant:ident: $t:ident,)*) => {
+            match data {
+                $(HostDataRef::$variant(v) => Some(v.iter().map(|x| x.to_bits()).collect()),)*
+                _ => None,
+            }
+        };
+    }
+    narrow_types!(arms)
+}
 
 /// Names of the codes ort-bind does not bind, for messages.
 fn unbound_code_name(code: i32) -> &'static str {
@@ -82,17 +157,6 @@ fn unbound_code_name(code: i32) -> &'static str {
         0 => "undefined",
         14 => "complex64",
         15 => "complex128",
-        // ONNX's codes (ONNX Runtime's C enum numbers the last three 26, 24, 25).
-        17 => "float8e4m3fn",
-        18 => "float8e4m3fnuz",
-        19 => "float8e5m2",
-        20 => "float8e5m2fnuz",
-        21 => "uint4",
-        22 => "int4",
-        23 => "float4e2m1",
-        24 => "float8e8m0",
-        25 => "uint2",
-        26 => "int2",
         _ => "unknown",
     }
 }
@@ -212,13 +276,8 @@ pub(crate) fn array_from_proto(
         .find(|(c, _)| *c == proto.data_type)
         .map(|(_, d)| *d)
         .ok_or_else(|| {
-            let narrow = if (17..=26).contains(&proto.data_type) {
-                " in `ort-bind run` yet (generated code and the derive bind it)"
-            } else {
-                ""
-            };
             unsupported(format!(
-                "tensor `{}` has element type {} (code {}), which ort-bind does not bind{narrow}",
+                "tensor `{}` has element type {} (code {}), which ort-bind does not bind",
                 proto.name,
                 unbound_code_name(proto.data_type),
                 proto.data_type
@@ -252,9 +311,16 @@ pub(crate) fn array_from_proto(
     } else {
         from_typed(dtype, &proto).map_err(invalid)?
     };
-    if data.len() != count {
+    // Packed types hold `packing` elements per value.
+    let values = count.div_ceil(dtype.packing());
+    if data.len() != values {
+        let packed = if dtype.packing() > 1 {
+            format!(" ({count} {dtype} elements, {} to a byte)", dtype.packing())
+        } else {
+            String::new()
+        };
         return Err(invalid(format!(
-            "dims {dims:?} need {count} values, the tensor holds {}",
+            "dims {dims:?} need {values} values{packed}, the tensor holds {}",
             data.len()
         )));
     }
@@ -262,15 +328,28 @@ pub(crate) fn array_from_proto(
     Ok((proto.name, array))
 }
 
-/// Decodes little-endian `raw_data` holding `count` values.
+/// Decodes little-endian `raw_data` holding `count` elements (for the packed types,
+/// `count.div_ceil(packing)` bytes).
 fn from_raw(dtype: DType, raw: &[u8], count: usize) -> Result<HostData, String> {
     let size = dtype.size();
-    if count.checked_mul(size) != Some(raw.len()) {
+    let values = count.div_ceil(dtype.packing());
+    if values.checked_mul(size) != Some(raw.len()) {
+        let what = if dtype.packing() > 1 {
+            format!(
+                "{count} {dtype} elements packed {} to a byte",
+                dtype.packing()
+            )
+        } else {
+            format!("{count} {dtype} values")
+        };
         return Err(format!(
-            "raw_data holds {} bytes where {count} {dtype} values need {}",
+            "raw_data holds {} bytes where {what} need {}",
             raw.len(),
-            count.saturating_mul(size)
+            values.saturating_mul(size)
         ));
+    }
+    if let Some(data) = narrow_from_bytes(dtype, raw.iter().copied()) {
+        return Ok(data);
     }
     macro_rules! le {
         ($t:ty, $variant:ident) => {
@@ -303,6 +382,7 @@ fn from_raw(dtype: DType, raw: &[u8], count: usize) -> Result<HostData, String> 
                 .collect(),
         ),
         DType::Bool => HostData::Bool(raw.iter().map(|&b| b != 0).collect()),
+        _ => unreachable!("narrow types are decoded above"),
     })
 }
 
@@ -318,6 +398,13 @@ fn narrow<T: TryFrom<i32>>(values: &[i32], dtype: DType) -> Result<Vec<T>, Strin
 
 /// Decodes the typed field ONNX uses for `dtype` when `raw_data` is empty.
 fn from_typed(dtype: DType, p: &TensorProto) -> Result<HostData, String> {
+    // Narrow types: one `int32_data` entry per byte (a float8 value, or a packed byte).
+    if is_narrow(dtype) {
+        let bytes = narrow::<u8>(&p.int32_data, dtype)?;
+        if let Some(data) = narrow_from_bytes(dtype, bytes.into_iter()) {
+            return Ok(data);
+        }
+    }
     Ok(match dtype {
         DType::F32 => HostData::F32(p.float_data.clone()),
         DType::F64 => HostData::F64(p.double_data.clone()),
@@ -355,6 +442,7 @@ fn from_typed(dtype: DType, p: &TensorProto) -> Result<HostData, String> {
                 })
                 .collect::<Result<_, _>>()?,
         ),
+        _ => unreachable!("narrow types are decoded above"),
     })
 }
 
@@ -387,6 +475,7 @@ pub(crate) fn proto_of_array(name: &str, array: HostArrayRef<'_>) -> TensorProto
         HostDataRef::U32(v) => put!(v),
         HostDataRef::U64(v) => put!(v),
         HostDataRef::Bool(v) => raw.extend(v.iter().map(|&b| u8::from(b))),
+        narrow => raw = narrow_bytes(narrow).expect("every wide type is matched above"),
     }
     TensorProto {
         dims: array.dims().iter().map(|&d| d as i64).collect(),
@@ -422,6 +511,112 @@ mod tests {
             let (name, back) = decode(&bytes, "mem").unwrap();
             assert_eq!(name, "t");
             assert_eq!(back, a);
+        }
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// `TensorProto`s of 5 elements that onnx 1.23.2 wrote: `helper.make_tensor("t", type,
+    /// [5], values, raw=False)` (values in `int32_data`), then `numpy_helper.from_array` of
+    /// it (`raw_data`), and the elements as float32 (`ml_dtypes`' `astype`).
+    const ONNX_WROTE: [(DType, &str, &str, [f64; 5]); 10] = [
+        (
+            DType::F8E4M3FN,
+            "080510112a0638c2017e7f01420174",
+            "080510114201744a0538c27e7f01",
+            [1.0, -2.5, 448.0, f64::NAN, 0.001953125],
+        ),
+        (
+            DType::F8E4M3FNUZ,
+            "080510122a0740ca017f800101420174",
+            "080510124201744a0540ca7f8001",
+            [1.0, -2.5, 240.0, f64::NAN, 0.0009765625],
+        ),
+        (
+            DType::F8E5M2,
+            "080510132a063cc2017b7e01420174",
+            "080510134201744a053cc27b7e01",
+            [1.0, -3.0, 57344.0, f64::NAN, 1.52587890625e-05],
+        ),
+        (
+            DType::F8E5M2FNUZ,
+            "080510142a0740c6017f800101420174",
+            "080510144201744a0540c67f8001",
+            [1.0, -3.0, 57344.0, f64::NAN, 7.62939453125e-06],
+        ),
+        (
+            DType::F8E8M0,
+            "080510182a077f7e860101ff01420174",
+            "080510184201744a057f7e8601ff",
+            [1.0, 0.5, 128.0, 1.1754943508222875e-38, f64::NAN],
+        ),
+        (
+            DType::I4,
+            "080510162a05f101870103420174",
+            "080510164201744a03f18703",
+            [1.0, -1.0, 7.0, -8.0, 3.0],
+        ),
+        (
+            DType::U4,
+            "080510152a04f1010709420174",
+            "080510154201744a03f10709",
+            [1.0, 15.0, 7.0, 0.0, 9.0],
+        ),
+        (
+            DType::F4E2M1,
+            "080510172a059201f70103420174",
+            "080510174201744a0392f703",
+            [1.0, -0.5, 6.0, -6.0, 1.5],
+        ),
+        (
+            DType::I2,
+            "0805101a2a022d01420174",
+            "0805101a4201744a022d01",
+            [1.0, -1.0, -2.0, 0.0, 1.0],
+        ),
+        (
+            DType::U2,
+            "080510192a022d03420174",
+            "080510194201744a022d03",
+            [1.0, 3.0, 2.0, 0.0, 3.0],
+        ),
+    ];
+
+    #[test]
+    fn narrow_types_decode_what_onnx_wrote_and_round_trip() {
+        // Every element type has its ONNX code, and the codes are distinct.
+        let mut codes: Vec<i32> = DType::ALL.iter().map(|&d| onnx_code(d)).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), DType::ALL.len());
+        assert_eq!(
+            ONNX_WROTE.iter().filter(|(d, ..)| is_narrow(*d)).count(),
+            10
+        );
+        for (dtype, typed, raw, want) in ONNX_WROTE {
+            let (name, from_typed) = decode(&hex(typed), "typed.pb").unwrap();
+            let (_, from_raw) = decode(&hex(raw), "raw.pb").unwrap();
+            assert_eq!(name, "t");
+            assert_eq!(from_typed, from_raw, "{dtype}");
+            assert_eq!(from_raw.dtype(), dtype);
+            assert_eq!(from_raw.dims(), &[5]);
+            assert_eq!(from_raw.data().len(), 5usize.div_ceil(dtype.packing()));
+            let got: Vec<f64> = (0..5)
+                .map(|i| from_raw.view().data().get_f64(i).unwrap())
+                .collect();
+            for (g, w) in got.iter().zip(want) {
+                assert!(g == &w || g.is_nan() && w.is_nan(), "{dtype}: {got:?}");
+            }
+            // Written back in `raw_data`, the message onnx writes (prost packs `dims`, onnx
+            // does not: the same message either way).
+            let ours = <TensorProto as prost::Message>::decode(&encode("t", from_raw.view())[..]);
+            let onnx = <TensorProto as prost::Message>::decode(&hex(raw)[..]);
+            assert_eq!(ours.unwrap(), onnx.unwrap(), "{dtype}");
         }
     }
 
@@ -493,21 +688,83 @@ mod tests {
             (
                 enc(TensorProto {
                     dims: vec![1],
-                    data_type: 24,
-                    int32_data: vec![0x7F],
+                    data_type: 14,
                     ..TensorProto::default()
                 }),
-                "element type float8e8m0 (code 24), which ort-bind does not bind in `ort-bind \
-                 run` yet (generated code and the derive bind it)",
+                "element type complex64 (code 14), which ort-bind does not bind",
+            ),
+            (
+                // 5 int4 elements pack into 3 bytes.
+                enc(TensorProto {
+                    dims: vec![5],
+                    data_type: 22,
+                    raw_data: vec![0x21, 0x43],
+                    ..TensorProto::default()
+                }),
+                "raw_data holds 2 bytes where 5 int4 elements packed 2 to a byte need 3",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![5],
+                    data_type: 25,
+                    raw_data: vec![0; 5],
+                    ..TensorProto::default()
+                }),
+                "raw_data holds 5 bytes where 5 uint2 elements packed 4 to a byte need 2",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![3],
+                    data_type: 17,
+                    raw_data: vec![0; 2],
+                    ..TensorProto::default()
+                }),
+                "raw_data holds 2 bytes where 3 float8e4m3fn values need 3",
             ),
             (
                 enc(TensorProto {
                     dims: vec![3],
                     data_type: 26,
+                    int32_data: vec![0x21, 0x01],
+                    ..TensorProto::default()
+                }),
+                "need 1 values (3 int2 elements, 4 to a byte), the tensor holds 2",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![3],
+                    data_type: 23,
                     int32_data: vec![0x21],
                     ..TensorProto::default()
                 }),
-                "element type int2 (code 26)",
+                "need 2 values (3 float4e2m1 elements, 2 to a byte), the tensor holds 1",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![1],
+                    data_type: 24,
+                    int32_data: vec![256],
+                    ..TensorProto::default()
+                }),
+                "int32_data value 256 is out of range for float8e8m0",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![2],
+                    data_type: 22,
+                    int32_data: vec![-1],
+                    ..TensorProto::default()
+                }),
+                "int32_data value -1 is out of range for int4",
+            ),
+            (
+                enc(TensorProto {
+                    dims: vec![i64::MAX, i64::MAX],
+                    data_type: 21,
+                    raw_data: vec![0],
+                    ..TensorProto::default()
+                }),
+                "more elements than fit",
             ),
             (
                 enc(TensorProto {
