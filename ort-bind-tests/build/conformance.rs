@@ -307,16 +307,18 @@ fn bind(
 ) -> Result<Option<String>, Refusal> {
     let sig = read_signature(&case.model).map_err(|e| Refusal::Failed(e.to_string()))?;
     let plan = plan(&sig).map_err(|e| Refusal::Unsupported(e.to_string()))?;
-    // The runner below fills and compares tensors, string tensors, sequences and optionals
-    // through their typed views, with the dynamic route's element types. Maps (which no
-    // ONNX backend test feeds or expects) and the narrow element types (float8, int4, ...:
-    // the `.pb` reader does not read them yet) go to the dynamic route instead.
-    if let Some(v) = plan.inputs.iter().chain(&plan.outputs).find(|v| {
-        matches!(v.form, Form::Map { .. } | Form::MapSequence { .. }) || v.elem.is_narrow()
-    }) {
+    // The runner below fills and compares tensors of every element type, string tensors,
+    // sequences and optionals through their typed views. Maps, which no ONNX backend test
+    // feeds or expects, go to the dynamic route instead.
+    if let Some(v) = plan
+        .inputs
+        .iter()
+        .chain(&plan.outputs)
+        .find(|v| matches!(v.form, Form::Map { .. } | Form::MapSequence { .. }))
+    {
         return Err(Refusal::Unsupported(format!(
             "`{}` is {}: the conformance runner fills and compares tensors, string tensors, \
-             sequences and optionals of the wide element types",
+             sequences and optionals",
             v.name, v.onnx_type
         )));
     }

@@ -8,8 +8,9 @@
 //! gives a user.
 
 use ort_bind::{
-    Cpu, DynElement, DynValue, HostArray, Optional, OutputSlot, Sequence, SequenceElement, Shape,
-    StringTensor, Strings, Tensor, TensorRef, bf16, f16,
+    Cpu, DynElement, DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2,
+    Float8E5M2FNUZ, Float8E8M0, HostArray, Int2x4, Int4x2, Optional, OutputSlot, Sequence,
+    SequenceElement, Shape, StringTensor, Strings, Tensor, TensorRef, UInt2x4, UInt4x2, bf16, f16,
 };
 
 use super::Failure;
@@ -113,7 +114,29 @@ macro_rules! numeric_sequence_data {
 }
 
 numeric_sequence_data!(
-    f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64, bool
+    f32,
+    f64,
+    f16,
+    bf16,
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    bool,
+    Float8E4M3FN,
+    Float8E4M3FNUZ,
+    Float8E5M2,
+    Float8E5M2FNUZ,
+    Float8E8M0,
+    Int4x2,
+    UInt4x2,
+    Float4E2M1x2,
+    Int2x4,
+    UInt2x4
 );
 
 impl SequenceData for String {
