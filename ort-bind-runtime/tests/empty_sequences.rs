@@ -14,7 +14,10 @@ use common::values::EmptiesIo;
 use ort_bind_runtime::{
     AllocatedOutput, Bound, DType, DynValue, DynamicBinding, Element, Error, HostArray, Map,
     MapSequence, OutputSlot, Sequence, Session, SessionOptions, Strings, Tensor, bf16, f16,
-    narrow::{Float8E4M3FN, Int4x2},
+    narrow::{
+        Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0, Int2x4,
+        Int4x2, UInt2x4, UInt4x2,
+    },
 };
 
 fn session() -> Session {
@@ -136,15 +139,24 @@ fn every_element_type_onnx_runtime_sequences_can_be_empty() {
     assert_eq!(empty_of::<bool>().unwrap(), 0);
     assert_eq!(Sequence::<String>::from_strings("t", []).unwrap().len(), 0);
     // ONNX's SequenceEmpty does not take the narrow types: a clear error, not a panic.
-    for err in [
-        empty_of::<Float8E4M3FN>().unwrap_err(),
-        empty_of::<Int4x2>().unwrap_err(),
-    ] {
-        let text = err.to_string();
+    let narrow: [fn() -> Result<usize, Error>; 10] = [
+        empty_of::<Float8E4M3FN>,
+        empty_of::<Float8E4M3FNUZ>,
+        empty_of::<Float8E5M2>,
+        empty_of::<Float8E5M2FNUZ>,
+        empty_of::<Float8E8M0>,
+        empty_of::<Int4x2>,
+        empty_of::<UInt4x2>,
+        empty_of::<Float4E2M1x2>,
+        empty_of::<Int2x4>,
+        empty_of::<UInt2x4>,
+    ];
+    for make in narrow {
+        let text = make().unwrap_err().to_string();
         assert!(text.contains("SequenceEmpty"), "{text}");
     }
-    // Every numeric type of the dynamic route is among those above.
-    assert_eq!(DType::ALL.len(), 13);
+    // Every element type of the dynamic route is among those above: 13 wide, 10 narrow.
+    assert_eq!(DType::ALL.len(), 13 + narrow.len());
 }
 
 #[test]

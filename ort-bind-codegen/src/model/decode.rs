@@ -132,7 +132,10 @@ fn kind_at(ty: &proto::TypeProto, depth: usize) -> Result<ValueKind, ()> {
     if depth > MAX_TYPE_DEPTH {
         return Err(());
     }
+    // The element sits one level deeper, also when its type is unset (described as
+    // `<no type>`): a sequence at the last level with no element type is one too deep.
     let inner = |t: Option<&proto::TypeProto>| match t {
+        _ if depth == MAX_TYPE_DEPTH => Err(()),
         Some(t) if t.value.is_some() => kind_at(t, depth + 1).map(Box::new),
         _ => Ok(Box::new(ValueKind::Unsupported(NO_TYPE.to_owned()))),
     };

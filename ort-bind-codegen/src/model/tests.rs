@@ -455,6 +455,26 @@ fn type_nesting_is_limited() {
     };
     let sig = decode(&m(MAX_TYPE_DEPTH)).expect("the deepest allowed type decodes");
     assert_eq!(sig.inputs[0].kind.depth(), MAX_TYPE_DEPTH);
+    // An unset element type counts as a level too (found by the `decode_model` fuzz
+    // target: an optional without element type at the last level decoded one too deep).
+    let mut untyped = opt_type(None);
+    for _ in 1..MAX_TYPE_DEPTH {
+        untyped = seq_type(untyped);
+    }
+    let shallow = model(graph(
+        vec![value("deep", Some(untyped))],
+        vec![tensor("y", F32, &[D::V(2)])],
+    ));
+    assert!(
+        matches!(decode(&shallow), Err(ModelError::TypeTooDeep { .. })),
+        "{:?}",
+        decode(&shallow).map(|s| s.inputs[0].kind.depth())
+    );
+    let fits = model(graph(
+        vec![value("deep", Some(opt_type(None)))],
+        vec![tensor("y", F32, &[D::V(2)])],
+    ));
+    assert_eq!(decode(&fits).unwrap().inputs[0].kind.depth(), 2);
     let err = decode(&m(MAX_TYPE_DEPTH + 1)).expect_err("one level deeper");
     assert!(
         matches!(&err, ModelError::TypeTooDeep { name, role: "input", limit, .. }
