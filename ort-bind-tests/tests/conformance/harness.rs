@@ -192,6 +192,17 @@ impl Data {
     }
 }
 
+/// `Ok` when a bound input was sized like its data.
+fn same_dims(name: &str, sized: &[usize], data: &[usize]) -> Result<(), Failure> {
+    if sized == data {
+        Ok(())
+    } else {
+        Err(Failure(format!(
+            "input `{name}` was sized {sized:?}, the data is {data:?}"
+        )))
+    }
+}
+
 impl DataSet {
     fn input(&self, index: usize) -> Result<&DynValue, Failure> {
         self.inputs.get(index).ok_or_else(|| {
@@ -241,14 +252,7 @@ impl DataSet {
                 input.dtype()
             ))
         })?;
-        if tensor.dims() != input.dims() {
-            return Err(Failure(format!(
-                "input `{}` was sized {:?}, the data is {:?}",
-                tensor.name(),
-                tensor.dims(),
-                input.dims()
-            )));
-        }
+        same_dims(tensor.name(), tensor.dims(), input.dims())?;
         tensor.copy_from_slice(values)?;
         Ok(())
     }
@@ -267,14 +271,7 @@ impl DataSet {
                 input.describe()
             ))
         })?;
-        if tensor.dims() != strings.dims() {
-            return Err(Failure(format!(
-                "input `{}` was sized {:?}, the data is {:?}",
-                tensor.name(),
-                tensor.dims(),
-                strings.dims()
-            )));
-        }
+        same_dims(tensor.name(), tensor.dims(), strings.dims())?;
         tensor.fill(&strings.to_vec())?;
         Ok(())
     }
