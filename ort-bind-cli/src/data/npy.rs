@@ -25,18 +25,53 @@ pub fn read(path: impl AsRef<Path>) -> Result<HostArray, DataError> {
     decode(&read_file(path)?, &path.display().to_string())
 }
 
-/// Decodes the bytes of a `.npy` file; `origin` names them in errors.
-pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
-    let invalid = |detail: String| DataError::Invalid {
+/// A `.npy` error about the bytes `origin` names.
+fn invalid(origin: &str, detail: String) -> DataError {
+    DataError::Invalid {
         origin: origin.to_owned(),
         format: ".npy",
         detail,
-    };
+    }
+}
+
+/// A `.npy` file read from memory.
+type NpyBytes<'b> = npyz::NpyFile<std::io::Cursor<&'b [u8]>>;
+
+/// The parsed header of a `.npy` file, and where its data starts.
+fn open<'b>(bytes: &'b [u8], origin: &str) -> Result<(NpyBytes<'b>, usize), DataError> {
     let mut cursor = std::io::Cursor::new(bytes);
     let header = npyz::NpyHeader::from_reader(&mut cursor)
-        .map_err(|e| invalid(format!("bad header ({e})")))?;
+        .map_err(|e| invalid(origin, format!("bad header ({e})")))?;
     let data_start = usize::try_from(cursor.position()).unwrap_or(bytes.len());
-    let file = npyz::NpyFile::with_header(header, cursor);
+    Ok((npyz::NpyFile::with_header(header, cursor), data_start))
+}
+
+/// The dims of `file` and their element count, both checked to fit in memory.
+fn shape<R: std::io::Read>(
+    file: &npyz::NpyFile<R>,
+    origin: &str,
+) -> Result<(Vec<usize>, usize), DataError> {
+    let dims = file
+        .shape()
+        .iter()
+        .map(|&d| {
+            usize::try_from(d)
+                .map_err(|_| invalid(origin, format!("dim {d} does not fit in memory")))
+        })
+        .collect::<Result<Vec<usize>, _>>()?;
+    let count = element_count(&dims).ok_or_else(|| {
+        invalid(
+            origin,
+            format!("shape {dims:?} holds more elements than fit in memory"),
+        )
+    })?;
+    Ok((dims, count))
+}
+
+/// Decodes the bytes of a `.npy` file; `origin` names them in errors.
+pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
+    let invalid = |detail: String| invalid(origin, detail);
+    let (file, data_start) = open(bytes, origin)?;
     let descr = file.dtype().descr();
     let npyz::DType::Plain(ts) = file.dtype() else {
         return Err(DataError::Unsupported {
@@ -67,18 +102,7 @@ pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
             });
         }
     };
-    let dims = file
-        .shape()
-        .iter()
-        .map(|&d| {
-            usize::try_from(d).map_err(|_| invalid(format!("dim {d} does not fit in memory")))
-        })
-        .collect::<Result<Vec<usize>, _>>()?;
-    let count = element_count(&dims).ok_or_else(|| {
-        invalid(format!(
-            "shape {dims:?} holds more elements than fit in memory"
-        ))
-    })?;
+    let (dims, count) = shape(&file, origin)?;
     // Refuse a header that claims more data than the file holds before reading any of it.
     let available = bytes.len().saturating_sub(data_start);
     if count
@@ -122,16 +146,8 @@ pub fn read_value(path: impl AsRef<Path>) -> Result<DynValue, DataError> {
 
 /// Decodes the bytes of a `.npy` file of numbers or strings; `origin` names them in errors.
 pub fn decode_value(bytes: &[u8], origin: &str) -> Result<DynValue, DataError> {
-    let invalid = |detail: String| DataError::Invalid {
-        origin: origin.to_owned(),
-        format: ".npy",
-        detail,
-    };
-    let mut cursor = std::io::Cursor::new(bytes);
-    let header = npyz::NpyHeader::from_reader(&mut cursor)
-        .map_err(|e| invalid(format!("bad header ({e})")))?;
-    let data_start = usize::try_from(cursor.position()).unwrap_or(bytes.len());
-    let file = npyz::NpyFile::with_header(header, cursor);
+    let invalid = |detail: String| invalid(origin, detail);
+    let (file, data_start) = open(bytes, origin)?;
     let ts = match file.dtype() {
         npyz::DType::Plain(ts) => ts,
         _ => return decode(bytes, origin).map(DynValue::Tensor),
@@ -146,19 +162,7 @@ pub fn decode_value(bytes: &[u8], origin: &str) -> Result<DynValue, DataError> {
         TypeChar::UnicodeStr => {
             let width = usize::try_from(ts.size_field())
                 .map_err(|_| invalid("string width does not fit in memory".into()))?;
-            let dims = file
-                .shape()
-                .iter()
-                .map(|&d| {
-                    usize::try_from(d)
-                        .map_err(|_| invalid(format!("dim {d} does not fit in memory")))
-                })
-                .collect::<Result<Vec<usize>, _>>()?;
-            let count = element_count(&dims).ok_or_else(|| {
-                invalid(format!(
-                    "shape {dims:?} holds more elements than fit in memory"
-                ))
-            })?;
+            let (dims, count) = shape(&file, origin)?;
             let data = &bytes[data_start.min(bytes.len())..];
             let need = count.checked_mul(width).and_then(|n| n.checked_mul(4));
             if need.is_none_or(|need| need > data.len()) {
