@@ -123,6 +123,16 @@ pub struct TraitChecks {
     pub value: bool,
 }
 
+impl TraitChecks {
+    /// No checks: the field's type was refused with a diagnostic, or needs none.
+    pub const NONE: TraitChecks = TraitChecks {
+        element: false,
+        shape: false,
+        device: false,
+        value: false,
+    };
+}
+
 /// What one field binds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldBinding {
@@ -574,12 +584,7 @@ fn check_type(
     device: Option<&syn::Type>,
     diags: &mut Vec<Diagnostic>,
 ) -> TraitChecks {
-    let none = TraitChecks {
-        element: false,
-        shape: false,
-        device: false,
-        value: false,
-    };
+    let none = TraitChecks::NONE;
     let Some((form, elem, dims)) = crate::plan::form_of(value) else {
         // Unreachable after `plan::refusals`; nothing more to say about the type.
         return none;
@@ -872,12 +877,7 @@ fn check_value(
 ) -> TraitChecks {
     use crate::plan::Form;
     use syntax::ValueSlot as V;
-    let none = TraitChecks {
-        element: false,
-        shape: false,
-        device: false,
-        value: false,
-    };
+    let none = TraitChecks::NONE;
     let trait_check = TraitChecks {
         value: true,
         ..none

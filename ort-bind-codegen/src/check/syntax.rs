@@ -282,6 +282,18 @@ pub fn parse_value_elem(ty: &syn::Type) -> ElemSyntax {
     ElemSyntax::Opaque(Range::of(ty))
 }
 
+/// The type arguments of `<..>`, or `None` when any argument is not a type (a lifetime,
+/// a const, an associated-type binding).
+fn type_args(args: &syn::AngleBracketedGenericArguments) -> Option<Vec<&syn::Type>> {
+    args.args
+        .iter()
+        .map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Reads `StringTensor<..>`, `Sequence<..>`, ... (see [`ValueSyntax`]).
 fn parse_value_type(seg: &syn::PathSegment) -> Option<ValueSyntax> {
     let slot = match seg.ident.to_string().as_str() {
@@ -295,20 +307,7 @@ fn parse_value_type(seg: &syn::PathSegment) -> Option<ValueSyntax> {
     };
     let types: Vec<&syn::Type> = match &seg.arguments {
         syn::PathArguments::None => Vec::new(),
-        syn::PathArguments::AngleBracketed(args) => {
-            let types: Vec<&syn::Type> = args
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    syn::GenericArgument::Type(t) => Some(t),
-                    _ => None,
-                })
-                .collect();
-            if types.len() != args.args.len() {
-                return None;
-            }
-            types
-        }
+        syn::PathArguments::AngleBracketed(args) => type_args(args)?,
         syn::PathArguments::Parenthesized(_) => return None,
     };
     let mut v = ValueSyntax {
@@ -411,25 +410,18 @@ pub fn parse_field_type(ty: &syn::Type) -> FieldType {
             "AllocatedOutput" => Some(SlotKind::Allocated),
             _ => None,
         };
-        if let (Some(kind), syn::PathArguments::AngleBracketed(args)) = (kind, &seg.arguments) {
-            let types: Vec<&syn::Type> = args
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    syn::GenericArgument::Type(t) => Some(t),
-                    _ => None,
-                })
-                .collect();
-            if types.len() == args.args.len() && (2..=3).contains(&types.len()) {
-                return FieldType::Tensor(Box::new(TensorSyntax {
-                    kind,
-                    kind_span: seg.ident.span(),
-                    elem: parse_elem(types[0]),
-                    shape: parse_shape(types[1]),
-                    device: types.get(2).map(|t| (*t).clone()),
-                    device_is_not_a_device: types.get(2).is_some_and(|t| not_a_tensor(t).is_some()),
-                }));
-            }
+        if let (Some(kind), syn::PathArguments::AngleBracketed(args)) = (kind, &seg.arguments)
+            && let Some(types) = type_args(args)
+            && (2..=3).contains(&types.len())
+        {
+            return FieldType::Tensor(Box::new(TensorSyntax {
+                kind,
+                kind_span: seg.ident.span(),
+                elem: parse_elem(types[0]),
+                shape: parse_shape(types[1]),
+                device: types.get(2).map(|t| (*t).clone()),
+                device_is_not_a_device: types.get(2).is_some_and(|t| not_a_tensor(t).is_some()),
+            }));
         }
     }
     match not_a_tensor(ty) {
