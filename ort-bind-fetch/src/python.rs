@@ -7,6 +7,20 @@ use std::process::{Command, Output, Stdio};
 /// The interpreters tried, in order.
 const PYTHONS: [&str; 2] = ["python3", "python"];
 
+/// What every pip call here passes: wheels only, no prompts or version check, quiet, and
+/// bounded (a 15 s network timeout and one retry, so a machine with no route to an index
+/// fails in seconds rather than minutes).
+const PIP_FLAGS: [&str; 8] = [
+    "--only-binary=:all:",
+    "--disable-pip-version-check",
+    "--no-input",
+    "--timeout",
+    "15",
+    "--retries",
+    "1",
+    "-q",
+];
+
 /// Lists a zip's file entries (not folders), one per line.
 const LIST: &str = r#"
 import sys, zipfile
@@ -111,20 +125,8 @@ pub(crate) fn pip_download(
     let mut failures = Vec::new();
     for python in PYTHONS {
         let output = Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                "--no-input",
-                "--timeout",
-                "15",
-                "--retries",
-                "1",
-                "-q",
-            ])
+            .args(["-m", "pip", "download", "--no-deps"])
+            .args(PIP_FLAGS)
             .args(&index)
             .arg(requirement)
             .arg("-d")
@@ -195,20 +197,8 @@ pub(crate) fn pip_install_target(
 ) -> Result<(), String> {
     let index: Vec<&str> = index_url.map_or(Vec::new(), |url| vec!["--index-url", url]);
     let output = Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "--no-input",
-            "--no-warn-script-location",
-            "--timeout",
-            "15",
-            "--retries",
-            "1",
-            "-q",
-        ])
+        .args(["-m", "pip", "install", "--no-warn-script-location"])
+        .args(PIP_FLAGS)
         .args(&index)
         .arg("--target")
         .arg(into)
