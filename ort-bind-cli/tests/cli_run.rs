@@ -40,6 +40,26 @@ fn write_npy(path: &Path, array: &HostArray) {
     assert_eq!(npy::write(path, array.view()).unwrap(), None);
 }
 
+/// `run MODEL` with `--input NAME=set/input_N.pb` for every input of `sig` and
+/// `--expect NAME=set/output_N.pb` for every output, as ONNX lays out a data set.
+fn data_set_args(model: &Path, sig: &ort_bind_codegen::ModelSignature, set: &Path) -> Vec<String> {
+    let mut args = vec!["run".to_owned(), s(model).to_owned()];
+    for (flag, prefix, values) in [
+        ("--input", "input", &sig.inputs),
+        ("--expect", "output", &sig.outputs),
+    ] {
+        for (i, v) in values.iter().enumerate() {
+            args.push(flag.to_owned());
+            args.push(format!(
+                "{}={}",
+                v.name,
+                s(&set.join(format!("{prefix}_{i}.pb")))
+            ));
+        }
+    }
+    args
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -264,28 +284,8 @@ fn runs_onnx_backend_test_data() {
         let out_dir = scratch(&case.replace('/', "-")).join("out");
         let model = case_dir.join("model.onnx");
         let sig = ort_bind_codegen::read_signature(&model).unwrap();
-        let mut args = vec![
-            "run".to_owned(),
-            s(&model).to_owned(),
-            "--out".to_owned(),
-            s(&out_dir).to_owned(),
-        ];
-        for (i, input) in sig.inputs.iter().enumerate() {
-            args.push("--input".into());
-            args.push(format!(
-                "{}={}",
-                input.name,
-                s(&set.join(format!("input_{i}.pb")))
-            ));
-        }
-        for (i, output) in sig.outputs.iter().enumerate() {
-            args.push("--expect".into());
-            args.push(format!(
-                "{}={}",
-                output.name,
-                s(&set.join(format!("output_{i}.pb")))
-            ));
-        }
+        let mut args = data_set_args(&model, &sig, &set);
+        args.extend(["--out".to_owned(), s(&out_dir).to_owned()]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = ort_bind(&args);
         let (stdout, stderr) = text(&out);
@@ -675,23 +675,7 @@ fn runs_onnx_sequence_and_string_models() {
         let set = case_dir.join("test_data_set_0");
         let model = case_dir.join("model.onnx");
         let sig = ort_bind_codegen::read_signature(&model).unwrap();
-        let mut args = vec!["run".to_owned(), s(&model).to_owned()];
-        for (i, input) in sig.inputs.iter().enumerate() {
-            args.push("--input".into());
-            args.push(format!(
-                "{}={}",
-                input.name,
-                s(&set.join(format!("input_{i}.pb")))
-            ));
-        }
-        for (i, output) in sig.outputs.iter().enumerate() {
-            args.push("--expect".into());
-            args.push(format!(
-                "{}={}",
-                output.name,
-                s(&set.join(format!("output_{i}.pb")))
-            ));
-        }
+        let args = data_set_args(&model, &sig, &set);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = ort_bind(&args);
         let (stdout, stderr) = text(&out);
