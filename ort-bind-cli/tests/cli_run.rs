@@ -40,6 +40,20 @@ fn write_npy(path: &Path, array: &HostArray) {
     assert_eq!(npy::write(path, array.view()).unwrap(), None);
 }
 
+/// The folder `prefix` of the onnx==1.23.2 wheel with only the case folders `cases` in it,
+/// kept in the cache folder `folder` (pip runs once).
+fn backend_cases(folder: &str, prefix: &'static str, cases: &'static [&'static str]) -> PathBuf {
+    ort_bind_fetch::WheelCache::new("onnx==1.23.2", folder)
+        .keep(move |name| {
+            cases
+                .iter()
+                .any(|c| name.starts_with(&format!("{prefix}{c}/")))
+        })
+        .get()
+        .expect("ONNX's backend test data (the onnx==1.23.2 wheel, fetched with pip)")
+        .join(prefix)
+}
+
 /// `run MODEL` with `--input NAME=set/input_N.pb` for every input of `sig` and
 /// `--expect NAME=set/output_N.pb` for every output, as ONNX lays out a data set.
 fn data_set_args(model: &Path, sig: &ort_bind_codegen::ModelSignature, set: &Path) -> Vec<String> {
@@ -269,15 +283,7 @@ fn runs_onnx_backend_test_data() {
         "pytorch-operator/test_operator_chunk",
     ];
     // The two cases only, from the same wheel the conformance tests use (pip runs once).
-    let root = ort_bind_fetch::WheelCache::new("onnx==1.23.2", "onnx-1.23.2-cli-cases")
-        .keep(|name| {
-            CASES
-                .iter()
-                .any(|c| name.starts_with(&format!("{PREFIX}{c}/")))
-        })
-        .get()
-        .expect("ONNX's backend test data (the onnx==1.23.2 wheel, fetched with pip)")
-        .join(PREFIX);
+    let root = backend_cases("onnx-1.23.2-cli-cases", PREFIX, &CASES);
     for case in CASES {
         let case_dir = root.join(case);
         let set = case_dir.join("test_data_set_0");
@@ -661,15 +667,7 @@ fn runs_onnx_sequence_and_string_models() {
         "test_strnorm_model_monday_casesensintive_nochangecase",
         "test_strnorm_model_nostopwords_nochangecase",
     ];
-    let root = ort_bind_fetch::WheelCache::new("onnx==1.23.2", "onnx-1.23.2-cli-values")
-        .keep(|name| {
-            CASES
-                .iter()
-                .any(|c| name.starts_with(&format!("{PREFIX}{c}/")))
-        })
-        .get()
-        .expect("ONNX's backend test data (the onnx==1.23.2 wheel, fetched with pip)")
-        .join(PREFIX);
+    let root = backend_cases("onnx-1.23.2-cli-values", PREFIX, &CASES);
     for case in CASES {
         let case_dir = root.join(case);
         let set = case_dir.join("test_data_set_0");
