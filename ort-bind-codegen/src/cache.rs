@@ -243,7 +243,7 @@ fn kind_json(kind: &ValueKind) -> Value {
 }
 
 fn signature_json(sig: &ModelSignature) -> Value {
-    json!({
+    let mut json = json!({
         "ir_version": sig.ir_version,
         "producer_name": sig.producer_name,
         "producer_version": sig.producer_version,
@@ -252,7 +252,18 @@ fn signature_json(sig: &ModelSignature) -> Value {
         "opsets": sig.opsets.iter().map(|(d, v)| json!([d, v])).collect::<Vec<_>>(),
         "inputs": sig.inputs.iter().map(value_json).collect::<Vec<_>>(),
         "outputs": sig.outputs.iter().map(value_json).collect::<Vec<_>>(),
-    })
+    });
+    // Only where the graph has in-place pairs, so caches of other models (and their
+    // hashes) are what they were before decoders were recognised.
+    if !sig.in_place.is_empty() {
+        json["in_place"] = sig
+            .in_place
+            .iter()
+            .map(|(i, o)| json!([i, o]))
+            .collect::<Vec<_>>()
+            .into();
+    }
+    json
 }
 
 /// 64-bit FNV-1a: small, dependency-free, and plenty to notice an edited file.
@@ -353,7 +364,11 @@ pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -
         "graph_name",
         "doc_string",
         "opsets",
+        "in_place",
     ] {
+        if signature.get(key).is_none() {
+            continue;
+        }
         out.push_str(&format!(
             "    {}: {},\n",
             json_text(key),
@@ -516,6 +531,19 @@ fn signature_from_json(s: &Value) -> Result<ModelSignature, String> {
             _ => Err(bad("bad opset entry")),
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // Absent in caches written before decoders were recognised: no pair.
+    let in_place = match s.get("in_place") {
+        None => Vec::new(),
+        Some(v) => v
+            .as_array()
+            .ok_or_else(|| bad("`in_place` is not a list"))?
+            .iter()
+            .map(|p| match p.as_array().map(Vec::as_slice) {
+                Some([Value::String(i), Value::String(o)]) => Ok((i.clone(), o.clone())),
+                _ => Err(bad("bad in_place entry")),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
     Ok(ModelSignature {
         inputs: list("inputs")?,
         outputs: list("outputs")?,
@@ -529,6 +557,7 @@ fn signature_from_json(s: &Value) -> Result<ModelSignature, String> {
         doc_string: str_field(s, "doc_string")?.to_owned(),
         graph_name: str_field(s, "graph_name")?.to_owned(),
         metadata: Vec::new(),
+        in_place,
     })
 }
 
@@ -604,6 +633,7 @@ pub fn differences(cached: &ModelSignature, model: &ModelSignature) -> Vec<Strin
             ("IR version", cached.ir_version != model.ir_version),
             ("model doc string", cached.doc_string != model.doc_string),
             ("graph name", cached.graph_name != model.graph_name),
+            ("in-place operators", cached.in_place != model.in_place),
         ] {
             if differs {
                 let _ = write!(what, "{}{field}", if what.is_empty() { "" } else { ", " });

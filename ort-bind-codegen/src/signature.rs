@@ -24,6 +24,10 @@ pub struct ModelSignature {
     pub graph_name: String,
     /// Free-form `metadata_props`, in file order.
     pub metadata: Vec<(String, String)>,
+    /// `(input, output)` pairs an operator of the graph writes in place when both are
+    /// bound to one buffer (the past and present key/value of ONNX Runtime's
+    /// `GroupQueryAttention`): what the shared-buffer decoder mode needs.
+    pub in_place: Vec<(String, String)>,
 }
 
 /// One graph input or output.

@@ -180,6 +180,11 @@ pub enum Error {
         message: String,
     },
 
+    /// The decode loop refused a request ([`decode::Decoder`](crate::decode::Decoder)); the
+    /// decoder is unchanged.
+    #[error(transparent)]
+    Decode(#[from] crate::decode::DecodeError),
+
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Io {

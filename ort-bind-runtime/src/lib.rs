@@ -16,6 +16,8 @@
 //! - serving: [`run_async`] ([`Bound::run_async`] on ONNX Runtime's `RunAsync`),
 //!   [`cancel`] ([`Terminator`], timeouts), [`pool`] ([`Pool`] of bindings for request
 //!   handlers), [`batch`] ([`Batcher`]: dynamic batching);
+//! - [`decode`]: [`decode::Decoder`], the typed decode loop of generative models (a
+//!   key/value cache in capacity buffers, rebound only where shapes change);
 //! - [`values`]: string tensors, sequences, maps and optionals ([`StringTensor`],
 //!   [`Sequence`], [`Map`], [`MapSequence`], [`Optional`]);
 //! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
@@ -26,6 +28,7 @@ pub mod batch;
 pub mod binding;
 pub mod cancel;
 mod deadline;
+pub mod decode;
 pub mod device;
 pub mod dims;
 pub mod dynamic;

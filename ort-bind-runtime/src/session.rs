@@ -356,6 +356,20 @@ impl Session {
         NonNull::new(self.inner.ptr().cast_mut()).expect("ort sessions have non-null pointers")
     }
 
+    /// The dims the model declares for input (`output == false`) or output `name`, `-1`
+    /// for a dynamic axis; `None` when it has no such tensor.
+    pub(crate) fn declared_dims(&self, output: bool, name: &str) -> Option<Vec<i64>> {
+        let side = if output {
+            self.inner.outputs()
+        } else {
+            self.inner.inputs()
+        };
+        match side.iter().find(|o| o.name() == name)?.dtype() {
+            ValueType::Tensor { shape, .. } => Some(shape.to_vec()),
+            _ => None,
+        }
+    }
+
     /// Checks that the loaded model has exactly these inputs and outputs (names, element
     /// types and ranks), so bindings generated from one model file cannot silently run
     /// another.

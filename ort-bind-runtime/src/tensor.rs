@@ -131,6 +131,22 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         })
     }
 
+    /// Allocates a tensor of `dims` on `device` with room for `capacity` values of `T`
+    /// (or the element count of `dims`, if larger): [`set_dims`](Self::set_dims) within
+    /// that room never allocates.
+    pub fn with_capacity_in(
+        name: &str,
+        device: D,
+        dims: &[usize],
+        capacity: usize,
+    ) -> Result<Self> {
+        let len = checked_len::<T, S>(name, dims)?;
+        let buf = device
+            .alloc::<T>(capacity.max(len))
+            .map_err(|e| e.for_tensor(name))?;
+        Self::from_buffer(name, device, buf, dims)
+    }
+
     fn make_value(device: &D, buf: &mut D::Buffer<T>, len: usize, dims: &[i64]) -> Result<Value> {
         let info = device.memory_info()?;
         let ptr: *mut c_void = D::data_ptr(buf);
@@ -302,7 +318,6 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// Wraps a buffer that already exists (device code hands over user memory this way).
     /// The buffer must hold at least the element count of `dims`.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn from_buffer(
         name: &str,
         device: D,
@@ -349,13 +364,11 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
 
     /// The buffer, for device code in this crate (never handed out mutably: replacing it
     /// would leave ONNX Runtime pointing at freed memory).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn buffer(&self) -> &D::Buffer<T> {
         &self.buf
     }
 
     /// The buffer, mutable, for device code in this crate that writes elements in place.
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn buffer_mut(&mut self) -> &mut D::Buffer<T> {
         &mut self.buf
     }

@@ -9,9 +9,11 @@
 //! - `views`: `Inputs` / `Outputs`;
 //! - `io`: the hidden `Io` and its `BindingIo` / `SplitIo` impls;
 //! - `feed_back`: the recurrent-pair methods of `Binding`;
+//! - `decoder`: the decode loop of a decoder model (`Decoder`, `SharedDecoder`);
 //! - `serving`: `Model::pool` and, when the batch dim is known, `Model::batcher`;
 //! - `tokens`: element and shape types and doc text every item uses.
 
+pub(crate) mod decoder;
 pub(crate) mod dims;
 mod feed_back;
 mod io;
@@ -93,6 +95,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     let binding = model::binding(plan, rt, feed_back::methods(plan, rt));
     let io = io::io(plan, rt);
     let serving = serving::serving(plan, rt);
+    let decoder = decoder::items(plan, rt);
 
     quote! {
         #model_path
@@ -114,5 +117,6 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         #binding
         #io
         #serving
+        #decoder
     }
 }

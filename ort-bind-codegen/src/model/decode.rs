@@ -52,6 +52,7 @@ pub(crate) fn convert(
         origin,
     )?;
     let outputs = values(graph.output.iter().enumerate(), "output", origin)?;
+    let in_place = in_place_pairs(&graph.node, &inputs, &outputs);
 
     Ok(ModelSignature {
         inputs,
@@ -69,7 +70,36 @@ pub(crate) fn convert(
             .into_iter()
             .map(|e| (e.key, e.value))
             .collect(),
+        in_place,
     })
+}
+
+/// Graph input -> graph output pairs that an operator writes in place when both are bound
+/// to one buffer: ONNX Runtime's `GroupQueryAttention` (`com.microsoft`) reads its past
+/// key and value (inputs 3 and 4) and writes its present key and value (outputs 1 and 2)
+/// into the same memory when the pointers are equal.
+fn in_place_pairs(
+    nodes: &[proto::NodeProto],
+    inputs: &[ValueSig],
+    outputs: &[ValueSig],
+) -> Vec<(String, String)> {
+    let is_input = |n: &str| inputs.iter().any(|v| v.name == n);
+    let is_output = |n: &str| outputs.iter().any(|v| v.name == n);
+    let mut pairs = Vec::new();
+    for node in nodes {
+        if node.op_type != "GroupQueryAttention" || node.domain != "com.microsoft" {
+            continue;
+        }
+        for (past, present) in [(3, 1), (4, 2)] {
+            if let (Some(past), Some(present)) = (node.input.get(past), node.output.get(present))
+                && is_input(past)
+                && is_output(present)
+            {
+                pairs.push((past.clone(), present.clone()));
+            }
+        }
+    }
+    pairs
 }
 
 /// Converts graph inputs or outputs, checking names are present and unique.

@@ -44,9 +44,13 @@ pub(crate) struct ModelProto {
     pub(crate) metadata_props: Vec<StringStringEntryProto>,
 }
 
-/// `GraphProto`: the main graph. `node = 1` and `value_info = 13` are skipped.
+/// `GraphProto`: the main graph. `value_info = 13` is skipped.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct GraphProto {
+    /// `node = 1`: only the operator and its value names are decoded (attributes, which
+    /// may hold tensors, are skipped).
+    #[prost(message, repeated, tag = "1")]
+    pub(crate) node: Vec<NodeProto>,
     /// `name = 2`.
     #[prost(string, tag = "2")]
     pub(crate) name: String,
@@ -65,6 +69,23 @@ pub(crate) struct GraphProto {
     /// `sparse_initializer = 15`.
     #[prost(message, repeated, tag = "15")]
     pub(crate) sparse_initializer: Vec<SparseTensorProto>,
+}
+
+/// `NodeProto`: one operator of the graph, as far as codegen reads it.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct NodeProto {
+    /// `input = 1`.
+    #[prost(string, repeated, tag = "1")]
+    pub(crate) input: Vec<String>,
+    /// `output = 2`.
+    #[prost(string, repeated, tag = "2")]
+    pub(crate) output: Vec<String>,
+    /// `op_type = 4`.
+    #[prost(string, tag = "4")]
+    pub(crate) op_type: String,
+    /// `domain = 7`.
+    #[prost(string, tag = "7")]
+    pub(crate) domain: String,
 }
 
 /// `ValueInfoProto`: a named, typed graph value.

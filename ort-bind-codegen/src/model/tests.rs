@@ -4,9 +4,9 @@
 use prost::Message;
 
 use super::proto::{
-    GraphProto, ModelProto, OperatorSetIdProto, SparseTensorProto, StringStringEntryProto,
-    TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, tensor_shape_proto::Dimension,
-    tensor_shape_proto::dimension, type_proto,
+    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto,
+    StringStringEntryProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    tensor_shape_proto::Dimension, tensor_shape_proto::dimension, type_proto,
 };
 use super::{MAX_TYPE_DEPTH, ModelError, read_signature, signature_from_bytes};
 use crate::dtype::ElementType;
@@ -85,6 +85,7 @@ fn tensor(name: &str, elem: i32, shape: &[D]) -> ValueInfoProto {
 
 fn graph(inputs: Vec<ValueInfoProto>, outputs: Vec<ValueInfoProto>) -> GraphProto {
     GraphProto {
+        node: Vec::new(),
         name: "g".to_owned(),
         initializer: Vec::new(),
         doc_string: Vec::new(),
@@ -905,4 +906,53 @@ fn file_errors() {
     assert_eq!(sig.inputs[0].name, "gpu_0/data_0");
 
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn group_query_attention_pairs_are_in_place() {
+    let node = |op: &str, domain: &str, inputs: &[&str], outputs: &[&str]| NodeProto {
+        input: inputs.iter().map(|s| (*s).to_owned()).collect(),
+        output: outputs.iter().map(|s| (*s).to_owned()).collect(),
+        op_type: op.to_owned(),
+        domain: domain.to_owned(),
+    };
+    let mut g = graph(
+        vec![
+            tensor("q", F32, &[D::V(1)]),
+            tensor("past.key", F32, &[D::V(1)]),
+            tensor("past.value", F32, &[D::V(1)]),
+            tensor("past_other", F32, &[D::V(1)]),
+        ],
+        vec![
+            tensor("out", F32, &[D::V(1)]),
+            tensor("present.key", F32, &[D::V(1)]),
+            tensor("present.value", F32, &[D::V(1)]),
+            tensor("present_other", F32, &[D::V(1)]),
+        ],
+    );
+    g.node = vec![
+        node(
+            "GroupQueryAttention",
+            "com.microsoft",
+            &["q", "", "", "past.key", "past.value"],
+            &["out", "present.key", "present.value"],
+        ),
+        // Same positions, another operator: a Concat copies, nothing is in place.
+        node(
+            "MultiHeadAttention",
+            "com.microsoft",
+            &["q", "", "", "past_other", "past_other"],
+            &["out", "present_other", "present_other"],
+        ),
+        // A node with fewer inputs than GroupQueryAttention reads: nothing.
+        node("GroupQueryAttention", "com.microsoft", &["q"], &["out"]),
+    ];
+    let sig = decode(&model(g)).expect("decodes");
+    assert_eq!(
+        sig.in_place,
+        [
+            ("past.key".to_owned(), "present.key".to_owned()),
+            ("past.value".to_owned(), "present.value".to_owned())
+        ]
+    );
 }

@@ -30,6 +30,10 @@
 
 use std::collections::HashMap;
 
+pub mod decoder;
+
+pub use decoder::{CacheAxis, CachePlan, DecoderNames, DecoderPlan, DecoderRole, plan_decoder};
+
 use crate::dtype::ElementType;
 use crate::ident::IdentAllocator;
 use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
@@ -129,6 +133,10 @@ pub enum PlanError {
     /// pair) sizes otherwise.
     #[error("{0}")]
     PinContradicts(Box<PinContradicts>),
+    /// The model is (or was declared) a decoder, but its signature does not fit a decode
+    /// loop: the reason is in the model's terms.
+    #[error("decoder: {0}")]
+    Decoder(String),
 }
 
 impl PlanError {
@@ -208,6 +216,7 @@ pub struct ModelOptions {
     no_auto_feed_back: bool,
     embed: bool,
     batch_dim: Option<String>,
+    decoder: Option<DecoderNames>,
 }
 
 impl ModelOptions {
@@ -272,6 +281,38 @@ impl ModelOptions {
     /// an error.
     pub fn batch_dim(mut self, dim: &str) -> Self {
         self.batch_dim = Some(dim.to_owned());
+        self
+    }
+
+    /// Requires the model to be a decoder (a generated `Decoder`; see
+    /// [`decoder`]): a model that does not fit is an error saying why. Models that follow
+    /// the exporters' conventions are recognised without it.
+    pub fn decoder(mut self) -> Self {
+        self.decoder.get_or_insert_with(DecoderNames::default);
+        self
+    }
+
+    /// Names the input or output that plays decoder role `role` where the model uses
+    /// another name than the conventional one (implies [`ModelOptions::decoder`]).
+    pub fn decoder_role(mut self, role: DecoderRole, name: &str) -> Self {
+        let names = self.decoder.get_or_insert_with(DecoderNames::default);
+        let slot = match role {
+            DecoderRole::InputIds => &mut names.input_ids,
+            DecoderRole::AttentionMask => &mut names.attention_mask,
+            DecoderRole::PositionIds => &mut names.position_ids,
+            DecoderRole::Logits => &mut names.logits,
+        };
+        *slot = Some(name.to_owned());
+        self
+    }
+
+    /// Declares a cache pair the names do not reveal: input `past` takes what output
+    /// `present` returned (implies [`ModelOptions::decoder`]).
+    pub fn decoder_cache(mut self, past: &str, present: &str) -> Self {
+        self.decoder
+            .get_or_insert_with(DecoderNames::default)
+            .caches
+            .push((past.to_owned(), present.to_owned()));
         self
     }
 
@@ -544,6 +585,8 @@ pub struct Plan {
     /// The dims field along which items batch (axis 0 of every input and output), when
     /// known: see [`ModelOptions::batch_dim`].
     pub batch: Option<usize>,
+    /// The decode loop, when the model is a decoder (see [`decoder`]).
+    pub decoder: Option<DecoderPlan>,
 }
 
 impl Plan {
@@ -723,6 +766,7 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
     }
     let (mut plan, _) = plan_core(sig, options, &|_| OutputUse::Auto)?;
     plan.batch = batch_field(&plan, options.batch_dim.as_deref())?;
+    plan.decoder = plan_decoder(sig, options.decoder.as_ref())?;
     Ok(plan)
 }
 
@@ -1089,6 +1133,7 @@ fn plan_core_named(
             dims,
             feed_back,
             batch: None,
+            decoder: None,
         },
         model_index,
     ))

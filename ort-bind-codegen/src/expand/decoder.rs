@@ -1,0 +1,170 @@
+//! The decode loop of a decoder model: the hidden `DECODER` spec, the `Decoder` (and,
+//! where the model writes its cache in place, `SharedDecoder`) aliases, and the
+//! `Model::decoder*` constructors.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::tokens::elem_tokens;
+use crate::plan::{CacheAxis, DecoderPlan, Plan};
+
+/// The spec's integer input.
+fn index_input(rt: &syn::Path, input: &(String, crate::dtype::ElementType)) -> TokenStream {
+    let (name, elem) = input;
+    let ty = elem_tokens(rt, *elem);
+    quote!(#rt::decode::IndexInput { name: #name, elem: <#ty as #rt::Element>::ONNX_TYPE })
+}
+
+fn option(t: Option<TokenStream>) -> TokenStream {
+    match t {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The `DECODER` static, readable by any route: `inputs`/`outputs` are the model's
+/// whole signature (`specs`), so a decoder checks its session like `Model::load`.
+pub(crate) fn spec(
+    rt: &syn::Path,
+    d: &DecoderPlan,
+    inputs: &TokenStream,
+    outputs: &TokenStream,
+) -> TokenStream {
+    let input_ids = index_input(rt, &d.input_ids);
+    let mask = option(d.attention_mask.as_ref().map(|i| index_input(rt, i)));
+    let positions = option(d.position_ids.as_ref().map(|i| index_input(rt, i)));
+    let logits = &d.logits;
+    let vocab = d.vocab as usize;
+    let caches = d.caches.iter().map(|c| {
+        let (past, present) = (&c.past, &c.present);
+        let ty = elem_tokens(rt, c.elem);
+        let axes = c.axes.iter().map(|a| match a {
+            CacheAxis::Batch => quote!(#rt::decode::CacheAxis::Batch),
+            CacheAxis::Sequence => quote!(#rt::decode::CacheAxis::Sequence),
+            CacheAxis::Fixed(n) => {
+                let n = *n as usize;
+                quote!(#rt::decode::CacheAxis::Fixed(#n))
+            }
+        });
+        quote!(#rt::decode::CacheSpec {
+            past: #past,
+            present: #present,
+            elem: <#ty as #rt::Element>::ONNX_TYPE,
+            axes: &[#(#axes),*],
+        })
+    });
+    let others = &d.other_outputs;
+    let shared = d.shared_buffer;
+    quote! {
+        #rt::decode::DecoderSpec {
+            inputs: #inputs,
+            outputs: #outputs,
+            input_ids: #input_ids,
+            attention_mask: #mask,
+            position_ids: #positions,
+            logits: #logits,
+            vocab: ::core::option::Option::Some(#vocab),
+            caches: &[#(#caches),*],
+            other_outputs: &[#(#others),*],
+            shared_buffer: #shared,
+        }
+    }
+}
+
+/// A rustdoc list of the decoder's roles.
+fn roles_doc(d: &DecoderPlan) -> String {
+    let mut doc = format!(
+        "\n\n Token ids `{}`; logits `{}` ({} per position, {})",
+        d.input_ids.0, d.logits, d.vocab, d.logits_elem
+    );
+    if let Some((mask, _)) = &d.attention_mask {
+        doc.push_str(&format!("; attention mask `{mask}`"));
+    }
+    if let Some((pos, _)) = &d.position_ids {
+        doc.push_str(&format!("; position ids `{pos}`"));
+    }
+    doc.push_str(". Cache:");
+    for c in &d.caches {
+        let kind = if c.grows() {
+            "grows with the sequence"
+        } else {
+            "fixed-shape recurrent state"
+        };
+        doc.push_str(&format!(
+            "\n - `{}` -> `{}` ({}, {kind})",
+            c.past, c.present, c.elem
+        ));
+    }
+    doc
+}
+
+/// The module's decoder items, when the plan has a decoder.
+pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
+    let Some(d) = &plan.decoder else {
+        return quote!();
+    };
+    let inputs = quote!(<Io<#rt::Cpu> as #rt::BindingIo>::INPUTS);
+    let outputs = quote!(<Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS);
+    let spec = spec(rt, d, &inputs, &outputs);
+    let logits = elem_tokens(rt, d.logits_elem);
+    let roles = roles_doc(d);
+    let decoder_doc = format!(
+        " The decode loop of this model in the growing cache mode: the cache in two \
+         buffers per pair that trade places each token (no copy by ort-bind). Made by \
+         [`Model::decoder`].{roles}"
+    );
+    let shared = d.shared_buffer.then(|| {
+        let doc = format!(
+            " The decode loop of this model in the shared-buffer cache mode: one buffer per \
+             key/value pair bound as both past and present, written in place by the model's \
+             `GroupQueryAttention`; a step rebinds only the mask, and `rewind` moves nothing. \
+             Made by [`Model::shared_decoder`].{roles}"
+        );
+        quote! {
+            #[doc = #doc]
+            #[allow(dead_code, unreachable_pub)]
+            pub type SharedDecoder<D = #rt::Cpu> = #rt::decode::Decoder<#logits, #rt::decode::SharedBuffer, D>;
+
+            #[allow(dead_code, unreachable_pub)]
+            impl Model {
+                /// A decoder for `batch` rows of up to `capacity` positions, in the
+                /// shared-buffer mode, its cache in host memory.
+                pub fn shared_decoder(&self, batch: usize, capacity: usize) -> #rt::Result<SharedDecoder> {
+                    SharedDecoder::new(self.session(), &DECODER, batch, capacity)
+                }
+
+                /// [`Model::shared_decoder`] with the cache on `device`.
+                pub fn shared_decoder_on<D: #rt::Device>(&self, device: D, batch: usize, capacity: usize) -> #rt::Result<SharedDecoder<D>> {
+                    SharedDecoder::new_on(self.session(), &DECODER, device, batch, capacity)
+                }
+            }
+        }
+    });
+    quote! {
+        /// What the decode loop needs to know of this model (generated; read by
+        /// [`Decoder`]).
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_pub)]
+        pub static DECODER: #rt::decode::DecoderSpec = #spec;
+
+        #[doc = #decoder_doc]
+        #[allow(dead_code, unreachable_pub)]
+        pub type Decoder<D = #rt::Cpu> = #rt::decode::Decoder<#logits, #rt::decode::Growing, D>;
+
+        #[allow(dead_code, unreachable_pub)]
+        impl Model {
+            /// A decoder for `batch` rows of up to `capacity` positions each (prompt and
+            /// generated tokens), in the growing cache mode, its cache in host memory.
+            pub fn decoder(&self, batch: usize, capacity: usize) -> #rt::Result<Decoder> {
+                Decoder::new(self.session(), &DECODER, batch, capacity)
+            }
+
+            /// [`Model::decoder`] with the cache on `device`.
+            pub fn decoder_on<D: #rt::Device>(&self, device: D, batch: usize, capacity: usize) -> #rt::Result<Decoder<D>> {
+                Decoder::new_on(self.session(), &DECODER, device, batch, capacity)
+            }
+        }
+
+        #shared
+    }
+}

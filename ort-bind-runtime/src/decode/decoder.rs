@@ -1,0 +1,583 @@
+//! The decode loop: token ids in, logits of the last position out, the cache kept in
+//! capacity buffers that are bound to ONNX Runtime and rebound only when they change.
+
+use std::ffi::CString;
+use std::fmt;
+use std::marker::PhantomData;
+
+use super::buffers::{CacheBuffer, IndexBuffer, cache_buffer};
+use super::error::DecodeError;
+use super::logits::{Logit, Logits, argmax};
+use super::spec::{CacheSpec, DecoderSpec, IndexInput};
+use crate::device::{Cpu, Device};
+use crate::element::onnx_type_name;
+use crate::error::{Error, Result};
+use crate::session::Session;
+use crate::shape::AnyRank;
+use crate::sys::{IoBinding, MemoryInfo, Value};
+use crate::tensor::Tensor;
+
+/// How the decoder keeps a growing (key/value) cache; part of the decoder's type.
+pub trait CacheMode: private::Sealed + Send + Sync + 'static {
+    /// Whether past and present share one buffer.
+    const SHARED: bool;
+    /// The mode's name, for messages.
+    const NAME: &'static str;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::Growing {}
+    impl Sealed for super::SharedBuffer {}
+}
+
+/// The growing cache mode: each past/present pair has two capacity buffers; the model
+/// writes the present (past + new positions) into one while reading the past from the
+/// other, and after the run they trade roles. ort-bind copies nothing; the model's
+/// `Concat` copies the past into the present, as the model asks. Any decoder can run so.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Growing;
+
+/// The shared-buffer cache mode (onnxruntime-genai's `past_present_share_buffer`): one
+/// buffer of the full capacity per past/present pair, bound as both, which the attention
+/// operator (ONNX Runtime's `GroupQueryAttention`) sees and writes only the new positions
+/// into. No cache binding changes from token to token, and a rewind moves nothing. Only
+/// models whose every growing cache is written in place can run so; codegen offers it
+/// only for them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SharedBuffer;
+
+impl CacheMode for Growing {
+    const SHARED: bool = false;
+    const NAME: &'static str = "growing";
+}
+
+impl CacheMode for SharedBuffer {
+    const SHARED: bool = true;
+    const NAME: &'static str = "shared-buffer";
+}
+
+/// What a decoder has done, for tests and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Model runs.
+    pub runs: u64,
+    /// Values bound to ONNX Runtime (each `BindInput`/`BindOutput`): what changed since
+    /// the run before.
+    pub binds: u64,
+    /// Cache bytes ort-bind moved (only rewinding a growing cache of more than one row of
+    /// heads moves any; decoding moves none).
+    pub cache_bytes_moved: u64,
+}
+
+/// A name of the binding and the value bound to it last.
+#[derive(Debug)]
+struct Slot {
+    name: CString,
+    // The address of the value bound last (0: none). ONNX Runtime holds a reference to
+    // every bound value, so a bound value's address cannot be reused by another value
+    // while it is bound: an equal address means the same value.
+    bound: usize,
+}
+
+impl Slot {
+    fn new(name: &str) -> Result<Slot> {
+        let name = CString::new(name).map_err(|_| Error::SignatureMismatch {
+            problem: format!("the name {name:?} holds a NUL byte"),
+        })?;
+        Ok(Slot { name, bound: 0 })
+    }
+
+    fn input(&mut self, io: &mut IoBinding, value: &Value, binds: &mut u64) -> Result<()> {
+        let address = value.as_ptr().addr();
+        if address != self.bound {
+            io.bind_input(&self.name, value)?;
+            self.bound = address;
+            *binds += 1;
+        }
+        Ok(())
+    }
+
+    fn output(&mut self, io: &mut IoBinding, value: &Value, binds: &mut u64) -> Result<()> {
+        let address = value.as_ptr().addr();
+        if address != self.bound {
+            io.bind_output(&self.name, value)?;
+            self.bound = address;
+            *binds += 1;
+        }
+        Ok(())
+    }
+}
+
+/// An integer input with its slot.
+#[derive(Debug)]
+struct IndexSlot {
+    buffer: IndexBuffer,
+    slot: Slot,
+}
+
+impl IndexSlot {
+    fn new(input: &IndexInput, dims: &[usize], capacity: usize, fill: i64) -> Result<Self> {
+        Ok(IndexSlot {
+            buffer: IndexBuffer::new(input.name, input.elem, dims, capacity, fill)?,
+            slot: Slot::new(input.name)?,
+        })
+    }
+
+    fn bind(&mut self, io: &mut IoBinding, dims: &[usize], binds: &mut u64) -> Result<()> {
+        self.buffer.set_dims(dims)?;
+        self.slot.input(io, self.buffer.value(), binds)
+    }
+}
+
+/// One past/present pair.
+#[derive(Debug)]
+struct Cache<D: Device> {
+    spec: &'static CacheSpec,
+    past: Box<dyn CacheBuffer<D>>,
+    // `None` in the shared-buffer mode for a growing cache: `past` is bound as both.
+    present: Option<Box<dyn CacheBuffer<D>>>,
+    past_slot: Slot,
+    present_slot: Slot,
+}
+
+/// A typed decode loop over a decoder model: tokens in, the last position's logits out,
+/// the key/value cache (and any recurrent state) kept on device `D` in buffers of the
+/// full capacity, bound once and rebound only where a shape changes.
+///
+/// Generated modules name it for their model (`Decoder`, and `SharedDecoder` where the
+/// model allows the [`SharedBuffer`] mode) with the model's logits type `L`.
+///
+/// ```no_run
+/// # fn demo(session: &ort_bind_runtime::Session, spec: &'static ort_bind_runtime::decode::DecoderSpec) -> ort_bind_runtime::Result<()> {
+/// use ort_bind_runtime::decode::{Decoder, Growing};
+/// let mut decoder = Decoder::<f32, Growing>::new(session, spec, 1, 256)?;
+/// decoder.prefill(&[1, 15, 27])?;                 // one batch row of three tokens
+/// for _ in 0..16 {
+///     let token = decoder.step_greedy()?[0];      // argmax, appended, run
+///     print!("{token} ");
+/// }
+/// decoder.rewind(4)?;                             // drop the last four positions
+/// # Ok(()) }
+/// ```
+///
+/// A steady-state step allocates nothing in ort-bind and copies no cache bytes: it writes
+/// the token ids and positions in place, changes the shapes ONNX Runtime sees (a new
+/// value over the same memory for the mask and, in the growing mode, the cache) and
+/// binds only the values that changed.
+pub struct Decoder<L: Logit, M: CacheMode = Growing, D: Device = Cpu> {
+    // Declared first: the binding is released before the buffers it points at.
+    io: IoBinding,
+    session: Session,
+    spec: &'static DecoderSpec,
+    ids: IndexSlot,
+    mask: Option<IndexSlot>,
+    positions: Option<IndexSlot>,
+    logits: Tensor<L, AnyRank, Cpu>,
+    logits_slot: Slot,
+    caches: Vec<Cache<D>>,
+    other_outputs: Vec<CString>,
+    batch: usize,
+    capacity: usize,
+    vocab: usize,
+    len: usize,
+    // New positions of the last run (the logits' middle axis); 0: no logits.
+    new: usize,
+    picked: Vec<i64>,
+    dims: Vec<usize>,
+    stats: DecodeStats,
+    _mode: PhantomData<M>,
+}
+
+impl<L: Logit, M: CacheMode, D: Device> fmt::Debug for Decoder<L, M, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decoder")
+            .field("mode", &M::NAME)
+            .field("device", &D::NAME)
+            .field("batch", &self.batch)
+            .field("capacity", &self.capacity)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<L: Logit, M: CacheMode> Decoder<L, M, Cpu> {
+    /// A decoder for `batch` rows of up to `capacity` positions each (prompt and generated
+    /// tokens together), with the cache in host memory.
+    pub fn new(
+        session: &Session,
+        spec: &'static DecoderSpec,
+        batch: usize,
+        capacity: usize,
+    ) -> Result<Self> {
+        Self::new_on(session, spec, Cpu, batch, capacity)
+    }
+}
+
+impl<L: Logit, M: CacheMode, D: Device> Decoder<L, M, D> {
+    /// A decoder whose cache lives on `device` (the ids, mask, positions and logits stay
+    /// on the host: what crosses to the device per token is the new ids and positions, the
+    /// mask, and the logits of the new positions).
+    pub fn new_on(
+        session: &Session,
+        spec: &'static DecoderSpec,
+        device: D,
+        batch: usize,
+        capacity: usize,
+    ) -> Result<Self> {
+        if batch == 0 || capacity == 0 {
+            return Err(DecodeError::Empty { batch, capacity }.into());
+        }
+        spec.check(session)?;
+        let logits_elem = spec.output_elem(spec.logits)?;
+        if logits_elem != L::ONNX_TYPE {
+            return Err(Error::OutputType {
+                output: spec.logits.to_owned(),
+                expected: onnx_type_name(logits_elem).to_owned(),
+                found: L::NAME.to_owned(),
+            });
+        }
+        let vocab = spec.vocab.ok_or_else(|| Error::SignatureMismatch {
+            problem: format!(
+                "the logits output `{}` has no fixed vocabulary axis (its last)",
+                spec.logits
+            ),
+        })?;
+        let too_large = || Error::TooLarge {
+            tensor: spec.logits.to_owned(),
+            dims: vec![batch, capacity, vocab],
+        };
+        let rows = batch.checked_mul(capacity).ok_or_else(too_large)?;
+        let mut dims = Vec::with_capacity(8);
+        let mut caches = Vec::with_capacity(spec.caches.len());
+        for cache in spec.caches {
+            if M::SHARED && cache.grows() && !spec.shared_buffer {
+                return Err(DecodeError::NotShareable { cache: cache.past }.into());
+            }
+            device.check_session(session, cache.past)?;
+            cache.dims(batch, capacity, &mut dims);
+            let room = crate::shape::element_count(&dims).ok_or_else(too_large)?;
+            // The shared mode shows ONNX Runtime the whole capacity; the others start empty.
+            let start = if M::SHARED { capacity } else { 0 };
+            cache.dims(batch, start, &mut dims);
+            let past = cache_buffer(cache.past, cache.elem, &device, &dims, room)?;
+            let present = if M::SHARED && cache.grows() {
+                None
+            } else {
+                Some(cache_buffer(
+                    cache.present,
+                    cache.elem,
+                    &device,
+                    &dims,
+                    room,
+                )?)
+            };
+            caches.push(Cache {
+                spec: cache,
+                past,
+                present,
+                past_slot: Slot::new(cache.past)?,
+                present_slot: Slot::new(cache.present)?,
+            });
+        }
+        let logits = Tensor::with_capacity_in(
+            spec.logits,
+            Cpu,
+            &[batch, 1, vocab],
+            batch.checked_mul(vocab).ok_or_else(too_large)?,
+        )?;
+        let index = |input: &Option<IndexInput>, fill| {
+            input
+                .as_ref()
+                .map(|i| IndexSlot::new(i, &[batch, 1], rows, fill))
+                .transpose()
+        };
+        // SAFETY: the session pointer is live and the decoder holds a counted reference
+        // to the session (`session` field) for as long as the binding exists.
+        let io = unsafe { IoBinding::new(session.raw())? };
+        let other_outputs = spec
+            .other_outputs
+            .iter()
+            .map(|n| Slot::new(n).map(|s| s.name))
+            .collect::<Result<_>>()?;
+        Ok(Decoder {
+            io,
+            session: session.clone(),
+            spec,
+            ids: IndexSlot::new(&spec.input_ids, &[batch, 1], rows, 0)?,
+            mask: index(&spec.attention_mask, 1)?,
+            positions: index(&spec.position_ids, 0)?,
+            logits,
+            logits_slot: Slot::new(spec.logits)?,
+            caches,
+            other_outputs,
+            batch,
+            capacity,
+            vocab,
+            len: 0,
+            new: 0,
+            picked: vec![0; batch],
+            dims,
+            stats: DecodeStats::default(),
+            _mode: PhantomData,
+        })
+    }
+
+    /// Batch rows.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Positions each row can hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Positions each row holds now (prompt and generated tokens).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no position is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The vocabulary size (the logits' last axis).
+    pub fn vocab(&self) -> usize {
+        self.vocab
+    }
+
+    /// The session the decoder runs.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The model's roles this decoder runs by.
+    pub fn spec(&self) -> &'static DecoderSpec {
+        self.spec
+    }
+
+    /// What the decoder has done so far.
+    pub fn stats(&self) -> DecodeStats {
+        self.stats
+    }
+
+    /// Starts over with `tokens` (`batch` rows one after another, equal lengths):
+    /// [`reset`](Self::reset), then [`append`](Self::append).
+    pub fn prefill(&mut self, tokens: &[i64]) -> Result<()> {
+        self.check_tokens(tokens, 0)?;
+        self.reset()?;
+        self.append(tokens)
+    }
+
+    /// Runs the model on `tokens` (`batch` rows one after another, each of the same number
+    /// of new tokens) after the positions already held; afterwards [`logits`](Self::logits)
+    /// holds each row's last position. Checked before anything changes: a wrong count, an
+    /// id outside the vocabulary, or more positions than the capacity is an error that
+    /// leaves the decoder as it was.
+    pub fn append(&mut self, tokens: &[i64]) -> Result<()> {
+        let new = self.check_tokens(tokens, self.len)?;
+        let total = self.len + new;
+        self.new = 0;
+        self.bind(new, total)?;
+        self.ids.buffer.write(0, tokens.iter().copied());
+        if let Some(positions) = &mut self.positions {
+            let start = self.len as i64;
+            for row in 0..self.batch {
+                positions
+                    .buffer
+                    .write(row * new, (0..new as i64).map(|i| start + i));
+            }
+        }
+        for name in &self.other_outputs {
+            // Rebound each run: after a run ONNX Runtime's binding holds the value it made,
+            // whose shape may not fit the next.
+            self.io.bind_output_to_device(name, MemoryInfo::cpu()?)?;
+        }
+        self.stats.runs += 1;
+        self.io
+            .run_with(None)
+            .map_err(|e| self.session.run_error(e))?;
+        self.len = total;
+        self.new = new;
+        for cache in &mut self.caches {
+            if let Some(present) = &mut cache.present {
+                // The present becomes the next run's past: the buffers trade places.
+                std::mem::swap(&mut cache.past, present);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one token per batch row (`tokens.len() == batch`).
+    pub fn step(&mut self, tokens: &[i64]) -> Result<()> {
+        if tokens.len() != self.batch {
+            return Err(DecodeError::StepTokens {
+                count: tokens.len(),
+                batch: self.batch,
+            }
+            .into());
+        }
+        self.append(tokens)
+    }
+
+    /// Picks each row's most likely next token (argmax of [`logits`](Self::logits)),
+    /// runs it, and returns the tokens picked (one per row).
+    pub fn step_greedy(&mut self) -> Result<&[i64]> {
+        self.step_with(|_, row| argmax(row) as i64)
+    }
+
+    /// Picks each row's next token with `pick(row_index, logits_of_that_row)` (a sampler
+    /// of your own), runs them, and returns the tokens picked.
+    pub fn step_with(&mut self, mut pick: impl FnMut(usize, &[L]) -> i64) -> Result<&[i64]> {
+        let logits = Self::view(&self.logits, self.batch, self.new, self.vocab)?;
+        for (row, slot) in self.picked.iter_mut().enumerate() {
+            *slot = pick(row, logits.row(row));
+        }
+        let picked = std::mem::take(&mut self.picked);
+        let result = self.append(&picked);
+        self.picked = picked;
+        result.map(|()| &self.picked[..])
+    }
+
+    /// The logits of each row's last position after the last run, read in place.
+    pub fn logits(&self) -> Result<Logits<'_, L>> {
+        Self::view(&self.logits, self.batch, self.new, self.vocab)
+    }
+
+    fn view(
+        logits: &Tensor<L, AnyRank, Cpu>,
+        batch: usize,
+        new: usize,
+        vocab: usize,
+    ) -> Result<Logits<'_, L>> {
+        if new == 0 {
+            return Err(DecodeError::NoLogits.into());
+        }
+        Ok(Logits {
+            data: logits.as_slice(),
+            batch,
+            new,
+            vocab,
+        })
+    }
+
+    /// Drops the last `n` positions of every row, so that the next tokens follow the ones
+    /// before them. Free in the shared-buffer mode; in the growing mode the cache of each
+    /// batch row and head moves down in place (nothing moves for one row of one head).
+    /// A model with recurrent state cannot rewind (its state has no history).
+    pub fn rewind(&mut self, n: usize) -> Result<()> {
+        if n > self.len {
+            return Err(DecodeError::RewindPastStart {
+                by: n,
+                len: self.len,
+            }
+            .into());
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        if let Some(state) = self.caches.iter().find(|c| !c.spec.grows()) {
+            return Err(DecodeError::RecurrentState {
+                state: state.spec.past,
+            }
+            .into());
+        }
+        let keep = self.len - n;
+        if !M::SHARED {
+            for cache in &mut self.caches {
+                let (outer, inner) = cache.spec.outer_inner(self.batch);
+                let moved = cache.past.compact(outer, inner, self.len, keep)?;
+                self.stats.cache_bytes_moved += moved as u64;
+                cache.spec.dims(self.batch, keep, &mut self.dims);
+                cache.past.set_dims(&self.dims)?;
+            }
+        }
+        self.len = keep;
+        self.new = 0;
+        Ok(())
+    }
+
+    /// Forgets every position (and zeroes recurrent state): the next
+    /// [`append`](Self::append) starts a new sequence. Nothing is freed.
+    pub fn reset(&mut self) -> Result<()> {
+        for cache in &mut self.caches {
+            if !cache.spec.grows() {
+                cache.past.zero()?;
+            }
+        }
+        self.len = 0;
+        self.new = 0;
+        Ok(())
+    }
+
+    /// Checks `tokens` as `append` would after `len` positions; returns the new positions
+    /// per row.
+    fn check_tokens(&self, tokens: &[i64], len: usize) -> Result<usize> {
+        if tokens.is_empty() || !tokens.len().is_multiple_of(self.batch) {
+            return Err(DecodeError::TokenCount {
+                count: tokens.len(),
+                batch: self.batch,
+            }
+            .into());
+        }
+        let new = tokens.len() / self.batch;
+        if new > self.capacity - len {
+            return Err(DecodeError::CapacityExceeded {
+                len,
+                adding: new,
+                capacity: self.capacity,
+            }
+            .into());
+        }
+        if let Some(&token) = tokens
+            .iter()
+            .find(|&&t| t < 0 || t as u64 >= self.vocab as u64 || t > self.ids.buffer.max())
+        {
+            return Err(DecodeError::TokenOutOfRange {
+                token,
+                vocab: self.vocab,
+            }
+            .into());
+        }
+        Ok(new)
+    }
+
+    /// Gives every value the shape of a run of `new` positions per row after `self.len`,
+    /// and binds those that changed.
+    fn bind(&mut self, new: usize, total: usize) -> Result<()> {
+        let (batch, len) = (self.batch, self.len);
+        let io = &mut self.io;
+        let binds = &mut self.stats.binds;
+        self.ids.bind(io, &[batch, new], binds)?;
+        if let Some(positions) = &mut self.positions {
+            positions.bind(io, &[batch, new], binds)?;
+        }
+        if let Some(mask) = &mut self.mask {
+            mask.bind(io, &[batch, total], binds)?;
+        }
+        self.logits.set_dims(&[batch, new, self.vocab])?;
+        self.logits_slot.output(io, self.logits.value(), binds)?;
+        for cache in &mut self.caches {
+            match &mut cache.present {
+                None => {
+                    // Shared buffer: one value of the whole capacity, bound as both.
+                    cache.past_slot.input(io, cache.past.value(), binds)?;
+                    cache.present_slot.output(io, cache.past.value(), binds)?;
+                }
+                Some(present) => {
+                    if cache.spec.grows() {
+                        cache.spec.dims(batch, len, &mut self.dims);
+                        cache.past.set_dims(&self.dims)?;
+                        cache.spec.dims(batch, total, &mut self.dims);
+                        present.set_dims(&self.dims)?;
+                    }
+                    cache.past_slot.input(io, cache.past.value(), binds)?;
+                    cache.present_slot.output(io, present.value(), binds)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

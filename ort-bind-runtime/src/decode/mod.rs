@@ -1,0 +1,27 @@
+//! Generative decoding: a typed decode loop over a decoder model with a key/value cache.
+//!
+//! Every token, a decoder model's `present` outputs become the next run's `past` inputs
+//! while the sequence grows by one. [`Decoder`] keeps that cache in buffers of the full
+//! capacity, bound to ONNX Runtime once, and rebinds only what changes shape:
+//!
+//! - [`Growing`]: two buffers per past/present pair that trade places after each run
+//!   (no copy by ort-bind; the model's `Concat` copies what it asks for);
+//! - [`SharedBuffer`]: one buffer bound as both past and present, written in place by
+//!   ONNX Runtime's `GroupQueryAttention`; a step rebinds only the attention mask;
+//! - fixed-shape recurrent state (`past_conv.N` -> `present_conv.N`) ping-pongs between
+//!   two buffers in either mode.
+//!
+//! Codegen recognises decoder signatures (the conventions exporters use) and writes a
+//! [`DecoderSpec`] and typed aliases (`Decoder`, `SharedDecoder`) into the generated
+//! module; the mask and position ids are the decoder's business, never the user's.
+
+mod buffers;
+mod decoder;
+mod error;
+mod logits;
+mod spec;
+
+pub use decoder::{CacheMode, DecodeStats, Decoder, Growing, SharedBuffer};
+pub use error::DecodeError;
+pub use logits::{Logit, Logits, argmax};
+pub use spec::{CacheAxis, CacheSpec, DecoderSpec, IndexInput};

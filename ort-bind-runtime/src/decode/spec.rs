@@ -1,0 +1,155 @@
+//! What a decoder model looks like to the decode loop: which inputs carry the tokens,
+//! the mask and the positions, which output is the logits, and which inputs and outputs
+//! form the cache. Codegen writes one [`DecoderSpec`] per decoder model (a `static` in the
+//! generated module); the decode loop reads it and never guesses from names at run time.
+
+use ort::sys::ONNXTensorElementDataType as Onnx;
+
+use crate::error::{Error, Result};
+use crate::session::{Session, ValueSpec};
+
+/// The roles of a decoder model's inputs and outputs.
+#[derive(Debug, Clone, Copy)]
+pub struct DecoderSpec {
+    /// Every input and output of the model, as the generated bindings declare them: the
+    /// decoder checks the session against them as `Model::load` does.
+    pub inputs: &'static [ValueSpec],
+    /// See [`DecoderSpec::inputs`].
+    pub outputs: &'static [ValueSpec],
+    /// The token ids, `[batch, new]` (`int64` or `int32`).
+    pub input_ids: IndexInput,
+    /// The attention mask, `[batch, past + new]`, if the model takes one.
+    pub attention_mask: Option<IndexInput>,
+    /// The position ids, `[batch, new]`, if the model takes them.
+    pub position_ids: Option<IndexInput>,
+    /// The logits output, `[batch, new, vocab]`.
+    pub logits: &'static str,
+    /// The vocabulary size: the last axis of the logits, when the model fixes it (token
+    /// ids at or above it are refused before a run).
+    pub vocab: Option<usize>,
+    /// The cache: one entry per past/present pair.
+    pub caches: &'static [CacheSpec],
+    /// Outputs that are neither logits nor cache (ONNX Runtime allocates them each run).
+    pub other_outputs: &'static [&'static str],
+    /// Whether every growing cache is written in place by an operator that recognises a
+    /// shared past/present buffer (ONNX Runtime's `GroupQueryAttention`): only then may
+    /// one capacity buffer be bound as both past and present ([`SharedBuffer`](super::SharedBuffer)).
+    pub shared_buffer: bool,
+}
+
+/// An integer input of the decoder (token ids, mask, positions).
+#[derive(Debug, Clone, Copy)]
+pub struct IndexInput {
+    /// ONNX name.
+    pub name: &'static str,
+    /// Element type: `int64` or `int32`.
+    pub elem: Onnx,
+}
+
+/// One past/present pair of the cache.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheSpec {
+    /// The input that takes the cache (`past_key_values.0.key`, `past_0`, `past_conv.0`).
+    pub past: &'static str,
+    /// The output that returns it (`present.0.key`, `present_0`, `present_conv.0`).
+    pub present: &'static str,
+    /// Element type of both.
+    pub elem: Onnx,
+    /// What each axis holds.
+    pub axes: &'static [CacheAxis],
+}
+
+/// What one axis of a cache tensor holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheAxis {
+    /// The batch (sized by the decoder's batch).
+    Batch,
+    /// The sequence: the past length on the input, past + new on the output (in the
+    /// shared-buffer mode: the capacity on both).
+    Sequence,
+    /// A size the model fixes (heads, head size, channels, the stacked key/value axis).
+    Fixed(usize),
+}
+
+impl CacheSpec {
+    /// Whether this cache grows with the sequence (a key/value cache) rather than being
+    /// fixed-shape recurrent state.
+    pub fn grows(&self) -> bool {
+        self.axes.contains(&CacheAxis::Sequence)
+    }
+
+    /// The dims of this cache for `batch` rows holding `len` positions.
+    pub(crate) fn dims(&self, batch: usize, len: usize, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend(self.axes.iter().map(|a| match *a {
+            CacheAxis::Batch => batch,
+            CacheAxis::Sequence => len,
+            CacheAxis::Fixed(n) => n,
+        }));
+    }
+
+    /// Elements before and after the sequence axis, for `batch` rows: a cache of `len`
+    /// positions is `outer` runs of `len * inner` contiguous elements.
+    pub(crate) fn outer_inner(&self, batch: usize) -> (usize, usize) {
+        let seq = self.axes.iter().position(|a| *a == CacheAxis::Sequence);
+        let size = |a: &CacheAxis| match *a {
+            CacheAxis::Batch => batch,
+            CacheAxis::Sequence => 1,
+            CacheAxis::Fixed(n) => n,
+        };
+        match seq {
+            Some(s) => (
+                self.axes[..s].iter().map(size).product(),
+                self.axes[s + 1..].iter().map(size).product(),
+            ),
+            None => (1, self.axes.iter().map(size).product()),
+        }
+    }
+}
+
+impl DecoderSpec {
+    /// Checks `session` against the model this spec was generated from.
+    pub(crate) fn check(&self, session: &Session) -> Result<()> {
+        session.check_signature(self.inputs, self.outputs)?;
+        // Names, types and ranks agree; the sizes the spec fixes must too (a model of the
+        // same names with other head counts is another model).
+        let fixed = |output: bool, name: &str, want: &mut dyn Iterator<Item = Option<usize>>| {
+            let declared = session.declared_dims(output, name).unwrap_or_default();
+            for (axis, (want, &got)) in want.zip(&declared).enumerate() {
+                if let Some(want) = want
+                    && got >= 0
+                    && got as usize != want
+                {
+                    return Err(Error::SignatureMismatch {
+                        problem: format!(
+                            "axis {axis} of `{name}` is {got} in the model, the decoder expects {want}"
+                        ),
+                    });
+                }
+            }
+            Ok(())
+        };
+        for cache in self.caches {
+            let axes = || {
+                cache.axes.iter().map(|a| match a {
+                    CacheAxis::Fixed(n) => Some(*n),
+                    _ => None,
+                })
+            };
+            fixed(false, cache.past, &mut axes())?;
+            fixed(true, cache.present, &mut axes())?;
+        }
+        fixed(true, self.logits, &mut [None, None, self.vocab].into_iter())
+    }
+
+    /// The element type of a value the spec names.
+    pub(crate) fn output_elem(&self, name: &str) -> Result<Onnx> {
+        self.outputs
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.elem)
+            .ok_or_else(|| Error::SignatureMismatch {
+                problem: format!("the decoder's output `{name}` is not among the model's outputs"),
+            })
+    }
+}
