@@ -23,6 +23,19 @@ fn main() {
             .rename_dim("p2o.DynamicDimension.4", "p2o.DynamicDimension.1")
             .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2"),
     );
+    // The decoder fixtures of the decode-loop figures (`decode.rs`).
+    for fixture in [
+        "gqa_f32",
+        "gqa_f16",
+        "mha_concat",
+        "gpt2_stacked",
+        "hybrid_conv",
+    ] {
+        builder = builder.model_with(
+            format!("../ort-bind-tests/tests/fixtures/decoders/{fixture}/model.onnx"),
+            ort_bind_codegen::ModelOptions::new().module_name(fixture),
+        );
+    }
     if let Err(e) = builder.compile() {
         panic!("ort-bind codegen failed for the bench models: {e}");
     }

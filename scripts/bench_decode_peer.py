@@ -29,7 +29,7 @@ of the logits. Peers:
                            genai_config.json (see the "cache" field).
 
 Every row of the JSON list: {"fixture", "context", "peer", "median_us", "mean_us", "steps",
-"cache"}; `steps` counts the timed steps (steps * rounds). The greedy tokens of the peers are
+"cache", "step_ns"} (`step_ns`: every timed step, for medians over several runs); `steps` counts the timed steps (steps * rounds). The greedy tokens of the peers are
 compared and a mismatch is printed.
 """
 
@@ -266,6 +266,7 @@ def main():
                     "mean_us": round(statistics.fmean(us), 2),
                     "steps": len(us),
                     "cache": mode,
+                    "step_ns": [int(t) for t in times[peer]],
                 }
                 rows.append(row)
                 flag = "" if tokens[peer] == ref else "  (tokens differ from python_iobinding!)"

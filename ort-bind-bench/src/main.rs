@@ -13,6 +13,7 @@
 
 mod alloc;
 mod contenders;
+mod decode;
 mod harness;
 mod metadata;
 mod peer;
@@ -162,6 +163,21 @@ fn runners(w: &Arc<Workload>, python: bool) -> Result<Vec<Runner>> {
     Ok(r)
 }
 
+/// The CPU, cores and load average, in one line for reports.
+pub(crate) fn loadavg_note() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("unknown CPU".to_owned(), |(_, v)| v.trim().to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{cpu}, {cores} cores, load average {} at the end",
+        loadavg()
+    )
+}
+
 /// The load average (1, 5, 15 minutes), as `/proc/loadavg` shows it.
 pub(crate) fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -223,6 +239,10 @@ fn run() -> Result<()> {
             .ok_or("switch-loop fixed|switch RUNS")?;
         ort_bind_runtime::library::init()?;
         return serving::switch_loop(&mode, runs);
+    }
+    if argv.peek().map(String::as_str) == Some("decode") {
+        argv.next();
+        return decode::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("serving") {
         argv.next();

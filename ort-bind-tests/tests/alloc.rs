@@ -417,3 +417,61 @@ fn messy_names_and_scalars_run_without_allocating() -> R {
     assert_eq!(n, 0);
     Ok(())
 }
+
+mod decoder_gqa {
+    ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
+}
+mod decoder_hybrid {
+    ort_bind::bindings!("tests/fixtures/decoders/hybrid_conv/model.onnx");
+}
+
+/// The decode loop in steady state: a greedy step (argmax, ids and positions written in
+/// place, new shapes for the mask and, growing, the cache, rebinding what changed, run)
+/// allocates nothing in ort-bind, in either cache mode and with recurrent state; neither
+/// does a rewind of the shared-buffer mode.
+#[test]
+fn decode_steps_allocate_nothing() -> R {
+    let prompt: Vec<i64> = (1..=12).collect();
+    let gqa = decoder_gqa::Model::load()?;
+    let mut shared = gqa.shared_decoder(1, 256)?;
+    shared.prefill(&prompt)?;
+    shared.step_greedy()?; // the first step gives ids, positions and logits their shapes
+    let n = allocations(|| {
+        for _ in 0..100 {
+            shared.step_greedy().expect("step");
+        }
+        shared.rewind(50).expect("rewind");
+        shared.step(&[7]).expect("step after the rewind");
+        for _ in 0..49 {
+            shared.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(
+        n, 0,
+        "shared-buffer decoder: allocations in 150 steps and a rewind"
+    );
+
+    let mut growing = gqa.decoder(1, 256)?;
+    growing.prefill(&prompt)?;
+    growing.step_greedy()?;
+    let n = allocations(|| {
+        for _ in 0..100 {
+            growing.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "growing decoder: allocations in 100 steps");
+
+    let hybrid = decoder_hybrid::Model::load()?;
+    let mut decoder = hybrid.decoder(2, 256)?;
+    decoder.prefill(&[prompt.clone(), prompt].concat())?;
+    decoder.step_greedy()?;
+    let n = allocations(|| {
+        for _ in 0..100 {
+            decoder
+                .step_with(|_, row| ort_bind::decode::argmax(row) as i64)
+                .expect("step");
+        }
+    });
+    assert_eq!(n, 0, "hybrid decoder (batch 2): allocations in 100 steps");
+    Ok(())
+}
