@@ -102,4 +102,10 @@ fn with_options(
                 .rename_dim("p2o.DynamicDimension.4", "p2o.DynamicDimension.1")
                 .rename_dim("p2o.DynamicDimension.5", "p2o.DynamicDimension.2"),
         )
+        // A decoder through build.rs (tests/decode.rs): the fp16 GroupQueryAttention
+        // fixture, required to be one.
+        .model_with(
+            fixtures.join("decoders/gqa_f16/model.onnx"),
+            ModelOptions::new().module_name("decoder_gqa_f16").decoder(),
+        )
 }

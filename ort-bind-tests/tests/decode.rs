@@ -11,8 +11,9 @@ use ort_bind::{Error, Result, f16};
 mod gqa_f32 {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
 }
+/// The build.rs route (`ort-bind-tests/build.rs`, `ModelOptions::decoder()`).
 mod gqa_f16 {
-    ort_bind::bindings!("tests/fixtures/decoders/gqa_f16/model.onnx");
+    ort_bind::include_bindings!("decoder_gqa_f16");
 }
 mod mha_concat {
     ort_bind::bindings!("tests/fixtures/decoders/mha_concat/model.onnx");
@@ -23,6 +24,16 @@ mod gpt2_stacked {
 mod hybrid_conv {
     ort_bind::bindings!("tests/fixtures/decoders/hybrid_conv/model.onnx");
 }
+
+/// The derive route: a struct without fields gets the decode loop alone.
+#[derive(ort_bind::OnnxBinding)]
+#[onnx(model = "tests/fixtures/decoders/gpt2_stacked/model.onnx", decoder)]
+struct Gpt2Stacked;
+
+/// The derive route with the shared-buffer mode.
+#[derive(ort_bind::OnnxBinding)]
+#[onnx(model = "tests/fixtures/decoders/gqa_f32/model.onnx", decoder)]
+struct GqaF32 {}
 
 /// A fixture's expected greedy decode.
 struct Expected {
@@ -135,6 +146,23 @@ fn greedy_tokens_equal_python_onnxruntime_in_every_mode() -> Result<()> {
     check_fixture("gpt2_stacked", |b| m.decoder(b, CAPACITY))?;
     let m = hybrid_conv::Model::load()?;
     check_fixture("hybrid_conv", |b| m.decoder(b, CAPACITY))?;
+    Ok(())
+}
+
+#[test]
+fn the_derive_route_decodes_the_same() -> Result<()> {
+    let options = ort_bind::SessionOptions::new();
+    let session = ort_bind::Session::from_file(Gpt2Stacked::MODEL.find()?, &options)?;
+    check_fixture("gpt2_stacked", |b| {
+        Gpt2Stacked::decoder(&session, b, CAPACITY)
+    })?;
+    let session = ort_bind::Session::from_file(GqaF32::MODEL.find()?, &options)?;
+    check_fixture("gqa_f32", |b| GqaF32::shared_decoder(&session, b, CAPACITY))?;
+    // The spec is the one the module route generates.
+    assert_eq!(
+        format!("{:?}", GqaF32::DECODER.caches),
+        format!("{:?}", gqa_f32::DECODER.caches)
+    );
     Ok(())
 }
 

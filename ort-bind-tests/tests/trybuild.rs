@@ -70,6 +70,13 @@ fn prepare(project: &Path) {
         models.join("optionals.onnx"),
     )
     .unwrap();
+    // Decoders: one that recognises, one whose cache pair disagrees.
+    for (from, to) in [
+        ("decoders/mha_concat/model.onnx", "decoder_mha.onnx"),
+        ("decoders/bad_pair.onnx", "decoder_bad_pair.onnx"),
+    ] {
+        std::fs::copy(fixture(from), models.join(to)).unwrap();
+    }
     std::fs::write(
         models.join("malformed.onnx"),
         b"this is not an ONNX model\n",

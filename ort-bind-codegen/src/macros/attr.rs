@@ -2,8 +2,8 @@
 //!
 //! Container: `#[onnx(model = "path.onnx")]`, optionally `device = Type` (every field
 //! must live on that device), `crate = "path"` (where the `ort_bind` facade is, when
-//! renamed), `feed_back = "output -> input"` (a recurrent pair, repeatable) and
-//! `no_auto_feed_back`. Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`,
+//! renamed), `feed_back = "output -> input"` (a recurrent pair, repeatable),
+//! `no_auto_feed_back` and `decoder` (the decode loop of a decoder model). Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`,
 //! `#[onnx(output)]`, `#[onnx(dims = "batch, 3, height, width")]` (one entry per axis:
 //! a dim name, a size, or `_`).
 
@@ -57,6 +57,8 @@ pub struct ContainerAttrs {
     pub feed_back: Vec<syn::LitStr>,
     /// `no_auto_feed_back`.
     pub no_auto_feed_back: bool,
+    /// `decoder`: the decode loop of a decoder model (see the derive's `decoder` module).
+    pub decoder: Option<proc_macro2::Span>,
     /// Whether the container attributes had errors (reported already).
     pub had_errors: bool,
 }
@@ -129,6 +131,11 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                     duplicate(errors, &meta.path);
                 }
                 out.no_auto_feed_back = true;
+            } else if meta.path.is_ident("decoder") {
+                if out.decoder.is_some() {
+                    duplicate(errors, &meta.path);
+                }
+                out.decoder = Some(meta.path.span());
             } else if ["name", "input", "output", "dims"]
                 .iter()
                 .any(|k| meta.path.is_ident(k))
@@ -144,7 +151,14 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                 unknown(
                     errors,
                     &meta.path,
-                    &["model", "device", "crate", "feed_back", "no_auto_feed_back"],
+                    &[
+                        "model",
+                        "device",
+                        "crate",
+                        "feed_back",
+                        "no_auto_feed_back",
+                        "decoder",
+                    ],
                 );
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
@@ -205,9 +219,16 @@ pub fn field(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
                     duplicate(errors, &meta.path);
                 }
                 out.dims = Some(lit);
-            } else if ["model", "device", "crate", "feed_back", "no_auto_feed_back"]
-                .iter()
-                .any(|k| meta.path.is_ident(k))
+            } else if [
+                "model",
+                "device",
+                "crate",
+                "feed_back",
+                "no_auto_feed_back",
+                "decoder",
+            ]
+            .iter()
+            .any(|k| meta.path.is_ident(k))
             {
                 errors.at(
                     meta.path.span(),

@@ -14,6 +14,9 @@
 //!     no_auto_feed_back,
 //!     embed,               // the model's bytes in the binary: no file needed at run time
 //!     batch_dim("batch"),  // dynamic batching along this dim (`Model::batcher`)
+//!     decoder,             // require a decoder (`Model::decoder`); conventional names are found without it
+//!     decoder_role("logits", "lm_logits"),          // a role under another name
+//!     decoder_cache("cache_in.0", "cache_out.0"),   // a past/present pair under other names
 //!     crate = "::ort_bind",
 //! )
 //! ```
@@ -42,6 +45,9 @@ const OPTIONS: &[&str] = &[
     "no_auto_feed_back",
     "embed",
     "batch_dim",
+    "decoder",
+    "decoder_role",
+    "decoder_cache",
     "crate",
 ];
 
@@ -99,6 +105,23 @@ impl Parse for Args {
                 }
                 "no_auto_feed_back" => options = options.no_auto_feed_back(),
                 "embed" => options = options.embed(),
+                "decoder" => options = options.decoder(),
+                "decoder_role" => {
+                    let a = call_args(input)?;
+                    arity(&a, 2, "decoder_role(\"role\", \"name\")")?;
+                    let role = crate::plan::DecoderRole::from_name(&string(&a[0])?).ok_or_else(|| {
+                        syn::Error::new(
+                            a[0].span(),
+                            "expected a decoder role: `input_ids`, `attention_mask`, `position_ids` or `logits`",
+                        )
+                    })?;
+                    options = options.decoder_role(role, &string(&a[1])?);
+                }
+                "decoder_cache" => {
+                    let a = call_args(input)?;
+                    arity(&a, 2, "decoder_cache(\"past\", \"present\")")?;
+                    options = options.decoder_cache(&string(&a[0])?, &string(&a[1])?);
+                }
                 "rename_dim" => {
                     let a = call_args(input)?;
                     arity(&a, 2, "rename_dim(\"from\", \"to\")")?;

@@ -362,3 +362,58 @@ fn track_model_checks_its_arguments() {
     // Paths outside the tracking folder are ignored, not touched.
     assert!(track_model(quote!("/tmp/x", "/tmp/y")).is_empty());
 }
+
+#[test]
+fn bindings_recognise_decoders_and_take_decoder_options() {
+    let gqa = bindings(quote!("tests/fixtures/decoders/gqa_f32/model.onnx"), &env()).to_string();
+    assert!(gqa.contains("pub static DECODER"), "{gqa}");
+    assert!(gqa.contains("pub type SharedDecoder"), "{gqa}");
+    // A Concat cache: only the growing mode.
+    let mha = bindings(
+        quote!("tests/fixtures/decoders/mha_concat/model.onnx", decoder),
+        &env(),
+    )
+    .to_string();
+    assert!(mha.contains("pub type Decoder"), "{mha}");
+    assert!(!mha.contains("SharedDecoder"), "{mha}");
+    // Not a decoder, but one was asked for: the reason, on the path.
+    let add = bindings(quote!("tests/fixtures/add.onnx", decoder), &env()).to_string();
+    assert!(add.contains("compile_error"), "{add}");
+    assert!(add.contains("decoder: no cache pair found"), "{add}");
+    // Names given for the roles.
+    let renamed = bindings(
+        quote!(
+            "tests/fixtures/decoders/mha_concat/model.onnx",
+            decoder_role("vocab", "logits")
+        ),
+        &env(),
+    )
+    .to_string();
+    assert!(renamed.contains("expected a decoder role"), "{renamed}");
+    let renamed = bindings(
+        quote!(
+            "tests/fixtures/decoders/mha_concat/model.onnx",
+            decoder_role("logits", "scores")
+        ),
+        &env(),
+    )
+    .to_string();
+    assert!(
+        renamed.contains("the model has no logits output `scores`"),
+        "{renamed}"
+    );
+    let paired = bindings(
+        quote!(
+            "tests/fixtures/decoders/mha_concat/model.onnx",
+            decoder_cache("past_key_values.0.key", "present.0.value")
+        ),
+        &env(),
+    )
+    .to_string();
+    assert!(
+        paired.contains(
+            "output `present.0.value` would feed both `past_key_values.0.key` and `past_key_values.0.value`"
+        ),
+        "{paired}"
+    );
+}

@@ -202,8 +202,15 @@ pub fn plan_decoder(
     }
     if pairs.is_empty() {
         return Err(error(
-            "no cache pair found (an input `past...` with an output `present...`); name them with `cache(past, present)`",
+            "no cache pair found (an input `past...` with an output `present...`; pairs under other names: `decoder_cache` in `bindings!` or `ModelOptions`)",
         ));
+    }
+    for (i, (past, present)) in pairs.iter().enumerate() {
+        if let Some((other, _)) = pairs[..i].iter().find(|(_, p)| p == present) {
+            return Err(error(format!(
+                "output `{present}` would feed both `{other}` and `{past}`; each cache output feeds one input"
+            )));
+        }
     }
     let input_ids = index_input(sig, ids_name, "token ids")?;
     let optional = |given: &Option<String>, default: &str, role: &str| match given {

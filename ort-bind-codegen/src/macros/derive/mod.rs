@@ -33,6 +33,7 @@
 //!
 //! Every problem becomes a `compile_error!` at the offending span, all at once.
 
+mod decoder;
 mod expand;
 mod fallback;
 mod fields;
@@ -63,6 +64,19 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
+    let fieldless = matches!(
+        &input.data,
+        syn::Data::Struct(syn::DataStruct {
+            fields: syn::Fields::Unit,
+            ..
+        })
+    ) || matches!(
+        &input.data,
+        syn::Data::Struct(syn::DataStruct { fields: syn::Fields::Named(n), .. }) if n.named.is_empty()
+    );
+    if fieldless {
+        return decoder_only(&input, env);
+    }
     let named = match &input.data {
         syn::Data::Struct(syn::DataStruct {
             fields: syn::Fields::Named(named),
@@ -176,6 +190,71 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
         ),
         _ => fallback::fallback(&input, &krate, &fields, container.device.as_ref()),
     };
+    // The decode loop, when asked for, next to the binding.
+    let decoder_items = match (container.decoder, sig) {
+        (Some(span), Some(sig)) => decoder::items(&input, &krate, sig).unwrap_or_else(|reason| {
+            errors.at(span, reason);
+            TokenStream::new()
+        }),
+        _ => TokenStream::new(),
+    };
+    let errors = errors.to_compile_errors();
+    quote! {
+        #errors
+        #body
+        #decoder_items
+        #tracking
+    }
+}
+
+/// A struct without fields: only the decode loop, which `#[onnx(decoder)]` must ask for.
+fn decoder_only(input: &syn::DeriveInput, env: &MacroEnv) -> TokenStream {
+    let mut errors = Errors::default();
+    let container = attr::container(&input.attrs, &mut errors);
+    let krate: syn::Path = container
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::ort_bind));
+    let Some(span) = container.decoder else {
+        errors.at(
+            input.ident.span(),
+            "`OnnxBinding` on a struct without fields needs `#[onnx(decoder)]` (the decode loop \
+             of a decoder model); otherwise give it named fields, one per model input or output",
+        );
+        return errors.to_compile_errors();
+    };
+    let Some(lit) = &container.model else {
+        errors.at(
+            input.ident.span(),
+            "`#[derive(OnnxBinding)]` needs the model file: add \
+             `#[onnx(model = \"path/to/model.onnx\")]` (relative to the crate's Cargo.toml)",
+        );
+        return errors.to_compile_errors();
+    };
+    let resolved = match resolve_model(env, lit) {
+        Ok(r) => r,
+        Err(e) => {
+            errors.push(e);
+            return errors.to_compile_errors();
+        }
+    };
+    let body = decoder::decoder_only(
+        input,
+        &krate,
+        &resolved.signature,
+        &resolved.model.to_string_lossy(),
+        &lit.value(),
+    )
+    .unwrap_or_else(|reason| {
+        errors.at(span, reason);
+        TokenStream::new()
+    });
+    let tracking = super::track::tokens(
+        &krate,
+        resolved.model_present.then_some(resolved.model.as_path()),
+        resolved.cache.as_deref(),
+        &format!("{}:{}", env.site, input.ident),
+    );
     let errors = errors.to_compile_errors();
     quote! {
         #errors
