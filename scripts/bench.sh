@@ -7,6 +7,10 @@
 #   scripts/bench.sh --workloads tiny,cnn   # other flags go to ort-bind-bench
 #   scripts/bench.sh serving [--quick]      # the serving figures (issue 13), with Python's
 #                                           # threads row; writes target/bench/serving.md
+#   scripts/bench.sh decode [--quick] [--rounds N] [--steps N] [--contexts 16,256,2048]
+#                                           # the decode-loop figures (issue 21): ort-bind's
+#                                           # Decoder vs `ort`, Python onnxruntime and
+#                                           # onnxruntime-genai 0.18.0; writes target/bench/decode.md
 #
 # It installs the Python side (onnxruntime==1.31.1, numpy, onnx==1.23.2) into a venv under
 # target/bench/venv, checks that the committed workload models are what
@@ -26,6 +30,13 @@ MODE=()
 if [ "${1:-}" = serving ]; then
     MODE=(serving)
     METADATA=0
+    shift
+fi
+DECODE=0
+if [ "${1:-}" = decode ]; then
+    MODE=(decode)
+    METADATA=0
+    DECODE=1
     shift
 fi
 ARGS=()
@@ -48,6 +59,18 @@ assert onnx.__version__ == "1.23.2", onnx.__version__
 PYCHECK
     echo "== installing onnxruntime==1.31.1 numpy onnx==1.23.2 into $VENV"
     "$PY" -m pip install --quiet --disable-pip-version-check "onnxruntime==1.31.1" numpy "onnx==1.23.2"
+fi
+
+if [ "$DECODE" = 1 ]; then
+    if ! "$PY" -c 'import onnxruntime_genai as og; assert og.__version__ == "0.18.0", og.__version__' 2>/dev/null; then
+        echo "== installing onnxruntime-genai==0.18.0 into $VENV"
+        "$PY" -m pip install --quiet --disable-pip-version-check "onnxruntime==1.31.1" "onnxruntime-genai==0.18.0"
+    fi
+    echo "== checking the decoder fixtures against make_decoders.py and their greedy references"
+    "$PY" ort-bind-tests/tests/fixtures/decoders/make_decoders.py --check
+    echo "== building ort-bind-bench (release)"
+    cargo build --release -p ort-bind-bench
+    exec "$ROOT/target/release/ort-bind-bench" decode --python "$PY" --out "$OUT" "${ARGS[@]}"
 fi
 
 echo "== checking the committed workload models against make_models.py"

@@ -106,6 +106,65 @@ fn metadata_summary(value: &str) -> String {
     )
 }
 
+/// What `inspect` says of a decoder signature: the roles and each cache pair with what its
+/// axes hold.
+fn decoder_text(sig: &ModelSignature) -> String {
+    use crate::plan::CacheAxis;
+    let plan = match crate::plan::plan_decoder(sig, None) {
+        Ok(Some(plan)) => plan,
+        // A refused decoder fails the whole plan: the table says so above.
+        Ok(None) | Err(_) => return String::new(),
+    };
+    let mut out = format!(
+        "\ndecoder (`Model::decoder`{}): token ids `{}`, logits `{}` ({} per position, {})",
+        if plan.shared_buffer {
+            ", `Model::shared_decoder`"
+        } else {
+            ""
+        },
+        plan.input_ids.0,
+        plan.logits,
+        plan.vocab,
+        plan.logits_elem
+    );
+    for (role, value) in [
+        ("attention mask", &plan.attention_mask),
+        ("position ids", &plan.position_ids),
+    ] {
+        if let Some((name, _)) = value {
+            out.push_str(&format!(", {role} `{name}`"));
+        }
+    }
+    out.push('\n');
+    let mut rows = Vec::new();
+    for c in &plan.caches {
+        let axes: Vec<String> = c
+            .axes
+            .iter()
+            .map(|a| match a {
+                CacheAxis::Batch => "batch".to_owned(),
+                CacheAxis::Sequence => "sequence".to_owned(),
+                CacheAxis::Fixed(n) => n.to_string(),
+            })
+            .collect();
+        let kind = if !c.grows() {
+            "recurrent state"
+        } else if plan.shared_buffer {
+            "written in place"
+        } else {
+            "grows"
+        };
+        rows.push(vec![
+            format!("  `{}` -> `{}`", c.past, c.present),
+            c.elem.to_string(),
+            format!("[{}]", axes.join(", ")),
+            kind.to_owned(),
+        ]);
+    }
+    out.push_str(&columns(&rows));
+    out
+}
+
 /// A readable report: one row per input and output, then every axis with the `Dims`
 /// field it becomes and the option that renames it, then producer, opsets and metadata
 /// (long metadata values summarised unless `full`).
@@ -157,6 +216,7 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
         Ok(_) => {}
         Err(e) => out.push_str(&format!("\nnot bindable as generated code: {e}\n")),
     }
+    out.push_str(&decoder_text(sig));
 
     out.push('\n');
     let producer = format!("{} {}", sig.producer_name, sig.producer_version);
@@ -325,5 +385,24 @@ mod tests {
             full.contains(&dictionary),
             "the full table holds the whole value"
         );
+    }
+
+    #[test]
+    fn table_names_a_decoders_roles_and_caches() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ort-bind-tests/tests/fixtures/decoders/hybrid_conv/model.onnx");
+        let t = to_table(&crate::read_signature(&path).unwrap(), false);
+        assert!(
+            t.contains("decoder (`Model::decoder`): token ids `input_ids`, logits `logits` (512 per position, float32)"),
+            "{t}"
+        );
+        assert!(t.contains("`past_conv.0` -> `present_conv.0`"), "{t}");
+        assert!(
+            t.contains("[batch, 64, 3]            recurrent state"),
+            "{t}"
+        );
+        assert!(t.contains("[batch, 4, sequence, 16]  grows"), "{t}");
+        // Not a decoder: nothing said.
+        assert!(!to_table(&sig(), false).contains("decoder"));
     }
 }

@@ -120,3 +120,23 @@ fn sklearn_iris() {
 fn sklearn_text() {
     check("sklearn_text");
 }
+
+/// A GroupQueryAttention decoder: `DECODER`, `Decoder`, `SharedDecoder`, `Model::decoder*`.
+#[test]
+fn decoder_gqa_f16() {
+    check_with(
+        "decoders/gqa_f16/model",
+        "decoder_gqa_f16",
+        &ModelOptions::new().module_name("decoder_gqa_f16"),
+    );
+}
+
+/// A stacked GPT-2 decoder: growing mode only.
+#[test]
+fn decoder_gpt2_stacked() {
+    check_with(
+        "decoders/gpt2_stacked/model",
+        "decoder_gpt2_stacked",
+        &ModelOptions::new().module_name("decoder_gpt2_stacked"),
+    );
+}

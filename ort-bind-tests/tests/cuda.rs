@@ -527,3 +527,80 @@ fn outputs_can_live_in_user_owned_device_memory() -> ort_bind::Result<()> {
     assert_eq!(bound.outputs().to_vec()?, vec![0.5; 3]);
     Ok(())
 }
+
+mod decoder_gqa {
+    ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
+}
+mod decoder_mha {
+    ort_bind::bindings!("tests/fixtures/decoders/mha_concat/model.onnx");
+}
+
+/// The prompt and the first greedy tokens of a decoder fixture (`greedy.json`).
+fn greedy_reference(fixture: &str) -> (Vec<i64>, Vec<i64>) {
+    let path = format!(
+        "{}/tests/fixtures/decoders/{fixture}/greedy.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("reference")).expect("JSON");
+    let ids = |key: &str| -> Vec<i64> {
+        json[key]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|v| v.as_i64().expect("an id"))
+            .collect()
+    };
+    (ids("prompt"), ids("tokens"))
+}
+
+/// The decode loop with its cache on the device: the same greedy tokens as the CPU
+/// reference, in the shared-buffer mode (GroupQueryAttention writes the device buffers in
+/// place) and the growing mode (two device buffers per pair trade places); a cache on the
+/// device cannot be bound to a CPU session.
+#[test]
+fn a_decoder_keeps_its_cache_on_the_device() -> ort_bind::Result<()> {
+    let test = "a_decoder_keeps_its_cache_on_the_device";
+    let Some(device) = gpu(test) else {
+        return Ok(());
+    };
+    let cpu = decoder_gqa::Model::load()?;
+    let err = cpu
+        .shared_decoder_on(device.clone(), 1, 64)
+        .expect_err("device memory on a CPU session");
+    assert!(matches!(err, Error::Cuda { .. }), "{err}");
+
+    let path = "tests/fixtures/decoders/gqa_f32/model.onnx";
+    let Some(session) = gpu_session(test, path, &device) else {
+        return Ok(());
+    };
+    let (prompt, tokens) = greedy_reference("gqa_f32");
+    let model = decoder_gqa::Model::from_session(session)?;
+    let mut decoder = model.shared_decoder_on(device.clone(), 1, 256)?;
+    decoder.prefill(&prompt)?;
+    let mut got = Vec::new();
+    for _ in 0..128 {
+        got.push(decoder.step_greedy()?[0]);
+    }
+    assert_eq!(got, tokens[..128], "shared-buffer mode on the device");
+    decoder.rewind(29)?; // free in the shared mode, on any device: picks 0..99 held
+    decoder.step(&[tokens[99]])?;
+    assert_eq!(decoder.logits()?.argmax(0) as i64, tokens[100]);
+
+    let path = "tests/fixtures/decoders/mha_concat/model.onnx";
+    let Some(session) = gpu_session(test, path, &device) else {
+        return Ok(());
+    };
+    let (prompt, tokens) = greedy_reference("mha_concat");
+    let model = decoder_mha::Model::from_session(session)?;
+    let mut decoder = model.decoder_on(device, 1, 256)?;
+    decoder.prefill(&prompt)?;
+    let mut got = Vec::new();
+    for _ in 0..128 {
+        got.push(decoder.step_greedy()?[0]);
+    }
+    assert_eq!(got, tokens[..128], "growing mode on the device");
+    // Rewinding a growing cache moves data, which device memory does not allow from the host.
+    assert!(matches!(decoder.rewind(1), Err(Error::Unsupported { .. })));
+    Ok(())
+}
