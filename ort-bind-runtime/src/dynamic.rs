@@ -25,189 +25,24 @@ use ort::sys::ONNXTensorElementDataType as Onnx;
 use ort::sys::ONNXType;
 
 use crate::device::Cpu;
+pub use crate::element::DType;
 use crate::element::{
-    Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
-    Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, bf16, f16,
+    Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0, Int2x4,
+    Int4x2, UInt2x4, UInt4x2, bf16, f16,
 };
 use crate::error::{Error, Result};
 use crate::session::Session;
-use crate::shape::{AnyRank, element_count};
+use crate::shape::AnyRank;
 use crate::sys::{IoBinding, MemoryInfo, Value};
 use crate::tensor::{AllocatedOutput, Tensor};
 use crate::values::any::check_dims;
 use crate::values::{DynMap, DynValue, ElemType, Strings, ValueType, expect_kind};
 
-/// A Rust element type that can sit in a [`HostArray`]: every [`Element`].
-///
-/// Sealed through [`Element`]: implemented for `f32, f64, f16, bf16, i8, i16, i32, i64, u8,
-/// u16, u32, u64, bool` and the narrow types of [`narrow`](crate::element::narrow)
-/// (`Float8E4M3FN`, `Float8E4M3FNUZ`, `Float8E5M2`, `Float8E5M2FNUZ`, `Float8E8M0`, and the
-/// packed `Int4x2`, `UInt4x2`, `Float4E2M1x2`, `Int2x4`, `UInt2x4`).
-pub trait DynElement: Element {
-    /// Its run-time element type.
-    const DTYPE: DType;
-    /// Wraps values of this type.
-    fn wrap(values: Vec<Self>) -> HostData;
-    /// Borrows values of this type.
-    fn wrap_ref(values: &[Self]) -> HostDataRef<'_>;
-    /// The values, when `data` holds this type.
-    fn slice_of(data: &HostData) -> Option<&[Self]>;
-    /// The values, when `data` holds this type.
-    fn slice_of_ref(data: HostDataRef<'_>) -> Option<&[Self]>;
-    /// Tensor element `index` of `values` as `f64`, for comparisons: `bool` as 0 or 1,
-    /// 64-bit integers may round, the 8- and 4-bit floats exactly. For packed types `index`
-    /// counts elements, not values (element `index` of an `Int4x2` buffer is a nibble of
-    /// value `index / 2`). `None` past the stored values (for a packed type, an index past
-    /// the tensor's element count but inside its last byte reads that byte's unused bits).
-    fn element_f64(values: &[Self], index: usize) -> Option<f64>;
-}
+pub use crate::values::host::{DynElement, HostArray, HostArrayRef, HostData, HostDataRef};
 
-/// Element `index` of a packed buffer.
-fn packed_f64<P: Packed>(values: &[P], index: usize) -> Option<f64>
-where
-    P::Value: Into<f64>,
-{
-    values
-        .get(index / P::PER_BYTE)
-        .map(|b| b.element(index % P::PER_BYTE).into())
-}
-
-macro_rules! dtypes {
+/// The binding engine's per-type input tensors and output slots, from the element table.
+macro_rules! any_values {
     ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $get:expr);)*) => {
-        /// An ONNX tensor element type that ort-bind binds, chosen at run time.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum DType {
-            $(#[doc = $doc] $variant,)*
-        }
-
-        impl DType {
-            /// Every element type.
-            pub const ALL: &'static [DType] = &[$(DType::$variant),*];
-
-            /// The numpy name (`float32`, `int64`, `bool`, ...); for the narrow types, the
-            /// name ONNX and `ml_dtypes` give them (`float8e4m3fn`, `int4`, ...).
-            pub fn name(self) -> &'static str {
-                match self { $(DType::$variant => $name,)* }
-            }
-
-            /// The ONNX element type code.
-            pub fn onnx(self) -> Onnx {
-                match self { $(DType::$variant => Onnx::$onnx,)* }
-            }
-
-            /// The element type of an ONNX code, when ort-bind binds it.
-            pub fn from_onnx(code: Onnx) -> Option<DType> {
-                match code {
-                    $(Onnx::$onnx => Some(DType::$variant),)*
-                    _ => None,
-                }
-            }
-
-            /// Bytes per stored value: per element, except for the packed types, whose one
-            /// byte holds [`packing`](Self::packing) elements.
-            pub fn size(self) -> usize {
-                match self { $(DType::$variant => size_of::<$rust>(),)* }
-            }
-
-            /// Tensor elements one stored value holds ([`Element::PACKING`]): 2 for
-            /// `int4`, `uint4` and `float4e2m1`, 4 for `int2` and `uint2`, otherwise 1.
-            pub fn packing(self) -> usize {
-                match self { $(DType::$variant => <$rust as Element>::PACKING,)* }
-            }
-        }
-
-        /// Owned values of any element type.
-        #[derive(Debug, Clone, PartialEq)]
-        pub enum HostData {
-            $(#[doc = $doc] $variant(Vec<$rust>),)*
-        }
-
-        /// Borrowed values of any element type.
-        #[derive(Debug, Clone, Copy, PartialEq)]
-        pub enum HostDataRef<'a> {
-            $(#[doc = $doc] $variant(&'a [$rust]),)*
-        }
-
-        impl HostData {
-            /// The element type.
-            pub fn dtype(&self) -> DType {
-                match self { $(HostData::$variant(_) => DType::$variant,)* }
-            }
-
-            /// Number of stored values (for the packed types, bytes: see [`DType::packing`]).
-            pub fn len(&self) -> usize {
-                match self { $(HostData::$variant(v) => v.len(),)* }
-            }
-
-            /// Whether there are no values.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-
-            /// Borrows the values.
-            pub fn as_data_ref(&self) -> HostDataRef<'_> {
-                match self { $(HostData::$variant(v) => HostDataRef::$variant(v),)* }
-            }
-        }
-
-        impl HostDataRef<'_> {
-            /// The element type.
-            pub fn dtype(&self) -> DType {
-                match self { $(HostDataRef::$variant(_) => DType::$variant,)* }
-            }
-
-            /// Number of stored values (for the packed types, bytes: see [`DType::packing`]).
-            pub fn len(&self) -> usize {
-                match self { $(HostDataRef::$variant(v) => v.len(),)* }
-            }
-
-            /// Whether there are no values.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-
-            /// Copies the values.
-            pub fn to_data(&self) -> HostData {
-                match self { $(HostDataRef::$variant(v) => HostData::$variant(v.to_vec()),)* }
-            }
-
-            /// Tensor element `index` as `f64` (see [`DynElement::element_f64`]: for the
-            /// packed types, `index` counts elements, not bytes).
-            pub fn get_f64(&self, index: usize) -> Option<f64> {
-                match self { $(HostDataRef::$variant(v) => <$rust as DynElement>::element_f64(v, index),)* }
-            }
-        }
-
-        $(
-            impl DynElement for $rust {
-                const DTYPE: DType = DType::$variant;
-                fn wrap(values: Vec<Self>) -> HostData {
-                    HostData::$variant(values)
-                }
-                fn wrap_ref(values: &[Self]) -> HostDataRef<'_> {
-                    HostDataRef::$variant(values)
-                }
-                fn slice_of(data: &HostData) -> Option<&[Self]> {
-                    match data {
-                        HostData::$variant(v) => Some(v),
-                        #[allow(unreachable_patterns)]
-                        _ => None,
-                    }
-                }
-                fn slice_of_ref(data: HostDataRef<'_>) -> Option<&[Self]> {
-                    match data {
-                        HostDataRef::$variant(v) => Some(v),
-                        #[allow(unreachable_patterns)]
-                        _ => None,
-                    }
-                }
-                fn element_f64(values: &[Self], index: usize) -> Option<f64> {
-                    let f: fn(&[$rust], usize) -> Option<f64> = $get;
-                    f(values, index)
-                }
-            }
-        )*
-
         /// An owned input tensor of the element type chosen at run time.
         enum AnyTensor {
             $($variant(Tensor<$rust, AnyRank, Cpu>),)*
@@ -273,37 +108,7 @@ macro_rules! dtypes {
     };
 }
 
-dtypes! {
-    (F32, f32, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32", "`f32`.", |v, i| v.get(i).map(|&x| x as f64));
-    (F64, f64, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64", "`f64`.", |v, i| v.get(i).copied());
-    (F16, f16, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16", "`f16`.", |v, i| v.get(i).map(|x| x.to_f64()));
-    (BF16, bf16, ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, "bfloat16", "`bf16`.", |v, i| v.get(i).map(|x| x.to_f64()));
-    (I8, i8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8", "`i8`.", |v, i| v.get(i).map(|&x| x as f64));
-    (I16, i16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16", "`i16`.", |v, i| v.get(i).map(|&x| x as f64));
-    (I32, i32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32", "`i32`.", |v, i| v.get(i).map(|&x| x as f64));
-    (I64, i64, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64", "`i64`.", |v, i| v.get(i).map(|&x| x as f64));
-    (U8, u8, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8", "`u8`.", |v, i| v.get(i).map(|&x| x as f64));
-    (U16, u16, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, "uint16", "`u16`.", |v, i| v.get(i).map(|&x| x as f64));
-    (U32, u32, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, "uint32", "`u32`.", |v, i| v.get(i).map(|&x| x as f64));
-    (U64, u64, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, "uint64", "`u64`.", |v, i| v.get(i).map(|&x| x as f64));
-    (Bool, bool, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, "bool", "`bool`.", |v, i| v.get(i).map(|&x| if x { 1.0 } else { 0.0 }));
-    (F8E4M3FN, Float8E4M3FN, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, "float8e4m3fn", "[`Float8E4M3FN`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-    (F8E4M3FNUZ, Float8E4M3FNUZ, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, "float8e4m3fnuz", "[`Float8E4M3FNUZ`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-    (F8E5M2, Float8E5M2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, "float8e5m2", "[`Float8E5M2`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-    (F8E5M2FNUZ, Float8E5M2FNUZ, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", "[`Float8E5M2FNUZ`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-    (F8E8M0, Float8E8M0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, "float8e8m0", "[`Float8E8M0`]: 8-bit power-of-two scale, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-    (I4, Int4x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, "int4", "[`Int4x2`]: 4-bit signed integers, two per byte.", packed_f64);
-    (U4, UInt4x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, "uint4", "[`UInt4x2`]: 4-bit unsigned integers, two per byte.", packed_f64);
-    (F4E2M1, Float4E2M1x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, "float4e2m1", "[`Float4E2M1x2`]: 4-bit floats, two per byte.", packed_f64);
-    (I2, Int2x4, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2, "int2", "[`Int2x4`]: 2-bit signed integers, four per byte.", packed_f64);
-    (U2, UInt2x4, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2, "uint2", "[`UInt2x4`]: 2-bit unsigned integers, four per byte.", packed_f64);
-}
-
-impl fmt::Display for DType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::element::element_table!(any_values);
 
 impl fmt::Debug for AnyTensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -311,151 +116,6 @@ impl fmt::Debug for AnyTensor {
             .field("name", &self.name())
             .field("dtype", &self.dtype())
             .finish_non_exhaustive()
-    }
-}
-
-/// Checks that `len` stored values of `dtype` are what a tensor of `dims` holds: the
-/// element count, or for the packed types `count.div_ceil(packing)` bytes.
-fn check_len(dims: &[usize], dtype: DType, len: usize) -> Result<()> {
-    let count = element_count(dims);
-    let packing = dtype.packing();
-    match count {
-        Some(n) if n.div_ceil(packing) == len => Ok(()),
-        Some(n) if packing > 1 => Err(Error::Value {
-            value: "array".to_owned(),
-            problem: format!(
-                "dims {dims:?} hold {n} {dtype} elements, which pack {packing} to a byte into \
-                 {} values; found {len}",
-                n.div_ceil(packing)
-            ),
-        }),
-        _ => Err(Error::Length {
-            tensor: "array".to_owned(),
-            expected: count.unwrap_or(usize::MAX),
-            found: len,
-            dims: dims.to_vec(),
-        }),
-    }
-}
-
-/// A host array of any element type: dims plus row-major values.
-///
-/// `==` compares dims and stored values, so for the packed types the unused bits of a
-/// partly used last byte count; to compare elements, read them with
-/// [`HostDataRef::get_f64`] up to [`HostArrayRef::element_count`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostArray {
-    dims: Vec<usize>,
-    data: HostData,
-}
-
-impl HostArray {
-    /// An array of `dims` holding `data`; the number of values must be the product of
-    /// `dims`, or for the packed types (`int4`, `uint4`, `float4e2m1`, `int2`, `uint2`) the
-    /// bytes that many elements pack into (`count.div_ceil(dtype.packing())`).
-    pub fn new(dims: Vec<usize>, data: HostData) -> Result<Self> {
-        check_len(&dims, data.dtype(), data.len())?;
-        Ok(HostArray { dims, data })
-    }
-
-    /// An array of `dims` holding `values`.
-    pub fn from_vec<T: DynElement>(dims: Vec<usize>, values: Vec<T>) -> Result<Self> {
-        Self::new(dims, T::wrap(values))
-    }
-
-    /// The dims.
-    pub fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-
-    /// The values.
-    pub fn data(&self) -> &HostData {
-        &self.data
-    }
-
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        self.data.dtype()
-    }
-
-    /// Number of tensor elements, the product of the dims (for the packed types, more than
-    /// the number of stored values).
-    pub fn element_count(&self) -> usize {
-        element_count(&self.dims).expect("checked when the array was made")
-    }
-
-    /// The values as `T`, when the array holds `T`.
-    pub fn as_slice<T: DynElement>(&self) -> Option<&[T]> {
-        T::slice_of(&self.data)
-    }
-
-    /// Borrows the array.
-    pub fn view(&self) -> HostArrayRef<'_> {
-        HostArrayRef {
-            dims: &self.dims,
-            data: self.data.as_data_ref(),
-        }
-    }
-
-    /// The dims and the values.
-    pub fn into_parts(self) -> (Vec<usize>, HostData) {
-        (self.dims, self.data)
-    }
-}
-
-/// A borrowed host array of any element type: dims plus row-major values.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HostArrayRef<'a> {
-    dims: &'a [usize],
-    data: HostDataRef<'a>,
-}
-
-impl<'a> HostArrayRef<'a> {
-    /// A view of `data` as an array of `dims`; the number of values must be the product of
-    /// `dims`, or for the packed types the bytes that many elements pack into (see
-    /// [`HostArray::new`]).
-    pub fn new(dims: &'a [usize], data: HostDataRef<'a>) -> Result<Self> {
-        check_len(dims, data.dtype(), data.len())?;
-        Ok(HostArrayRef { dims, data })
-    }
-
-    /// A view of typed values.
-    pub fn of<T: DynElement>(dims: &'a [usize], values: &'a [T]) -> Result<Self> {
-        Self::new(dims, T::wrap_ref(values))
-    }
-
-    /// The dims.
-    pub fn dims(&self) -> &'a [usize] {
-        self.dims
-    }
-
-    /// The values.
-    pub fn data(&self) -> HostDataRef<'a> {
-        self.data
-    }
-
-    /// The element type.
-    pub fn dtype(&self) -> DType {
-        self.data.dtype()
-    }
-
-    /// Number of tensor elements, the product of the dims (for the packed types, more than
-    /// the number of stored values).
-    pub fn element_count(&self) -> usize {
-        element_count(self.dims).expect("checked when the array was made")
-    }
-
-    /// The values as `T`, when the array holds `T`.
-    pub fn as_slice<T: DynElement>(&self) -> Option<&'a [T]> {
-        T::slice_of_ref(self.data)
-    }
-
-    /// Copies the array.
-    pub fn to_owned_array(&self) -> HostArray {
-        HostArray {
-            dims: self.dims.to_vec(),
-            data: self.data.to_data(),
-        }
     }
 }
 

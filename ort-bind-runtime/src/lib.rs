@@ -3,25 +3,24 @@
 //!
 //! Generated bindings (from `ort-bind-codegen` or the `ort-bind` macros) are thin
 //! typed layers over [`Bound`], [`Tensor`] and [`AllocatedOutput`]; most users
-//! never name these directly. The layers, bottom up:
+//! never name these directly.
 //!
-//! - `sys` (private): every ONNX Runtime C API call and its `SAFETY` argument;
-//! - [`element`], [`shape`], [`device`]: what a tensor's type says about it;
-//! - [`tensor`]: owned buffers plus the ONNX Runtime values viewing them;
-//! - [`binding`]: [`Bound`], which owns a binding and its tensors together;
-//! - [`slot`] and [`assert`](mod@assert): what `#[derive(OnnxBinding)]` builds on
-//!   (fields as slots, compile-time checks against the model);
-//! - [`session`], [`model_file`] and [`library`]: loading models (and finding them after
-//!   deployment) and ONNX Runtime itself; [`logging`]: its log lines and telemetry;
-//! - serving: [`run_async`] ([`Bound::run_async`] on ONNX Runtime's `RunAsync`),
-//!   [`cancel`] ([`Terminator`], timeouts), [`pool`] ([`Pool`] of bindings for request
-//!   handlers), [`batch`] ([`Batcher`]: dynamic batching);
-//! - [`decode`]: [`decode::Decoder`], the typed decode loop of generative models (a
-//!   key/value cache in capacity buffers, rebound only where shapes change);
-//! - [`values`]: string tensors, sequences, maps and optionals ([`StringTensor`],
-//!   [`Sequence`], [`Map`], [`MapSequence`], [`Optional`]);
-//! - [`dynamic`]: [`DynamicBinding`], for tools that bind any model, with element types
-//!   and shapes read at run time.
+//! The modules are layers, bottom up: a module may name the modules of its own layer and
+//! of the layers below, never one above (`tests/layers.rs` reads this table and checks
+//! every `crate::` path of every file against it).
+//!
+//! | layer | modules | what they hold |
+//! | --- | --- | --- |
+//! | 0 | `element`, `shape` | element types (one table, [`DType`]) and shape types: plain data |
+//! | 1 | `error` | [`Error`] and the detailed errors of each part |
+//! | 2 | `sys` | every ONNX Runtime C API call and its `SAFETY` argument (private) |
+//! | 3 | `library`, `logging` | finding and loading ONNX Runtime; its log lines and telemetry |
+//! | 4 | `device`, `tensor` | devices and the buffers on them; [`Tensor`] and its views |
+//! | 5 | `session`, `model_file` | loading models ([`Session`]) and finding them after deployment |
+//! | 6 | `values` | string tensors, sequences, maps, optionals, host arrays of any type |
+//! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async` | [`Bound`], the binding every route builds on, with its runs: stop, timeout, async |
+//! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views |
+//! | 9 | `dynamic`, `decode` | [`DynamicBinding`] (element types read at run time); [`decode::Decoder`] (the KV-cache decode loop) |
 
 pub mod assert;
 pub mod batch;

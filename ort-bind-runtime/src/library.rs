@@ -27,7 +27,6 @@
 //! ```
 
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -35,6 +34,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use ort::environment::{Environment, EnvironmentBuilder};
 use ort_bind_fetch::CacheEnv;
 use ort_bind_fetch::onnxruntime::Platform;
+
+pub use crate::error::library::{Attempt, Candidate, CandidateSource, LibraryError};
 
 /// The ONNX Runtime release this crate is built against and that the build script fetches.
 pub const ORT_VERSION: &str = ort_bind_fetch::onnxruntime::VERSION;
@@ -44,120 +45,6 @@ pub const REQUIRED_MINOR: u32 = ort::MINOR_VERSION;
 
 /// Name of the environment variable that points at the library and overrides every other place.
 pub const DYLIB_PATH_VAR: &str = "ORT_DYLIB_PATH";
-
-/// How to provide the library; ends every [`LibraryError::NotLoaded`] message.
-const HOW_TO_PROVIDE: &str = "set ORT_DYLIB_PATH to the path of libonnxruntime.so (ONNX Runtime 1.31), or install the `onnxruntime==1.31.1` Python package, or build with the `fetch-runtime` feature so the build fetches it";
-
-/// Where a [`Candidate`] path comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CandidateSource {
-    /// The `ORT_DYLIB_PATH` environment variable, read at run time.
-    EnvVar,
-    /// The copy fetched by the build script (feature `fetch-runtime`); its path is baked in.
-    Bundled,
-    /// The per-user cache folder, computed at run time.
-    Cache,
-    /// The `capi/` folder of an installed `onnxruntime` Python package.
-    PythonPackage,
-    /// The platform's default library name, resolved by the system loader.
-    System,
-}
-
-impl fmt::Display for CandidateSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::EnvVar => "ORT_DYLIB_PATH",
-            Self::Bundled => "copy fetched at build time",
-            Self::Cache => "ort-bind cache",
-            Self::PythonPackage => "onnxruntime Python package",
-            Self::System => "system loader",
-        })
-    }
-}
-
-/// One place [`init`] looks for the library.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
-    /// Where the path comes from.
-    pub source: CandidateSource,
-    /// The path handed to the loader (a bare file name for [`CandidateSource::System`]).
-    pub path: PathBuf,
-}
-
-/// A candidate that failed to load, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attempt {
-    /// The place tried.
-    pub candidate: Candidate,
-    /// Why it could not be used (missing file, loader error, wrong version, ...).
-    pub reason: String,
-}
-
-/// Why the ONNX Runtime library could not be made ready.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum LibraryError {
-    /// No candidate could be loaded. The message lists each one and why it failed, then how to
-    /// provide the library.
-    #[error("{}", not_loaded_message(attempts))]
-    NotLoaded {
-        /// Every place tried, in order.
-        attempts: Vec<Attempt>,
-    },
-    /// The library loaded, but `ort` could not create its global environment.
-    #[error(
-        "loaded ONNX Runtime {version} from `{}`, but creating its environment failed: {message}",
-        path.display()
-    )]
-    Environment {
-        /// The library that was loaded.
-        path: PathBuf,
-        /// Its version.
-        version: String,
-        /// `ort`'s error.
-        message: String,
-    },
-    /// [`init_with`] was called after the environment had already been created.
-    #[error(
-        "the ONNX Runtime environment already exists (library `{}`), so init_with cannot configure it; call init_with before anything else uses ort-bind",
-        path.display()
-    )]
-    AlreadyInitialized {
-        /// The library already loaded.
-        path: PathBuf,
-    },
-}
-
-fn not_loaded_message(attempts: &[Attempt]) -> String {
-    use fmt::Write as _;
-    let mut out = format!(
-        "could not load the ONNX Runtime shared library (ort-bind needs ONNX Runtime 1.{REQUIRED_MINOR} or newer); tried:"
-    );
-    if attempts.is_empty() {
-        out.push_str("\n  (no candidate)");
-    }
-    for attempt in attempts {
-        let _ = write!(
-            out,
-            "\n  - {} `{}`: {}",
-            attempt.candidate.source,
-            attempt.candidate.path.display(),
-            attempt.reason
-        );
-    }
-    if attempts
-        .iter()
-        .any(|a| a.candidate.source == CandidateSource::EnvVar)
-    {
-        out.push_str("\n  (ORT_DYLIB_PATH is set, so no other place was tried)");
-    }
-    if let Some(note) = option_env!("ORT_BIND_BUILD_NOTE").filter(|n| !n.is_empty()) {
-        let _ = write!(out, "\n  (when ort-bind-runtime was built, {note})");
-    }
-    let _ = write!(out, "\nTo provide it: {HOW_TO_PROVIDE}.");
-    out
-}
 
 /// The loaded ONNX Runtime library and `ort`'s global environment, alive for the whole process.
 #[derive(Debug)]
@@ -714,7 +601,10 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("no other place was tried"), "{message}");
-        assert!(message.contains(HOW_TO_PROVIDE), "{message}");
+        assert!(
+            message.contains(crate::error::library::HOW_TO_PROVIDE),
+            "{message}"
+        );
     }
 
     #[test]
@@ -820,6 +710,9 @@ mod tests {
         assert!(message.contains("ort-bind cache `/c/libonnxruntime.so.1.31.1`: no such file"));
         assert!(message.contains("system loader `libonnxruntime.so`: cannot open"));
         assert!(!message.contains("no other place"));
-        assert!(message.ends_with(&format!("To provide it: {HOW_TO_PROVIDE}.")));
+        assert!(message.ends_with(&format!(
+            "To provide it: {}.",
+            crate::error::library::HOW_TO_PROVIDE
+        )));
     }
 }

@@ -27,10 +27,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+pub use crate::error::model_search::{LookedAt, MODEL_DIR_VAR};
 use crate::error::{Error, Result};
-
-/// The variable naming a folder of models, looked at after the per-model variables.
-pub const MODEL_DIR_VAR: &str = "ORT_BIND_MODEL_DIR";
 
 /// A model file as the build saw it: its path relative to the crate and its absolute
 /// path on the build machine. `const`-constructible, so generated code holds one.
@@ -38,15 +36,6 @@ pub const MODEL_DIR_VAR: &str = "ORT_BIND_MODEL_DIR";
 pub struct ModelFile {
     relative: &'static str,
     build_path: &'static str,
-}
-
-/// One place [`ModelFile::find`] looked, and why it was looked at.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LookedAt {
-    /// What made ort-bind look there (`ORT_BIND_MODEL_DIR`, `beside the executable`, ...).
-    pub reason: String,
-    /// The path tried.
-    pub path: PathBuf,
 }
 
 /// The run-time facts a search depends on; a value so tests can fake them.
@@ -179,19 +168,6 @@ impl ModelFile {
             }),
         }
     }
-}
-
-/// The lines of [`Error::ModelNotFound`]'s message after its first.
-pub(crate) fn describe_search(looked: &[LookedAt]) -> String {
-    let mut out = String::new();
-    for place in looked {
-        out.push_str(&format!("\n  - {}: {}", place.reason, place.path.display()));
-    }
-    out.push_str(&format!(
-        "\n  set ORT_BIND_MODEL_<NAME> to the file or {MODEL_DIR_VAR} to its folder, put it \
-         beside the executable, or embed it in the binary (`bindings!(..., embed)`)"
-    ));
-    out
 }
 
 #[cfg(test)]

@@ -66,6 +66,13 @@ struct CompletionState {
     waker: Option<Waker>,
 }
 
+impl crate::sys::RunCompletion for Completion {
+    fn complete(&self, result: Result<()>) {
+        // The inherent method: wakes the future and records the result.
+        Completion::complete(self, result);
+    }
+}
+
 impl Completion {
     fn lock(&self) -> MutexGuard<'_, CompletionState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)

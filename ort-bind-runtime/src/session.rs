@@ -226,43 +226,6 @@ impl ValueSpec {
         }
     }
 
-    /// The spec of a sequence of tensors of `T` (numeric or `String`) of the given rank.
-    pub const fn sequence<T: crate::values::SequenceElement>(
-        name: &'static str,
-        rank: Option<usize>,
-    ) -> ValueSpec {
-        ValueSpec {
-            name,
-            elem: T::ONNX_TYPE,
-            rank,
-            kind: ValueKind::Sequence,
-        }
-    }
-
-    /// The spec of a `map(K, V)`.
-    pub const fn map<K: crate::values::MapKey, V: crate::values::MapValue>(
-        name: &'static str,
-    ) -> ValueSpec {
-        ValueSpec {
-            name,
-            elem: V::ONNX_TYPE,
-            rank: None,
-            kind: ValueKind::Map { key: K::ONNX_TYPE },
-        }
-    }
-
-    /// The spec of a `sequence(map(K, V))`.
-    pub const fn map_sequence<K: crate::values::MapKey, V: crate::values::MapValue>(
-        name: &'static str,
-    ) -> ValueSpec {
-        ValueSpec {
-            name,
-            elem: V::ONNX_TYPE,
-            rank: None,
-            kind: ValueKind::MapSequence { key: K::ONNX_TYPE },
-        }
-    }
-
     /// The optional form of a tensor or sequence spec (other specs are returned unchanged).
     pub const fn optional(self) -> ValueSpec {
         let kind = match self.kind {

@@ -4,7 +4,7 @@
 //! allocate and builds a map on every run; this module reaches the C API through
 //! [`ort::api()`] instead, so values can sit over memory we own. Each `unsafe`
 //! block states the invariant it relies on. Callers must have loaded the library
-//! ([`crate::library::init`]) first: `ort::api()` panics otherwise.
+//! (`library::init`, a layer above) first: `ort::api()` panics otherwise.
 
 use std::ffi::{CStr, c_void};
 use std::ptr::{self, NonNull};
@@ -55,15 +55,13 @@ unsafe impl Send for MemoryInfo {}
 unsafe impl Sync for MemoryInfo {}
 
 impl MemoryInfo {
-    /// Memory info for plain host memory; created once per process.
+    /// Memory info for plain host memory; created once per process. ONNX Runtime must be
+    /// loaded (`Cpu::memory_info`, which host tensors made before any session reach, loads it).
     pub(crate) fn cpu() -> Result<&'static MemoryInfo> {
         static CPU: OnceLock<MemoryInfo> = OnceLock::new();
         if let Some(info) = CPU.get() {
             return Ok(info);
         }
-        // Host tensors can be made before any session: load ONNX Runtime first
-        // (`ort::api()` panics when it is not loaded).
-        crate::library::init()?;
         let mut out = ptr::null_mut();
         // SAFETY: `out` is a valid out-pointer; the enum values are ones the C API documents.
         let status = unsafe {
@@ -744,9 +742,17 @@ fn record<P>(
     }
 }
 
+/// What `RunAsync`'s callback reports to: the run's result, exactly once, from a thread of
+/// the session's intra-op pool (the serving layer's completion implements it; `sys` names
+/// no layer above it).
+pub(crate) trait RunCompletion: Send + Sync {
+    /// Receives the run's result.
+    fn complete(&self, result: Result<()>);
+}
+
 /// Starts `RunAsync` on `session` over `args`; ONNX Runtime runs it on a thread of the
-/// session's intra-op pool and then calls [`Completion::complete`](crate::run_async::Completion)
-/// on `completion`, exactly once, from that thread. When this returns an error the run did
+/// session's intra-op pool and then calls [`RunCompletion::complete`] on `completion`,
+/// exactly once, from that thread. When this returns an error the run did
 /// not start and `completion` is not called.
 ///
 /// # Safety
@@ -754,11 +760,11 @@ fn record<P>(
 /// every name and value recorded in them must stay alive and unmoved; nothing else may read
 /// the memory of recorded outputs or write the memory of recorded inputs; `args` must not
 /// be touched (ONNX Runtime writes allocated outputs into it).
-pub(crate) unsafe fn run_async(
+pub(crate) unsafe fn run_async<C: RunCompletion>(
     session: NonNull<OrtSession>,
     options: &RunOptions,
     args: &mut RunArgs,
-    completion: std::sync::Arc<crate::run_async::Completion>,
+    completion: std::sync::Arc<C>,
 ) -> Result<()> {
     // Allocated outputs start as null: ONNX Runtime allocates a value for each null slot.
     args.release_allocated();
@@ -776,7 +782,7 @@ pub(crate) unsafe fn run_async(
             args.output_names.as_ptr(),
             args.output_names.len(),
             args.output_values.as_mut_ptr(),
-            Some(run_async_done),
+            Some(run_async_done::<C>),
             user_data.cast_mut().cast(),
         )
     };
@@ -792,21 +798,16 @@ pub(crate) unsafe fn run_async(
 }
 
 /// `RunAsync`'s callback: reports the run's status to the completion in `user_data`.
-unsafe extern "C" fn run_async_done(
+unsafe extern "C" fn run_async_done<C: RunCompletion>(
     user_data: *mut c_void,
     _outputs: *mut *mut OrtValue,
     _count: usize,
     status: OrtStatusPtr,
 ) {
-    // SAFETY: `user_data` is the `Arc<Completion>` leaked by `run_async` for this run; ONNX
-    // Runtime calls this exactly once per started run, so it is taken back exactly once.
-    let completion = unsafe {
-        std::sync::Arc::from_raw(
-            user_data
-                .cast_const()
-                .cast::<crate::run_async::Completion>(),
-        )
-    };
+    // SAFETY: `user_data` is the `Arc<C>` leaked by `run_async::<C>` for this run (this
+    // callback was instantiated for the same `C`); ONNX Runtime calls it exactly once per
+    // started run, so it is taken back exactly once.
+    let completion = unsafe { std::sync::Arc::from_raw(user_data.cast_const().cast::<C>()) };
     // The outputs ONNX Runtime allocated are in the output array it was given (`_outputs`
     // is that array); the binding takes them after it sees the completion.
     completion.complete(check(status, || "running the model asynchronously".into()));

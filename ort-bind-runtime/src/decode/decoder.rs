@@ -6,12 +6,11 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use super::buffers::{CacheBuffer, IndexBuffer, cache_buffer};
-use super::error::DecodeError;
 use super::logits::{Logit, Logits, argmax};
 use super::spec::{CacheSpec, DecoderSpec, IndexInput};
 use crate::device::{Cpu, Device};
 use crate::element::onnx_type_name;
-use crate::error::{Error, Result};
+use crate::error::{DecodeError, Error, Result};
 use crate::session::Session;
 use crate::shape::AnyRank;
 use crate::sys::{IoBinding, MemoryInfo, Value};

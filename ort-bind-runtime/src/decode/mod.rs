@@ -17,11 +17,10 @@
 
 mod buffers;
 mod decoder;
-mod error;
 mod logits;
 mod spec;
 
+pub use crate::error::DecodeError;
 pub use decoder::{CacheMode, DecodeStats, Decoder, Growing, SharedBuffer};
-pub use error::DecodeError;
 pub use logits::{Logit, Logits, argmax};
 pub use spec::{CacheAxis, CacheSpec, DecoderSpec, IndexInput};

@@ -7,7 +7,11 @@ use ort::sys::ONNXTensorElementDataType as Onnx;
 
 pub use half::{bf16, f16};
 
+mod dtype;
 pub mod narrow;
+
+pub use dtype::DType;
+pub(crate) use dtype::element_table;
 
 pub use narrow::{
     Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0, Int2x4,

@@ -4,8 +4,9 @@
 use std::fmt;
 
 use super::{ElemType, Strings, ValueType};
-use crate::dynamic::{DType, HostArray};
+use crate::element::DType;
 use crate::error::{Error, Result};
+use crate::values::host::HostArray;
 
 /// Any ONNX value, owned: a numeric tensor, a string tensor, a sequence, a map or an
 /// optional. The typed route has a Rust type per case ([`Tensor`](crate::Tensor),

@@ -44,6 +44,7 @@
 
 pub(crate) mod any;
 pub(crate) mod empty;
+pub(crate) mod host;
 pub(crate) mod map;
 mod optional;
 pub(crate) mod sequence;
@@ -59,8 +60,9 @@ pub use optional::Optional;
 pub use sequence::{Sequence, SequenceElement, SequenceIter};
 pub use strings::{StringOutput, StringTensor, StringTensorMut, Strings, StringsIter};
 
-use crate::dynamic::DType;
+use crate::element::DType;
 use crate::error::{Error, Result};
+use crate::session::{ValueKind, ValueSpec};
 use crate::sys::Value;
 
 pub(crate) mod sealed {
@@ -352,5 +354,42 @@ impl<T: crate::element::Element, S: crate::shape::Shape> InputValue
 
     fn bound_value(&self) -> Result<Option<&Value>> {
         Ok(Some(self.value()))
+    }
+}
+
+/// The specs of the container values, next to the traits that bound them (the session,
+/// a layer below, declares `ValueSpec` and checks models against it).
+impl ValueSpec {
+    /// The spec of a sequence of tensors of `T` (numeric or `String`) of the given rank.
+    pub const fn sequence<T: SequenceElement>(
+        name: &'static str,
+        rank: Option<usize>,
+    ) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: T::ONNX_TYPE,
+            rank,
+            kind: ValueKind::Sequence,
+        }
+    }
+
+    /// The spec of a `map(K, V)`.
+    pub const fn map<K: MapKey, V: MapValue>(name: &'static str) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: V::ONNX_TYPE,
+            rank: None,
+            kind: ValueKind::Map { key: K::ONNX_TYPE },
+        }
+    }
+
+    /// The spec of a `sequence(map(K, V))`.
+    pub const fn map_sequence<K: MapKey, V: MapValue>(name: &'static str) -> ValueSpec {
+        ValueSpec {
+            name,
+            elem: V::ONNX_TYPE,
+            rank: None,
+            kind: ValueKind::MapSequence { key: K::ONNX_TYPE },
+        }
     }
 }

@@ -1,6 +1,16 @@
-//! The runtime's error type.
+//! The runtime's errors: the bottom layer, which names nothing else in the crate.
+//!
+//! [`Error`] is what every fallible call returns; the errors of one part that carry more
+//! detail live in files of their own here (`library.rs`: the ONNX Runtime library could not
+//! be loaded; `model_search.rs`: where a model was looked for; `decode.rs`: what the decode
+//! loop refuses) and are re-exported where users meet them.
 
-use crate::library::LibraryError;
+pub(crate) mod decode;
+pub(crate) mod library;
+pub(crate) mod model_search;
+
+pub use decode::DecodeError;
+use library::LibraryError;
 
 /// Result alias for the runtime.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -183,7 +193,7 @@ pub enum Error {
     /// The decode loop refused a request ([`decode::Decoder`](crate::decode::Decoder)); the
     /// decoder is unchanged.
     #[error(transparent)]
-    Decode(#[from] crate::decode::DecodeError),
+    Decode(#[from] DecodeError),
 
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
@@ -200,13 +210,13 @@ pub enum Error {
     /// [`ModelFile::find`]: crate::ModelFile::find
     #[error(
         "model `{model}` not found; looked at:{}",
-        crate::model_file::describe_search(looked)
+        model_search::describe_search(looked)
     )]
     ModelNotFound {
         /// The model's file name.
         model: String,
         /// Every place looked at, in order.
-        looked: Vec<crate::model_file::LookedAt>,
+        looked: Vec<model_search::LookedAt>,
     },
 }
 

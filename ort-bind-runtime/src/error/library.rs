@@ -1,0 +1,121 @@
+//! Why the ONNX Runtime library could not be made ready: the errors of
+//! [`library::init`](crate::library::init), defined here, below everything that reports
+//! them, and re-exported by [`library`](crate::library).
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// How to provide the library; ends every [`LibraryError::NotLoaded`] message.
+pub(crate) const HOW_TO_PROVIDE: &str = "set ORT_DYLIB_PATH to the path of libonnxruntime.so (ONNX Runtime 1.31), or install the `onnxruntime==1.31.1` Python package, or build with the `fetch-runtime` feature so the build fetches it";
+
+/// Where a [`Candidate`] path comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CandidateSource {
+    /// The `ORT_DYLIB_PATH` environment variable, read at run time.
+    EnvVar,
+    /// The copy fetched by the build script (feature `fetch-runtime`); its path is baked in.
+    Bundled,
+    /// The per-user cache folder, computed at run time.
+    Cache,
+    /// The `capi/` folder of an installed `onnxruntime` Python package.
+    PythonPackage,
+    /// The platform's default library name, resolved by the system loader.
+    System,
+}
+
+impl fmt::Display for CandidateSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::EnvVar => "ORT_DYLIB_PATH",
+            Self::Bundled => "copy fetched at build time",
+            Self::Cache => "ort-bind cache",
+            Self::PythonPackage => "onnxruntime Python package",
+            Self::System => "system loader",
+        })
+    }
+}
+
+/// One place [`init`](crate::library::init) looks for the library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Where the path comes from.
+    pub source: CandidateSource,
+    /// The path handed to the loader (a bare file name for [`CandidateSource::System`]).
+    pub path: PathBuf,
+}
+
+/// A candidate that failed to load, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// The place tried.
+    pub candidate: Candidate,
+    /// Why it could not be used (missing file, loader error, wrong version, ...).
+    pub reason: String,
+}
+
+/// Why the ONNX Runtime library could not be made ready.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LibraryError {
+    /// No candidate could be loaded. The message lists each one and why it failed, then how to
+    /// provide the library.
+    #[error("{}", not_loaded_message(attempts))]
+    NotLoaded {
+        /// Every place tried, in order.
+        attempts: Vec<Attempt>,
+    },
+    /// The library loaded, but `ort` could not create its global environment.
+    #[error(
+        "loaded ONNX Runtime {version} from `{}`, but creating its environment failed: {message}",
+        path.display()
+    )]
+    Environment {
+        /// The library that was loaded.
+        path: PathBuf,
+        /// Its version.
+        version: String,
+        /// `ort`'s error.
+        message: String,
+    },
+    /// [`init_with`](crate::library::init_with) was called after the environment had already been created.
+    #[error(
+        "the ONNX Runtime environment already exists (library `{}`), so init_with cannot configure it; call init_with before anything else uses ort-bind",
+        path.display()
+    )]
+    AlreadyInitialized {
+        /// The library already loaded.
+        path: PathBuf,
+    },
+}
+
+fn not_loaded_message(attempts: &[Attempt]) -> String {
+    use fmt::Write as _;
+    let mut out = format!(
+        "could not load the ONNX Runtime shared library (ort-bind needs ONNX Runtime 1.{} or newer); tried:",
+        ort::MINOR_VERSION
+    );
+    if attempts.is_empty() {
+        out.push_str("\n  (no candidate)");
+    }
+    for attempt in attempts {
+        let _ = write!(
+            out,
+            "\n  - {} `{}`: {}",
+            attempt.candidate.source,
+            attempt.candidate.path.display(),
+            attempt.reason
+        );
+    }
+    if attempts
+        .iter()
+        .any(|a| a.candidate.source == CandidateSource::EnvVar)
+    {
+        out.push_str("\n  (ORT_DYLIB_PATH is set, so no other place was tried)");
+    }
+    if let Some(note) = option_env!("ORT_BIND_BUILD_NOTE").filter(|n| !n.is_empty()) {
+        let _ = write!(out, "\n  (when ort-bind-runtime was built, {note})");
+    }
+    let _ = write!(out, "\nTo provide it: {HOW_TO_PROVIDE}.");
+    out
+}
