@@ -7,7 +7,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use prost::Message;
 
 use crate::Result;
 use crate::contenders::Clock;
@@ -370,55 +369,16 @@ impl Workload {
     }
 }
 
-/// The fields of ONNX's `TensorProto` needed to read float32 reference outputs.
-#[derive(Clone, PartialEq, prost::Message)]
-struct TensorProto {
-    #[prost(int64, repeated, tag = "1")]
-    dims: Vec<i64>,
-    #[prost(int32, tag = "2")]
-    data_type: i32,
-    #[prost(float, repeated, tag = "4")]
-    float_data: Vec<f32>,
-    #[prost(bytes = "vec", tag = "9")]
-    raw_data: Vec<u8>,
-}
-
-/// Reads a float32 `TensorProto` file: its dims and values.
+/// Reads a float32 `TensorProto` file (ONNX's reference outputs): its dims and values,
+/// through the CLI's data readers (the one `TensorProto` the repository's tools share).
 fn read_tensor_proto(path: &Path) -> Result<(Vec<usize>, Vec<f32>)> {
-    let bytes = fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-    let t = TensorProto::decode(&bytes[..])
-        .map_err(|e| format!("`{}` is not a TensorProto: {e}", path.display()))?;
-    if t.data_type != 1 {
-        return Err(format!(
-            "`{}` holds data type {}, not float32",
-            path.display(),
-            t.data_type
-        )
-        .into());
-    }
-    let dims: Vec<usize> = t
-        .dims
-        .iter()
-        .map(|&d| usize::try_from(d))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| format!("`{}` has a negative dim", path.display()))?;
-    let values: Vec<f32> = if t.raw_data.is_empty() {
-        t.float_data
-    } else {
-        t.raw_data
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    };
-    if values.len() != dims.iter().product::<usize>() || values.is_empty() {
-        return Err(format!(
-            "`{}`: {} values for dims {dims:?}",
-            path.display(),
-            values.len()
-        )
-        .into());
-    }
-    Ok((dims, values))
+    let array = ort_bind_cli::data::read_array(path)
+        .map_err(|e| format!("`{}`: {e}", path.display()))?;
+    let values = array
+        .as_slice::<f32>()
+        .ok_or_else(|| format!("`{}` does not hold float32 values", path.display()))?
+        .to_vec();
+    Ok((array.dims().to_vec(), values))
 }
 
 #[cfg(test)]
