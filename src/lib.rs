@@ -40,7 +40,82 @@
 //! The runtime types ([`Tensor`], [`Bound`], devices, shapes) are re-exported
 //! from `ort-bind-runtime`.
 
-pub use ort_bind_runtime::*;
+// The user API, by name and in the order a newcomer meets it. Every item keeps its
+// runtime path too (`ort_bind_runtime::tensor::Tensor`); this page is the one to read.
+
+/// Loading models and running them: a [`Session`] is a loaded model (what generated
+/// `Model`s wrap), [`ModelFile`] finds a model after deployment; every fallible call
+/// returns [`Result`].
+pub use ort_bind_runtime::{CudaErrorKind, Error, ModelFile, Result, Session, SessionOptions};
+
+/// Tensors and their shapes: a [`Tensor`] owns a buffer bound once; [`TensorMut`] and
+/// [`TensorRef`] are the in-place views bindings hand out; [`AllocatedOutput`] is an
+/// output ONNX Runtime sizes. Shapes are types: [`Fix<N>`](Fix), [`Dyn`], [`AnyRank`].
+pub use ort_bind_runtime::{
+    AllocatedOutput, AnyRank, Axis, DimsChange, Dyn, Fix, Shape, Tensor, TensorMut, TensorRef,
+};
+
+/// Devices are types: [`Cpu`] always; `Cuda<N>` and `CudaPinned` with the `cuda` feature.
+pub use ort_bind_runtime::{Cpu, Device, HostDevice};
+#[cfg(feature = "cuda")]
+pub use ort_bind_runtime::{Cuda, CudaPinned, cuda_provider_available, cudarc};
+
+/// Element types: the primitives, [`f16`](struct@f16), [`bf16`], and ONNX's narrow types
+/// (module [`narrow`]).
+pub use ort_bind_runtime::{
+    Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
+    Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, Unpacked, bf16, f16, narrow,
+};
+
+/// String tensors, sequences, maps and optionals (module [`values`]).
+pub use ort_bind_runtime::{
+    Map, MapKey, MapSequence, MapValue, Optional, Sequence, SequenceElement, StringOutput,
+    StringTensor, StringTensorMut, Strings, values,
+};
+
+/// The binding every route builds on: [`Bound`] owns an I/O binding and the buffers it
+/// points at (the derive's structs run through it); a hand-written set of tensors
+/// implements [`BindingIo`] with a [`Binder`].
+pub use ort_bind_runtime::{Binder, BindingIo, Bound, OutputValue};
+
+/// Serving: stop a run ([`Terminator`]), async runs ([`RunFuture`]), pools of bindings
+/// ([`Pool`]), dynamic batching ([`Batcher`]).
+pub use ort_bind_runtime::{
+    BatchOptions, Batcher, Batching, GetFuture, Pool, Pooled, ReplyFuture, RunFuture, Terminator,
+};
+
+/// Generative decoding: the typed KV-cache decode loop generated modules name
+/// (`Decoder`, `SharedDecoder`).
+pub use ort_bind_runtime::decode;
+
+/// Bindings decided at run time, for tools that take any model ([`dynamic::DynamicBinding`],
+/// [`dynamic::HostArray`], [`values::DynValue`]); finding and loading ONNX Runtime
+/// ([`library`]); its log lines ([`logging`]).
+pub use ort_bind_runtime::{dynamic, library, logging};
+
+/// `ndarray` views of host tensors (the `ndarray` feature), and the `ndarray` crate they
+/// are built on.
+#[cfg(feature = "ndarray")]
+pub use ort_bind_runtime::ndarray;
+
+// What generated code and the derive's expansions name: public so they can, hidden because
+// they are not an API (they change with the code generators). The dynamic route's types are
+// also kept at the root for programs written before they moved behind `dynamic`.
+#[doc(hidden)]
+pub use ort_bind_runtime::{
+    AcceptsFixed, AxisRule, DEFAULT_RECENT_DIMS, DType, DimsSolver, DynElement, DynKey, DynMap,
+    DynValue, DynamicBinding, ElemType, HasRank, HostArray, HostArrayRef, HostData, HostDataRef,
+    InputSlot, InputValue, ONNXTensorElementDataType, OutputSlot, Slot, SplitIo, ValueKind,
+    ValueSpec, ValueType,
+};
+#[doc(hidden)]
+pub use ort_bind_runtime::{
+    assert, batch, binding, cancel, device, dims, element, error, model_file, pool, run_async,
+    session, shape, slot, tensor,
+};
+#[cfg(feature = "ndarray")]
+#[doc(hidden)]
+pub use ort_bind_runtime::ndarray_views;
 
 /// Derives a zero-copy binding for a struct of tensors, checked against an ONNX model
 /// at compile time (the derive route).
