@@ -290,7 +290,9 @@ fn best_for<Io: BindingIo>(idle: &[Bound<Io>], dims: &Io::Dims) -> usize {
 
 impl<Io: BindingIo> Shared<Io> {
     /// Takes a binding back: to the first waiter still waiting, else to the idle list.
+    /// Every stop taken for its runs ends here, so none reaches the next checkout's runs.
     fn put(&self, bound: Bound<Io>) {
+        bound.end_stops();
         let mut state = lock(&self.state);
         let mut bound = Some(bound);
         while let Some(waiter) = state.waiters.pop_front() {

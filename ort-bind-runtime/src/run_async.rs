@@ -189,7 +189,7 @@ impl<Io: BindingIo> Future for RunFuture<'_, Io> {
             None => Poll::Pending,
             Some(result) => {
                 this.phase = Phase::Finished;
-                Poll::Ready(this.bound.finish_async(result, this.timeout.is_some()))
+                Poll::Ready(this.bound.finish_async(result))
             }
         }
     }
