@@ -156,6 +156,9 @@ pub struct RunFuture<'a, Io: BindingIo> {
     bound: &'a mut Bound<Io>,
     timeout: Option<Duration>,
     phase: Phase,
+    // A check that failed before the run (see `RunFuture::after_check`): the first poll
+    // resolves to it and starts nothing.
+    early: Option<Error>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +180,10 @@ impl<Io: BindingIo> Future for RunFuture<'_, Io> {
                 }));
             }
             Phase::NotStarted => {
+                if let Some(e) = this.early.take() {
+                    this.phase = Phase::Finished;
+                    return Poll::Ready(Err(e));
+                }
                 if let Err(e) = this.bound.start_async(cx.waker(), this.timeout) {
                     this.phase = Phase::Finished;
                     return Poll::Ready(Err(e));
@@ -192,6 +199,19 @@ impl<Io: BindingIo> Future for RunFuture<'_, Io> {
                 Poll::Ready(this.bound.finish_async(result))
             }
         }
+    }
+}
+
+impl<'a, Io: BindingIo> RunFuture<'a, Io> {
+    /// For generated code: when `check` (made before the run, e.g. that every required
+    /// input value is set) failed, the future resolves to its error on the first poll and
+    /// starts no run.
+    #[doc(hidden)]
+    pub fn after_check(mut self, check: Result<()>) -> RunFuture<'a, Io> {
+        if let Err(e) = check {
+            self.early = Some(e);
+        }
+        self
     }
 }
 
@@ -219,6 +239,7 @@ impl<Io: BindingIo> Bound<Io> {
             bound: self,
             timeout: None,
             phase: Phase::NotStarted,
+            early: None,
         }
     }
 
@@ -230,6 +251,7 @@ impl<Io: BindingIo> Bound<Io> {
             bound: self,
             timeout: Some(timeout),
             phase: Phase::NotStarted,
+            early: None,
         }
     }
 }
