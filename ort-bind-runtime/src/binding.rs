@@ -487,6 +487,19 @@ impl<Io: BindingIo> Bound<Io> {
         }
     }
 
+    /// Stops the asynchronous run in flight, whose future is being dropped, without waiting
+    /// for it: [`Bound::settle`] (the binding's next use, or its drop) waits.
+    pub(crate) fn abandon_in_flight(&mut self) {
+        self.abandon_leaked();
+        self.completion.forget_waker();
+    }
+
+    /// Whether an asynchronous run (of a dropped or leaked future) still uses the buffers,
+    /// so that the binding's next use would wait for it.
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight.is_some() && self.completion.running()
+    }
+
     /// Stops an asynchronous run still in flight whose future was leaked, and ends its
     /// epoch; `true` when there was one.
     fn abandon_leaked(&self) -> bool {
