@@ -622,13 +622,8 @@ fn cancellation(s: Sizes) -> Result<(Duration, Duration, Duration)> {
             Err(ort_bind_runtime::Error::Terminated) => {
                 latencies.push(returned.saturating_duration_since(at));
             }
-            // Finished before the terminate: that request stops the next run instead.
-            Ok(()) => {
-                late += 1;
-                if !matches!(bound.run(), Err(ort_bind_runtime::Error::Terminated)) {
-                    return Err("a terminate() that came late did not stop the next run".into());
-                }
-            }
+            // Finished before the terminate: the stop was for that run only.
+            Ok(()) => late += 1,
             Err(e) => return Err(e.into()),
         }
         bound.run()?;

@@ -341,7 +341,9 @@ pub const DEFAULT_RECENT_DIMS: usize = 3;
 /// What [`Bound`] remembers of an asynchronous run in flight.
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
-    timed: bool,
+    /// The run's epoch ([`RunControl::epoch`]); once the control has moved past it, the
+    /// run was abandoned (its stop requested) and only its completion is awaited.
+    epoch: u64,
 }
 
 impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
@@ -442,10 +444,11 @@ impl<Io: BindingIo> Bound<Io> {
     /// `synchronize` to wait on the host). When any bound tensor is host memory, the run
     /// returns only after the device has finished with it.
     ///
-    /// A run stopped by this binding's [`Terminator`] returns [`Error::Terminated`]; the
+    /// A run stopped by a [`Terminator`] taken for it returns [`Error::Terminated`]; the
     /// binding stays usable.
     pub fn run(&mut self) -> Result<()> {
-        self.run_inner(false)
+        self.settle();
+        self.run_inner()
     }
 
     /// [`Bound::run`], terminated when it has not finished after `timeout`: it then returns
@@ -453,23 +456,65 @@ impl<Io: BindingIo> Bound<Io> {
     /// stays usable. The timeout is kept by one process-wide timer thread; arming it costs
     /// a lock and a heap push, no thread and no allocation per run.
     pub fn run_with_timeout(&mut self, timeout: Duration) -> Result<()> {
-        let run = self.control.arm();
-        if let Err(e) = deadline::schedule(&self.control, run, timeout) {
-            self.control.finish(true, true);
+        self.settle();
+        // The timeout is for this run only: it names the run's epoch.
+        if let Err(e) = deadline::schedule(&self.control, self.control.epoch(), timeout) {
+            self.control.close();
             return Err(e);
         }
-        self.run_inner(true)
+        self.run_inner()
     }
 
-    /// A handle that stops this binding's runs from any thread (see [`Terminator`]).
+    /// A handle that stops this binding's next run (the one `run`, `run_with_timeout`,
+    /// `run_async` or `run_async_with_timeout` starts next) from any thread, and no run
+    /// after it: once that run has finished, the handle does nothing (see [`Terminator`]).
+    /// Take one per run.
+    ///
+    /// A run still in flight for a leaked [`RunFuture`](crate::RunFuture) is stopped (the
+    /// binding waits for it before its next use anyway), so the handle is for the next run.
     pub fn terminator(&self) -> Terminator {
+        self.abandon_leaked();
         Terminator::new(Arc::clone(&self.control))
     }
 
-    fn run_inner(&mut self, timed: bool) -> Result<()> {
-        self.settle();
+    /// Ends every stop and timeout taken for this binding's runs so far (a [`Pool`]
+    /// calls it when the binding comes back): none of them can stop a later run.
+    ///
+    /// [`Pool`]: crate::Pool
+    pub(crate) fn end_stops(&self) {
+        if !self.abandon_leaked() {
+            self.control.close();
+        }
+    }
+
+    /// Stops the asynchronous run in flight, whose future is being dropped, without waiting
+    /// for it: [`Bound::settle`] (the binding's next use, or its drop) waits.
+    pub(crate) fn abandon_in_flight(&mut self) {
+        self.abandon_leaked();
+        self.completion.forget_waker();
+    }
+
+    /// Whether an asynchronous run (of a dropped or leaked future) still uses the buffers,
+    /// so that the binding's next use would wait for it.
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight.is_some() && self.completion.running()
+    }
+
+    /// Stops an asynchronous run still in flight whose future was leaked, and ends its
+    /// epoch; `true` when there was one.
+    fn abandon_leaked(&self) -> bool {
+        match self.in_flight {
+            Some(InFlight { epoch }) if self.control.epoch() == epoch => {
+                self.control.abandon();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn run_inner(&mut self) -> Result<()> {
         let result = self.run_sync();
-        let reason = self.control.finish(timed, result.is_err());
+        let reason = self.control.close();
         match (result, reason) {
             (Err(_), Some(reason)) => Err(reason.error()),
             (result, _) => result,
@@ -723,13 +768,22 @@ impl<Io: BindingIo> Bound<Io> {
     /// Starts an asynchronous run whose completion wakes `waker`.
     pub(crate) fn start_async(&mut self, waker: &Waker, timeout: Option<Duration>) -> Result<()> {
         self.settle();
+        let started = self.start_async_inner(waker, timeout);
+        if started.is_err() {
+            // The run is over before it began: its stops and timeout end with it.
+            self.control.close();
+        }
+        started
+    }
+
+    fn start_async_inner(&mut self, waker: &Waker, timeout: Option<Duration>) -> Result<()> {
         if !self.ready {
             self.rebind()?;
         }
         if let Some(reason) = self.async_unsupported() {
             return Err(Error::AsyncRun { reason });
         }
-        let run = timeout.map(|_| self.control.arm());
+        let epoch = self.control.epoch();
         self.completion.begin(Some(waker));
         // SAFETY: until the completion fires, everything `run_async` reads stays alive and
         // untouched: the session (`self.session`), the run options (`self.control`), the
@@ -748,32 +802,33 @@ impl<Io: BindingIo> Bound<Io> {
         };
         if let Err(e) = started {
             self.completion.abandon();
-            if run.is_some() {
-                self.control.finish(true, true);
-            }
             return Err(e);
         }
-        self.in_flight = Some(InFlight {
-            timed: timeout.is_some(),
-        });
-        if let (Some(run), Some(timeout)) = (run, timeout)
-            && deadline::schedule(&self.control, run, timeout).is_err()
+        self.in_flight = Some(InFlight { epoch });
+        if let Some(timeout) = timeout
+            && deadline::schedule(&self.control, epoch, timeout).is_err()
         {
             // No timer thread: stop the run rather than let it run unbounded.
-            let _ = self.control.request(Reason::Terminated, Some(run));
+            let _ = self.control.request(Reason::Terminated, epoch);
         }
         Ok(())
     }
 
     /// Collects the result of the asynchronous run that just completed: stores the outputs
     /// ONNX Runtime allocated and names a stop that was requested.
-    pub(crate) fn finish_async(&mut self, result: Result<()>, timed: bool) -> Result<()> {
+    pub(crate) fn finish_async(&mut self, result: Result<()>) -> Result<()> {
         self.in_flight = None;
-        let reason = self.control.finish(timed, result.is_err());
+        let reason = self.control.close();
         let result = match (result, reason) {
             (Err(_), Some(reason)) => Err(reason.error()),
             (result, _) => result.map_err(|e| self.session.run_error(e)),
         };
+        self.collect_async(result)
+    }
+
+    /// Stores the outputs ONNX Runtime allocated for an asynchronous run that ended with
+    /// `result`, and releases what it left in the run's arrays.
+    fn collect_async(&mut self, result: Result<()>) -> Result<()> {
         let stored = if result.is_ok() && Io::HAS_ALLOCATED_OUTPUTS {
             let mut stored = Ok(());
             for pos in 0..self.args.output_count() {
@@ -795,13 +850,16 @@ impl<Io: BindingIo> Bound<Io> {
         &self.completion
     }
 
-    /// Waits for an asynchronous run whose future was dropped or leaked: stops it, waits
-    /// for ONNX Runtime's callback, and collects it (its result is discarded).
+    /// Waits for an asynchronous run whose future was dropped or leaked: stops it (unless
+    /// it was abandoned already), waits for ONNX Runtime's callback, and collects it (its
+    /// result is discarded).
     pub(crate) fn settle(&mut self) {
-        if let Some(InFlight { timed }) = self.in_flight {
-            let _ = self.control.request(Reason::Terminated, None);
+        if self.in_flight.is_some() {
+            self.abandon_leaked();
             let result = self.completion.wait();
-            let _ = self.finish_async(result, timed);
+            self.in_flight = None;
+            self.control.settled();
+            let _ = self.collect_async(result);
         }
     }
 

@@ -10,6 +10,14 @@
 //! [`Bound::run_with_timeout`](crate::Bound::run_with_timeout) fired), and the binding stays
 //! usable: the next run proceeds normally.
 //!
+//! **A stop belongs to one run.** A [`Terminator`] is for the run in progress when it was
+//! taken or, when none was (the usual case: take it, hand it to a disconnect hook, then
+//! run), the next run the binding starts; that run only. Once that run has finished, the
+//! handle is inert: a late `terminate()` returns `Ok` and stops nothing. A binding that
+//! goes back to its [`Pool`](crate::Pool) ends every stop taken for it, so a hook that
+//! fires after the reply can never stop the next request's run on that binding. A timeout
+//! is, the same way, for its own run only.
+//!
 //! ONNX Runtime reads the flag between kernels, so a run stops after the kernel it is in
 //! (on a model of 128 small kernels: well under a millisecond; on a model with one huge
 //! kernel: when that kernel ends).
@@ -20,15 +28,17 @@
 //! use std::time::Duration;
 //! use ort_bind_runtime::Error;
 //!
-//! let stop = bound.terminator();
+//! let stop = bound.terminator(); // for the next run
+//! let hook = stop.clone();
 //! std::thread::spawn(move || {
 //!     std::thread::sleep(Duration::from_millis(10));
-//!     stop.terminate()
+//!     hook.terminate()
 //! });
 //! match bound.run() {
 //!     Err(Error::Terminated) => println!("stopped"),
 //!     other => other?,
 //! }
+//! stop.terminate()?; // too late: its run is over, so this does nothing
 //! bound.run()?; // the binding still works
 //! match bound.run_with_timeout(Duration::from_millis(5)) {
 //!     Err(Error::TimedOut { .. }) => println!("too slow"),
@@ -37,7 +47,7 @@
 //! # Ok(()) }
 //! ```
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -64,6 +74,13 @@ impl Reason {
 }
 
 /// A binding's run options and the state of requests to stop its runs.
+///
+/// Runs are numbered by epochs: the epoch is the number of the run in progress or, when
+/// none is, of the next run the binding starts. A [`Terminator`] and a timeout each record
+/// the epoch of the one run they are for and act only while that epoch is current; the
+/// owner of the binding ends an epoch ([`RunControl::close`]) when a run returns, when a
+/// dropped asynchronous run is abandoned, and when a binding goes back to its pool, so a
+/// stop that arrives later finds a newer epoch and does nothing.
 #[derive(Debug)]
 pub(crate) struct RunControl {
     /// Options of every run, but the ones below.
@@ -71,20 +88,26 @@ pub(crate) struct RunControl {
     /// Options of runs that return before the device has finished (a CUDA session on the
     /// caller's stream, with every bound tensor in device memory).
     device_async: Option<RunOptions>,
-    /// Set (before the flag) while a stop is requested; lets a run that finished normally
-    /// skip the lock.
-    requested: AtomicBool,
+    /// `epoch << 1 | stop`: the current epoch, and whether a stop of its run is requested.
+    /// Requesters set the stop bit (under `state`'s lock); only the binding's owner moves
+    /// the epoch on, without the lock when no stop is requested (a run that finished
+    /// normally costs one compare-and-swap).
+    word: AtomicU64,
     state: Mutex<ControlState>,
 }
 
 #[derive(Debug, Default)]
 struct ControlState {
-    /// The pending request; the flag of both run options is set exactly while this is `Some`.
+    /// Why the current epoch's run is to stop; `Some` exactly while the stop bit is set.
     reason: Option<Reason>,
-    /// The run a timeout may stop (0: none), and the last number handed out.
-    armed: u64,
-    last: u64,
+    /// An abandoned asynchronous run (its future was dropped) is still in flight: the
+    /// flag of both run options stays set until [`RunControl::settled`]. Otherwise the flag
+    /// is set exactly while the stop bit is.
+    abandoned: bool,
 }
+
+const STOP: u64 = 1;
+const EPOCH: u64 = 2;
 
 impl RunControl {
     pub(crate) fn new(session: &Session) -> Result<RunControl> {
@@ -99,7 +122,7 @@ impl RunControl {
         Ok(RunControl {
             plain: RunOptions::with_config(&[])?,
             device_async,
-            requested: AtomicBool::new(false),
+            word: AtomicU64::new(0),
             state: Mutex::new(ControlState::default()),
         })
     }
@@ -117,22 +140,12 @@ impl RunControl {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Requests that the run in progress (or else the next one) stop. With `only`, only
-    /// while the run that [`RunControl::arm`] numbered `only` is still the armed one (a
-    /// timeout of a run that already returned does nothing).
-    pub(crate) fn request(&self, reason: Reason, only: Option<u64>) -> Result<()> {
-        let mut state = self.lock();
-        if let Some(run) = only
-            && state.armed != run
-        {
-            return Ok(());
-        }
-        if state.reason.is_some() {
-            return Ok(());
-        }
-        // Visible before the flag: a run that stops because of the flag finds the reason.
-        self.requested.store(true, Ordering::SeqCst);
-        state.reason = Some(reason);
+    /// The current epoch: the run in progress, or else the next one to start.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.word.load(Ordering::SeqCst) / EPOCH
+    }
+
+    fn set_flags(&self) -> Result<()> {
         self.plain.set_terminate()?;
         if let Some(options) = &self.device_async {
             options.set_terminate()?;
@@ -140,55 +153,118 @@ impl RunControl {
         Ok(())
     }
 
-    /// Numbers the run about to start so that a timeout can stop it and only it.
-    pub(crate) fn arm(&self) -> u64 {
-        let mut state = self.lock();
-        state.last += 1;
-        state.armed = state.last;
-        state.armed
-    }
-
-    /// Called when a run has returned (`timed`: it was armed; `failed`: it returned an
-    /// error). Disarms its timeout and consumes a pending request: the flag is cleared so
-    /// the next run proceeds, and the reason is returned.
-    pub(crate) fn finish(&self, timed: bool, failed: bool) -> Option<Reason> {
-        if !timed && !failed && !self.requested.load(Ordering::SeqCst) {
-            return None;
-        }
-        let mut state = self.lock();
-        state.armed = 0;
-        let reason = state.reason.take()?;
-        self.requested.store(false, Ordering::SeqCst);
+    fn clear_flags(&self) {
         // Clearing can only fail if ONNX Runtime cannot allocate a status; the next run
         // would then stop at once and report it.
         let _ = self.plain.unset_terminate();
         if let Some(options) = &self.device_async {
             let _ = options.unset_terminate();
         }
-        Some(reason)
+    }
+
+    /// Requests that the run of `epoch` stop: the run in progress, or the next one to
+    /// start, while `epoch` is current; nothing once that run has ended (or the epoch was
+    /// closed otherwise). The first request of an epoch gives its reason.
+    pub(crate) fn request(&self, reason: Reason, epoch: u64) -> Result<()> {
+        let mut state = self.lock();
+        let word = self.word.load(Ordering::SeqCst);
+        if word / EPOCH != epoch || word & STOP != 0 {
+            return Ok(());
+        }
+        // Fails only when the owner has just closed the epoch (without the lock): too late.
+        if self
+            .word
+            .compare_exchange(word, word | STOP, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Ok(());
+        }
+        // Set before the flag, under the lock the owner takes to collect it: a run that
+        // stops because of the flag finds the reason.
+        state.reason = Some(reason);
+        self.set_flags()
+    }
+
+    /// Ends the current epoch (called by the binding's owner, with no run in progress):
+    /// every [`Terminator`] and timeout taken so far becomes inert. Returns the reason of
+    /// a stop that was requested for the epoch, and clears the flag (unless an abandoned
+    /// run still needs it).
+    pub(crate) fn close(&self) -> Option<Reason> {
+        let word = self.word.load(Ordering::SeqCst);
+        if word & STOP == 0
+            && self
+                .word
+                .compare_exchange(word, word + EPOCH, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            return None;
+        }
+        // A stop was requested: the lock waits for the requester to finish setting flags.
+        let mut state = self.lock();
+        let word = self.word.load(Ordering::SeqCst);
+        self.word
+            .store((word / EPOCH + 1) * EPOCH, Ordering::SeqCst);
+        if !state.abandoned {
+            self.clear_flags();
+        }
+        state.reason.take()
+    }
+
+    /// Gives up the asynchronous run in progress (its future was dropped): stops it and
+    /// ends its epoch at once, so a [`Terminator`] taken from now on is for the next run.
+    /// The flag stays set until [`RunControl::settled`] says the run has finished.
+    pub(crate) fn abandon(&self) {
+        let mut state = self.lock();
+        state.abandoned = true;
+        // Failing to set the flag leaves the run to finish; the binding waits either way.
+        let _ = self.set_flags();
+        let word = self.word.load(Ordering::SeqCst);
+        self.word
+            .store((word / EPOCH + 1) * EPOCH, Ordering::SeqCst);
+        state.reason = None;
+    }
+
+    /// The abandoned run has finished: the flag again says whether the current epoch's run
+    /// is to stop.
+    pub(crate) fn settled(&self) {
+        let mut state = self.lock();
+        if std::mem::take(&mut state.abandoned) && self.word.load(Ordering::SeqCst) & STOP == 0 {
+            self.clear_flags();
+        }
     }
 }
 
-/// Stops runs of one binding from any thread: see the [module docs](self).
+/// Stops one run of a binding from any thread: see the [module docs](self).
 ///
-/// Cheap to clone; `Send + Sync`. It keeps the binding's run options alive, not the binding.
+/// A `Terminator` is for one run: the run in progress when it was taken, or, when none
+/// was, the next run the binding starts. Once that run has finished (or its binding went
+/// back to its pool, or its asynchronous future was dropped), the handle is inert:
+/// [`Terminator::terminate`] returns `Ok` and stops nothing, so a late call can never stop
+/// a later run, whoever runs it. Take a new one for each run.
+///
+/// Cheap to clone (clones are for the same run); `Send + Sync`. It keeps the binding's run
+/// options alive, not the binding.
 #[derive(Debug, Clone)]
 pub struct Terminator {
     control: Arc<RunControl>,
+    epoch: u64,
 }
 
 impl Terminator {
     pub(crate) fn new(control: Arc<RunControl>) -> Terminator {
-        Terminator { control }
+        let epoch = control.epoch();
+        Terminator { control, epoch }
     }
 
-    /// Stops the binding's run in progress, or, when none is, the next run it starts: that
-    /// run returns [`Error::Terminated`] (ONNX Runtime stops after the kernel it is in).
-    /// One call stops one run; later runs proceed. A call that races with the end of a run
-    /// is absorbed by that run (which returns its results) or stops the next one.
+    /// Stops the run this handle is for (see [`Terminator`]): the run in progress when it
+    /// was taken, or the next run its binding started or starts. That run returns
+    /// [`Error::Terminated`] (ONNX Runtime stops after the kernel it is in); a call before
+    /// it starts makes it stop at once. Calling again, or after that run has finished,
+    /// does nothing. A call that races with the end of the run is absorbed by that run
+    /// (which then returns its results); it never stops a later run.
     ///
     /// Errors only when ONNX Runtime cannot set the flag (it cannot allocate a status).
     pub fn terminate(&self) -> Result<()> {
-        self.control.request(Reason::Terminated, None)
+        self.control.request(Reason::Terminated, self.epoch)
     }
 }

@@ -1,10 +1,10 @@
 //! Timeouts: one process-wide timer thread that stops runs whose deadline passed.
 //!
 //! A timed run ([`Bound::run_with_timeout`](crate::Bound::run_with_timeout),
-//! [`Bound::run_async_with_timeout`](crate::Bound::run_async_with_timeout)) numbers itself
-//! with its binding's [`RunControl`], registers `(deadline, number)` here and disarms when it
-//! returns; at the deadline the thread asks the control to stop that run, which does
-//! nothing when the run already returned. Registering takes one lock and a push onto a
+//! [`Bound::run_async_with_timeout`](crate::Bound::run_async_with_timeout)) registers
+//! `(deadline, epoch)` here, the epoch being its binding's [`RunControl`] number for that
+//! run; at the deadline the thread asks the control to stop the run of that epoch, which
+//! does nothing when the run already returned (the epoch has moved on). Registering takes one lock and a push onto a
 //! heap whose capacity is reused (no allocation in steady state), and wakes the thread only
 //! when the new deadline is the earliest. Entries of runs that returned stay in the heap
 //! until their deadline and are then dropped.
@@ -80,8 +80,8 @@ fn timer() -> Result<&'static Timer> {
     }
 }
 
-/// Asks `control` to stop its run numbered `run` (see [`RunControl::arm`]) once `timeout`
-/// has passed from now.
+/// Asks `control` to stop its run of epoch `run` (see [`RunControl::epoch`]) once
+/// `timeout` has passed from now.
 pub(crate) fn schedule(control: &Arc<RunControl>, run: u64, timeout: Duration) -> Result<()> {
     let timer = timer()?;
     // A timeout too large for `Instant` never fires.
@@ -116,7 +116,7 @@ impl Timer {
                     && let Some(control) = entry.control.upgrade()
                 {
                     // Failing to set the flag leaves the run to finish; nothing to report to.
-                    let _ = control.request(Reason::TimedOut(entry.timeout), Some(entry.run));
+                    let _ = control.request(Reason::TimedOut(entry.timeout), entry.run);
                 }
             }
             let wait = queue

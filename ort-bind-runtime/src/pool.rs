@@ -14,7 +14,12 @@
 //! bindings of recently used dims (shape buckets), so once the bindings have served the
 //! largest request ([`Pool::fill`] does that up front), smaller ones allocate nothing. The
 //! pool prefers an idle binding already set to the request's dims, then one that has them
-//! among its recent dims, then the binding returned last.
+//! among its recent dims, then the binding returned last; a binding whose dropped
+//! [`run_async`](Bound::run_async) future left a run still stopping comes last (its first
+//! use waits for that run, at most the rest of one kernel).
+//!
+//! A binding that comes back ends every stop taken for its runs (see
+//! [`Terminator`](crate::Terminator)): a late `terminate()` never reaches the next request.
 //!
 //! ```no_run
 //! # fn demo<Io: ort_bind_runtime::BindingIo + Send + 'static>(
@@ -272,15 +277,21 @@ impl<Io: BindingIo> Pool<Io> {
 }
 
 /// The idle binding to hand out for `dims`: one set to them, else one that kept them among
-/// its recent dims, else the one returned last.
+/// its recent dims, else the one returned last; a binding whose dropped asynchronous run is
+/// still stopping (its first use would wait for it) only when every idle binding is such.
 fn best_for<Io: BindingIo>(idle: &[Bound<Io>], dims: &Io::Dims) -> usize {
     let mut best = idle.len() - 1;
     let mut score = 0;
     for (i, bound) in idle.iter().enumerate().rev() {
-        let s = bound.dims_score(dims);
+        // 1 + how cheaply it switches to `dims`; 0 while busy.
+        let s = if bound.busy() {
+            0
+        } else {
+            1 + bound.dims_score(dims)
+        };
         if s > score {
             (best, score) = (i, s);
-            if s == 2 {
+            if s == 3 {
                 break;
             }
         }
@@ -290,7 +301,9 @@ fn best_for<Io: BindingIo>(idle: &[Bound<Io>], dims: &Io::Dims) -> usize {
 
 impl<Io: BindingIo> Shared<Io> {
     /// Takes a binding back: to the first waiter still waiting, else to the idle list.
+    /// Every stop taken for its runs ends here, so none reaches the next checkout's runs.
     fn put(&self, bound: Bound<Io>) {
+        bound.end_stops();
         let mut state = lock(&self.state);
         let mut bound = Some(bound);
         while let Some(waiter) = state.waiters.pop_front() {

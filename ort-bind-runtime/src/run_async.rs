@@ -19,14 +19,16 @@
 //! - **Executors**: the future is woken by the callback through its [`Waker`]; it never
 //!   polls in a loop and needs no particular executor (tokio, `futures::executor`, ...).
 //!   It is `Send` when the binding is.
-//! - **Dropped early**: dropping the future while the run is in flight terminates the run
-//!   (ONNX Runtime stops after the kernel it is in) and **blocks** until ONNX Runtime's
-//!   callback has fired, so the buffers are free again when `drop` returns. On an async
-//!   executor that stalls the dropping thread for at most one kernel; prefer
-//!   [`Bound::run_async_with_timeout`], which resolves to [`Error::TimedOut`] without
-//!   blocking. If the future is leaked (`mem::forget`), the binding waits for the run the
-//!   next time it is used or dropped, and that run's outputs are unspecified (but
-//!   initialised) values.
+//! - **Dropped early**: dropping the future while the run is in flight tells the run to
+//!   stop (ONNX Runtime stops after the kernel it is in) and returns at once, without
+//!   waiting for ONNX Runtime (a lock and a flag: microseconds), so an executor thread
+//!   never blocks on it. The buffers stay the run's until ONNX Runtime's callback has
+//!   fired: the binding's next use (`inputs`, `outputs`, `run`, `set_dims`, ...) or its
+//!   drop waits for that first (at most the rest of one kernel), and a
+//!   [`Pool`](crate::Pool) hands out such a binding only when no other idle binding is
+//!   there. That run's outputs are unspecified (but initialised) values. A leaked future
+//!   (`mem::forget`) is handled the same way: the binding stops and waits for its run the
+//!   next time it is used or dropped.
 //! - **Devices**: CPU sessions (the bound tensors may be any host memory the session
 //!   accepts); outputs that ONNX Runtime allocates must be on the [`Cpu`](crate::Cpu).
 //!   A session with the CUDA execution provider is refused with [`Error::AsyncRun`]:
@@ -138,6 +140,17 @@ impl Completion {
         }
     }
 
+    /// Forgets the waker of the run in flight (its future was dropped: nobody waits).
+    pub(crate) fn forget_waker(&self) {
+        let waker = self.lock().waker.take();
+        drop(waker);
+    }
+
+    /// Whether a run is in flight (ONNX Runtime's callback has not fired yet).
+    pub(crate) fn running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
     /// Blocks until no run is in flight (leaves the result for [`Completion::wait`]).
     pub(crate) fn wait_idle(&self) {
         if !self.running.load(Ordering::Acquire) {
@@ -163,6 +176,9 @@ pub struct RunFuture<'a, Io: BindingIo> {
     bound: &'a mut Bound<Io>,
     timeout: Option<Duration>,
     phase: Phase,
+    // A check that failed before the run (see `RunFuture::after_check`): the first poll
+    // resolves to it and starts nothing.
+    early: Option<Error>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +200,10 @@ impl<Io: BindingIo> Future for RunFuture<'_, Io> {
                 }));
             }
             Phase::NotStarted => {
+                if let Some(e) = this.early.take() {
+                    this.phase = Phase::Finished;
+                    return Poll::Ready(Err(e));
+                }
                 if let Err(e) = this.bound.start_async(cx.waker(), this.timeout) {
                     this.phase = Phase::Finished;
                     return Poll::Ready(Err(e));
@@ -196,18 +216,32 @@ impl<Io: BindingIo> Future for RunFuture<'_, Io> {
             None => Poll::Pending,
             Some(result) => {
                 this.phase = Phase::Finished;
-                Poll::Ready(this.bound.finish_async(result, this.timeout.is_some()))
+                Poll::Ready(this.bound.finish_async(result))
             }
         }
+    }
+}
+
+impl<'a, Io: BindingIo> RunFuture<'a, Io> {
+    /// For generated code: when `check` (made before the run, e.g. that every required
+    /// input value is set) failed, the future resolves to its error on the first poll and
+    /// starts no run.
+    #[doc(hidden)]
+    pub fn after_check(mut self, check: Result<()>) -> RunFuture<'a, Io> {
+        if let Err(e) = check {
+            self.early = Some(e);
+        }
+        self
     }
 }
 
 impl<Io: BindingIo> Drop for RunFuture<'_, Io> {
     fn drop(&mut self) {
         if self.phase == Phase::Running {
-            // Terminate, then wait: ONNX Runtime must be done with the buffers before the
-            // borrow of the binding ends.
-            self.bound.settle();
+            // Stop the run and return at once. The binding still records the run as in
+            // flight, so every method that could touch what ONNX Runtime uses (and the
+            // binding's `Drop`) waits for the callback first, as for a leaked future.
+            self.bound.abandon_in_flight();
         }
     }
 }
@@ -226,6 +260,7 @@ impl<Io: BindingIo> Bound<Io> {
             bound: self,
             timeout: None,
             phase: Phase::NotStarted,
+            early: None,
         }
     }
 
@@ -237,6 +272,7 @@ impl<Io: BindingIo> Bound<Io> {
             bound: self,
             timeout: Some(timeout),
             phase: Phase::NotStarted,
+            early: None,
         }
     }
 }

@@ -3,9 +3,10 @@
 
 mod common;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{AddIo, data};
 use ort_bind_runtime::{Bound, Error, Pool, Result, Session, SessionOptions};
@@ -200,4 +201,59 @@ fn async_checkout_works_under_futures_block_on() -> Result<()> {
     drop(held); // handed to the waiting future, which is woken
     assert_eq!(waiter.join().expect("no panic")?, 4.0);
     Ok(())
+}
+
+/// A handler whose `run_async` future is dropped mid-run (its client went away) returns its
+/// binding at once; the pool hands out an idle binding that is not still stopping that run,
+/// and the stopped one serves correctly once ONNX Runtime has let go of it.
+#[test]
+fn a_dropped_async_run_returns_its_binding_at_once() -> Result<()> {
+    use common::{SlowIo, check_slow, fill_slow};
+    let session = Session::from_file(data("slow.onnx"), &SessionOptions::new().intra_threads(2))?;
+    let pool = Pool::new(2, move |m: &usize| Bound::new(&session, SlowIo::new(*m)?));
+    pool.fill(&4096)?;
+    let mut a = pool.get(&4096)?;
+    fill_slow(a.inputs().as_mut_slice());
+    let t = Instant::now();
+    a.run()?;
+    let full = t.elapsed();
+    let a_input = a.inputs().as_mut_slice().as_ptr();
+    let waker = noop_waker();
+    let mut fut = a.run_async();
+    let started = std::pin::Pin::new(&mut fut).poll(&mut std::task::Context::from_waker(&waker));
+    assert!(started.is_pending());
+    std::thread::sleep(full / 10);
+    let t = Instant::now();
+    drop(fut);
+    drop(a);
+    let returned = t.elapsed();
+    assert!(
+        returned < full / 20,
+        "dropping the future and the guard took {returned:?}"
+    );
+    // Two idle, one still stopping: a checkout gets the other, and runs it right.
+    let mut b = pool.get(&4096)?;
+    assert_ne!(
+        b.inputs().as_mut_slice().as_ptr(),
+        a_input,
+        "the pool handed out the binding still stopping its run"
+    );
+    fill_slow(b.inputs().as_mut_slice());
+    b.run()?;
+    check_slow(b.outputs().as_slice()).map_err(|reason| Error::AsyncRun { reason })?;
+    // The stopped one, checked out while the other is out, waits for its run and serves.
+    let mut c = pool.get(&4096)?;
+    assert_eq!(c.inputs().as_mut_slice().as_ptr(), a_input);
+    fill_slow(c.inputs().as_mut_slice());
+    c.run()?;
+    check_slow(c.outputs().as_slice()).map_err(|reason| Error::AsyncRun { reason })?;
+    Ok(())
+}
+
+fn noop_waker() -> std::task::Waker {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+    std::task::Waker::from(Arc::new(Noop))
 }

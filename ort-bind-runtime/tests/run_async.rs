@@ -187,7 +187,7 @@ fn the_callback_wakes_the_task_once_and_no_poll_loop_runs() -> Result<()> {
 }
 
 #[test]
-fn dropping_the_future_mid_run_terminates_waits_and_frees_the_binding() -> Result<()> {
+fn dropping_the_future_mid_run_stops_it_returns_at_once_and_frees_the_binding() -> Result<()> {
     let session = session("slow.onnx", 2)?;
     let mut bound = Bound::new(&session, SlowIo::new(SLOW_M)?)?;
     fill_slow(bound.inputs().as_mut_slice());
@@ -207,6 +207,23 @@ fn dropping_the_future_mid_run_terminates_waits_and_frees_the_binding() -> Resul
     assert!(
         drop_took < full / 2,
         "stopped early: {drop_took:?} of {full:?}"
+    );
+    // Drop returns without waiting for ONNX Runtime to stop the run (which takes up to a
+    // kernel, ~1/128 of the run here): it only asks. The next use waits instead.
+    let mut drops = vec![drop_took];
+    for _ in 0..8 {
+        let mut fut = bound.run_async();
+        assert!(poll_once(&mut fut, &waker).is_pending(), "the run started");
+        std::thread::sleep(full / 20);
+        let t = Instant::now();
+        drop(fut);
+        drops.push(t.elapsed());
+    }
+    drops.sort();
+    assert!(
+        drops[drops.len() / 2] < Duration::from_micros(100).min(full / 256),
+        "drop waited: {drops:?} (a kernel takes about {:?})",
+        full / 128
     );
     // The buffers are free: overwrite the input, run again, results are right.
     bound.inputs().fill(0.0);
@@ -262,5 +279,62 @@ fn an_async_timeout_resolves_to_timed_out_and_the_binding_runs_on() -> Result<()
     check_slow(bound.outputs().as_slice()).map_err(|reason| Error::AsyncRun { reason })?;
     futures_executor::block_on(bound.run_async())?;
     check_slow(bound.outputs().as_slice()).map_err(|reason| Error::AsyncRun { reason })?;
+    Ok(())
+}
+
+/// Drop latency of in-flight `run_async` futures: `in_flight` bindings of `slow.onnx`
+/// (one session, 2 intra-op threads) each start a run; after a tenth of a run's time each
+/// future is dropped and the drop timed. Returns every drop's duration.
+fn drop_latencies(in_flight: usize, trials: usize) -> Result<Vec<Duration>> {
+    let session = session("slow.onnx", 2)?;
+    let mut bounds = (0..in_flight)
+        .map(|_| {
+            let mut b = Bound::new(&session, SlowIo::new(512)?)?;
+            fill_slow(b.inputs().as_mut_slice());
+            Ok(b)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let t = Instant::now();
+    futures_executor::block_on(bounds[0].run_async())?;
+    let full = t.elapsed();
+    let waker = Waker::from(Arc::new(Signal::default()));
+    let mut drops = Vec::with_capacity(trials * in_flight);
+    for _ in 0..trials {
+        let mut futures: Vec<_> = bounds.iter_mut().map(|b| b.run_async()).collect();
+        for f in &mut futures {
+            assert!(poll_once(f, &waker).is_pending(), "the run started");
+        }
+        std::thread::sleep(full / 10);
+        for f in futures {
+            let t = Instant::now();
+            drop(f);
+            drops.push(t.elapsed());
+        }
+    }
+    // Every binding still runs right afterwards.
+    for b in &mut bounds {
+        b.run()?;
+        check_slow(b.outputs().as_slice()).map_err(|reason| Error::AsyncRun { reason })?;
+    }
+    Ok(drops)
+}
+
+/// Prints p50/p99 of dropping an in-flight future with 1 and 4 runs in flight
+/// (`cargo test --release -p ort-bind-runtime --test run_async -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: prints drop latencies"]
+fn drop_latency_with_1_and_4_runs_in_flight() -> Result<()> {
+    for in_flight in [1, 4] {
+        let mut d = drop_latencies(in_flight, 200 / in_flight)?;
+        d.sort();
+        let pct = |p: usize| d[(d.len() * p / 100).min(d.len() - 1)];
+        eprintln!(
+            "DROP {in_flight} in flight: {} drops, p50 {:?}, p99 {:?}, max {:?}",
+            d.len(),
+            pct(50),
+            pct(99),
+            d[d.len() - 1]
+        );
+    }
     Ok(())
 }

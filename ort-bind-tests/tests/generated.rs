@@ -383,6 +383,28 @@ fn generated_sequences_in_and_out() -> ort_bind::Result<()> {
         matches!(&err, Error::MissingInput { input } if input == "s"),
         "{err}"
     );
+    // The serving methods check the same: a timed run, and an asynchronous one (whose
+    // future resolves to the error without starting a run).
+    let err = binding
+        .run_with_timeout(std::time::Duration::from_secs(60))
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingInput { input } if input == "s"),
+        "{err}"
+    );
+    let err = futures_executor::block_on(binding.run_async()).unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingInput { input } if input == "s"),
+        "{err}"
+    );
+    let err = futures_executor::block_on(
+        binding.run_async_with_timeout(std::time::Duration::from_secs(60)),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingInput { input } if input == "s"),
+        "{err}"
+    );
     binding.set_input_s(ort_bind::Sequence::from_arrays(
         "s",
         [(&[2][..], &[7.0f32, 8.0][..]), (&[1][..], &[9.0][..])],

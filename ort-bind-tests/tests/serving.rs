@@ -134,3 +134,92 @@ fn generated_pool_hands_out_typed_bindings_for_each_request_s_dims() -> ort_bind
     assert_close(c.outputs().y.as_slice(), &expected_y(&[1.0; 12]));
     Ok(())
 }
+
+mod add {
+    ort_bind::include_bindings!("add");
+}
+/// `slow.onnx` (`ort-bind-runtime/tests/data/make_models.py`): 64 x (MatMul by
+/// `W = I/2 + 1e-3`, Tanh) over float32 `[m, 256]`; a row whose elements are all `c` stays
+/// constant, each layer mapping `v` to `tanh(v * (0.5 + 256e-3))`.
+mod slow {
+    ort_bind::bindings!("../ort-bind-runtime/tests/data/slow.onnx");
+}
+
+/// Fills row `r` of `x` (`[m, 256]`) with `(r % 7 + 1) / 8`.
+fn fill_slow(x: &mut [f32]) {
+    for (r, row) in x.chunks_mut(256).enumerate() {
+        row.fill((r % 7 + 1) as f32 / 8.0);
+    }
+}
+
+/// Whether `y` is what `slow.onnx` gives for `fill_slow`'s rows.
+fn slow_is_right(y: &[f32]) -> bool {
+    y.chunks(256).enumerate().all(|(r, row)| {
+        let mut v = (r % 7 + 1) as f32 / 8.0;
+        for _ in 0..64 {
+            v = (v * (0.5 + 256e-3)).tanh();
+        }
+        row.iter().all(|&got| (got - v).abs() <= 1e-4)
+    })
+}
+
+/// The binding `Model::bind` makes has the serving API of a pooled binding or a `Bound`:
+/// `run_with_timeout`, `terminator`, `run_async`, `run_async_with_timeout`.
+#[test]
+fn a_generated_binding_has_the_serving_api() -> ort_bind::Result<()> {
+    // Timed runs that finish in time, and a stop that is for one run only.
+    let model = add::Model::load()?;
+    let mut binding: add::Binding = model.bind(add::Dims { n: 3 })?;
+    binding.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+    binding.inputs().y.fill(10.0);
+    binding.run_with_timeout(Duration::from_secs(60))?;
+    assert_eq!(binding.outputs().sum.as_slice(), &[11.0, 12.0, 13.0]);
+    let stop = binding.terminator();
+    stop.terminate()?; // before the run it is for: that run stops at once
+    assert!(matches!(binding.run(), Err(Error::Terminated)));
+    stop.terminate()?; // its run is over: nothing happens
+    binding.run()?;
+    assert_eq!(binding.outputs().sum.as_slice(), &[11.0, 12.0, 13.0]);
+
+    // A slow model, stopped mid-run by its terminator and by a timeout.
+    let options = ort_bind::SessionOptions::new().intra_threads(2);
+    let model = slow::Model::load_with(&options)?;
+    let mut binding: slow::Binding = model.bind(slow::Dims { m: 2048 })?;
+    fill_slow(binding.inputs().x.as_mut_slice());
+    let t = std::time::Instant::now();
+    binding.run()?;
+    let full = t.elapsed();
+    assert!(slow_is_right(binding.outputs().y.as_slice()));
+    let stop = binding.terminator();
+    let hook = std::thread::spawn(move || {
+        std::thread::sleep(full / 10);
+        stop.terminate()
+    });
+    let t = std::time::Instant::now();
+    let result = binding.run();
+    let took = t.elapsed();
+    hook.join().expect("no panic")?;
+    assert!(
+        matches!(result, Err(Error::Terminated)),
+        "{result:?} after {took:?} of {full:?}"
+    );
+    let err = binding.run_with_timeout(full / 10).unwrap_err();
+    assert!(matches!(err, Error::TimedOut { .. }), "{err:?}");
+
+    // Asynchronous runs (the session has 2 intra-op threads), on any executor.
+    futures_executor::block_on(binding.run_async())?;
+    assert!(slow_is_right(binding.outputs().y.as_slice()));
+    let err = futures_executor::block_on(binding.run_async_with_timeout(full / 10)).unwrap_err();
+    assert!(matches!(err, Error::TimedOut { .. }), "{err:?}");
+    let stop = binding.terminator();
+    let hook = std::thread::spawn(move || {
+        std::thread::sleep(full / 10);
+        stop.terminate()
+    });
+    let result = futures_executor::block_on(binding.run_async());
+    hook.join().expect("no panic")?;
+    assert!(matches!(result, Err(Error::Terminated)), "{result:?}");
+    futures_executor::block_on(binding.run_async_with_timeout(Duration::from_secs(600)))?;
+    assert!(slow_is_right(binding.outputs().y.as_slice()));
+    Ok(())
+}

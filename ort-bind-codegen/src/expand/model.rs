@@ -221,6 +221,7 @@ fn value_inputs(plan: &Plan, rt: &syn::Path) -> (TokenStream, TokenStream) {
 /// `Binding` and its impl (with the feed-back methods `feed_back` gives).
 pub(crate) fn binding(plan: &Plan, rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
     let (setters, checks) = value_inputs(plan, rt);
+    let serving = serving_methods(rt, &checks);
     quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         /// Buffers bound to the model once and reused by every [`Binding::run`].
@@ -268,8 +269,90 @@ pub(crate) fn binding(plan: &Plan, rt: &syn::Path, feed_back: TokenStream) -> To
                 &self.inner.io().dims
             }
 
+            #serving
             #setters
             #feed_back
         }
+    }
+}
+
+/// The serving methods of `Binding`, forwarded to the `Bound` it wraps, so that a single
+/// binding, a pooled one and a derive-made `Bound` have one serving API: `run_with_timeout`,
+/// `terminator`, `run_async`, `run_async_with_timeout`. `checks` (the required value
+/// inputs) run first, as in `Binding::run`; an asynchronous run resolves to their error.
+fn serving_methods(rt: &syn::Path, checks: &TokenStream) -> TokenStream {
+    let checked = !checks.is_empty();
+    let (helper, sync_check, async_check) = if checked {
+        (
+            quote! {
+                /// Fails with `Error::MissingInput` when a required input value has not
+                /// been set.
+                fn check_inputs(&self) -> #rt::Result<()> {
+                    #checks
+                    ::core::result::Result::Ok(())
+                }
+            },
+            quote!(self.check_inputs()?;),
+            quote!(let check = self.check_inputs();),
+        )
+    } else {
+        (quote!(), quote!(), quote!())
+    };
+    let future = |call: TokenStream| {
+        if checked {
+            quote!(self.inner.#call.after_check(check))
+        } else {
+            quote!(self.inner.#call)
+        }
+    };
+    let run_async = future(quote!(run_async()));
+    let run_async_with_timeout = future(quote!(run_async_with_timeout(timeout)));
+    quote! {
+        /// [`Binding::run`], stopped when it has not finished after `timeout`: it then
+        /// returns `Error::TimedOut` (ONNX Runtime stops after the kernel it is in) and
+        /// the binding stays usable. The timeout is for this run only; one process-wide
+        /// timer thread keeps it (no thread and no allocation per run).
+        pub fn run_with_timeout(
+            &mut self,
+            timeout: ::core::time::Duration,
+        ) -> #rt::Result<()> {
+            #sync_check
+            self.inner.run_with_timeout(timeout)
+        }
+
+        /// A `Send + Sync` handle that stops this binding's next run from any thread
+        /// (a request handler whose client went away, a shutdown hook): that run returns
+        /// `Error::Terminated` and the binding stays usable. It is for that one run:
+        /// once the run has finished, `terminate()` does nothing, so a late call never
+        /// stops a later run. Take one per run.
+        pub fn terminator(&self) -> #rt::Terminator {
+            self.inner.terminator()
+        }
+
+        /// Runs the model on the bound buffers asynchronously (ONNX Runtime's
+        /// `RunAsync`; nothing copied): the future resolves when the run has finished,
+        /// on any executor (it is woken by ONNX Runtime's callback), and outputs are then
+        /// read in place with [`Binding::outputs`]. The future borrows the binding until
+        /// then; dropping it early stops the run (the runtime's `run_async` module docs
+        /// say what a dropped or leaked future does). The session needs at least 2
+        /// intra-op threads (`SessionOptions::intra_threads`) and the CPU execution
+        /// provider; otherwise the future resolves to `Error::AsyncRun`.
+        pub fn run_async(&mut self) -> #rt::RunFuture<'_, Io<D>> {
+            #async_check
+            #run_async
+        }
+
+        /// [`Binding::run_async`], stopped when it has not finished `timeout` after it
+        /// started (its first poll): it then resolves to `Error::TimedOut`, without
+        /// blocking, once ONNX Runtime has stopped.
+        pub fn run_async_with_timeout(
+            &mut self,
+            timeout: ::core::time::Duration,
+        ) -> #rt::RunFuture<'_, Io<D>> {
+            #async_check
+            #run_async_with_timeout
+        }
+
+        #helper
     }
 }
