@@ -101,6 +101,9 @@ pub use ort_bind_runtime::ndarray;
 // What generated code and the derive's expansions name: public so they can, hidden because
 // they are not an API (they change with the code generators). The dynamic route's types are
 // also kept at the root for programs written before they moved behind `dynamic`.
+#[cfg(feature = "ndarray")]
+#[doc(hidden)]
+pub use ort_bind_runtime::ndarray_views;
 #[doc(hidden)]
 pub use ort_bind_runtime::{
     AcceptsFixed, AxisRule, DEFAULT_RECENT_DIMS, DType, DimsSolver, DynElement, DynKey, DynMap,
@@ -113,9 +116,6 @@ pub use ort_bind_runtime::{
     assert, batch, binding, cancel, device, dims, element, error, model_file, pool, run_async,
     session, shape, slot, tensor,
 };
-#[cfg(feature = "ndarray")]
-#[doc(hidden)]
-pub use ort_bind_runtime::ndarray_views;
 
 /// Derives a zero-copy binding for a struct of tensors, checked against an ONNX model
 /// at compile time (the derive route).

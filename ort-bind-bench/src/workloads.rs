@@ -7,7 +7,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-
 use crate::Result;
 use crate::contenders::Clock;
 
@@ -372,8 +371,8 @@ impl Workload {
 /// Reads a float32 `TensorProto` file (ONNX's reference outputs): its dims and values,
 /// through the CLI's data readers (the one `TensorProto` the repository's tools share).
 fn read_tensor_proto(path: &Path) -> Result<(Vec<usize>, Vec<f32>)> {
-    let array = ort_bind_cli::data::read_array(path)
-        .map_err(|e| format!("`{}`: {e}", path.display()))?;
+    let array =
+        ort_bind_cli::data::read_array(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
     let values = array
         .as_slice::<f32>()
         .ok_or_else(|| format!("`{}` does not hold float32 values", path.display()))?

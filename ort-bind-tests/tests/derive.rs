@@ -354,9 +354,11 @@ fn exporter_names() -> ort_bind::Result<()> {
     let dims = MessyDims {
         batch: 2,
         type_dim0: 1,
-        one_x_dim0: 2,
-        scale_dim1: 5,
-        sigmoid_dim0: 1,
+        // Unnamed axes are named after the model's value, as the generated module names
+        // them, whatever the struct calls its fields.
+        v_1x_dim0: 2,
+        save_infer_model_scale_0_tmp_1_dim1: 5,
+        sigmoid_0_tmp_0_dim0: 1,
     };
     let mut bound = Bound::new(&session, Messy::allocate(&Cpu, &dims)?)?;
     {

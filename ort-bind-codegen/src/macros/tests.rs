@@ -417,3 +417,26 @@ fn bindings_recognise_decoders_and_take_decoder_options() {
         "{paired}"
     );
 }
+
+#[test]
+fn the_derive_names_dims_as_the_module_does() {
+    // silero_vad's `input` is [?, ?] and `stateN` [?, ?, ?]: unnamed axes become dims fields
+    // named after the value, whatever the struct calls its fields.
+    let input = quote! {
+        #[onnx(model = "tests/fixtures/signatures/silero_vad.onnx")]
+        struct Vad {
+            #[onnx(name = "input")] audio: Tensor<f32, (Dyn, Dyn)>,
+            state: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+            sr: Tensor<i64, ()>,
+            output: AllocatedOutput<f32, (Dyn, Fix<1>)>,
+            #[onnx(name = "stateN")] next: Tensor<f32, (Fix<2>, Dyn, Fix<128>)>,
+        }
+    };
+    let out = derive_onnx_binding(input, &env()).to_string();
+    assert!(out.contains("pub input_dim0 : usize"), "{out}");
+    assert!(out.contains("pub input_dim1 : usize"), "{out}");
+    assert!(!out.contains("audio_dim"), "{out}");
+    let module = bindings(quote!("tests/fixtures/signatures/silero_vad.onnx"), &env()).to_string();
+    assert!(module.contains("pub input_dim0 : usize"), "{module}");
+    assert!(module.contains("pub input_dim1 : usize"), "{module}");
+}

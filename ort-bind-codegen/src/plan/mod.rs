@@ -946,10 +946,10 @@ fn plan_core_named(
     let mut inputs = Vec::with_capacity(sig.inputs.len());
     for (index, v) in sig.inputs.iter().enumerate() {
         let (form, elem, vdims) = classify(v, "input")?;
-        let field = match field_of(Role::Input, index) {
-            Some(f) => f,
-            None => input_idents.allocate(&v.name),
-        };
+        // Dims fields are named after the value's generated identifier, not the derive's
+        // field name: one model has the same `Dims` whichever route binds it.
+        let base = input_idents.allocate(&v.name);
+        let field = field_of(Role::Input, index).unwrap_or_else(|| base.clone());
         let storage = match vdims {
             // Sequences, maps and optionals are built whole by the caller; the dims of
             // the tensors they hold are theirs, not the binding's.
@@ -957,7 +957,7 @@ fn plan_core_named(
             None => {
                 let idx = dims.len();
                 dims.push(DimField {
-                    field: dim_idents.allocate(&format!("{field}_shape")),
+                    field: dim_idents.allocate(&format!("{base}_shape")),
                     source: DimSource::Shape {
                         input: v.name.clone(),
                     },
@@ -977,14 +977,14 @@ fn plan_core_named(
                                 &mut dims,
                                 &mut named,
                                 name,
-                                (&v.name, &field, axis),
+                                (&v.name, &base, axis),
                             );
                             dims[idx].used_by.push((v.name.clone(), axis));
                             AxisSize::Field(idx)
                         }
                         Dim::Dynamic => {
                             dims.push(DimField {
-                                field: dim_idents.allocate(&format!("{field}_dim{axis}")),
+                                field: dim_idents.allocate(&format!("{base}_dim{axis}")),
                                 source: DimSource::Axis {
                                     input: v.name.clone(),
                                     axis,
@@ -1013,19 +1013,20 @@ fn plan_core_named(
     }
 
     let mut output_idents = IdentAllocator::new();
+    let mut output_bases = Vec::with_capacity(sig.outputs.len());
     let mut outputs = Vec::with_capacity(sig.outputs.len());
     let mut model_index = Vec::with_capacity(sig.outputs.len());
     let mut uses = Vec::with_capacity(sig.outputs.len());
     for (index, v) in sig.outputs.iter().enumerate() {
+        // Allocated for every output, bound or not, so names match the generated module's.
+        let base = output_idents.allocate(&v.name);
         let use_ = use_of(index);
         if use_ == OutputUse::Skip {
             continue;
         }
         let (form, elem, vdims) = classify(v, "output")?;
-        let field = match field_of(Role::Output, index) {
-            Some(f) => f,
-            None => output_idents.allocate(&v.name),
-        };
+        let field = field_of(Role::Output, index).unwrap_or_else(|| base.clone());
+        output_bases.push(base);
         // Pre-allocate only when every axis is fixed or a named dim some input carries:
         // then the size is known before the run. ONNX Runtime owns strings and makes
         // sequences, maps and optionals during the run: those outputs are its to allocate.
@@ -1066,14 +1067,14 @@ fn plan_core_named(
     let feed_back = feed_back_pairs(&inputs, &mut outputs, &pairable, &named, &dims, options)?;
 
     // Outputs the user sizes, which no input and no pair sized: their own dims fields.
-    for (o, use_) in outputs.iter_mut().zip(&uses) {
+    for ((o, use_), base) in outputs.iter_mut().zip(&uses).zip(&output_bases) {
         if *use_ != OutputUse::Owned || o.storage != Storage::Allocated || !o.form.is_tensor() {
             continue;
         }
         o.storage = match &o.dims {
             None => {
                 dims.push(DimField {
-                    field: dim_idents.allocate(&format!("{}_shape", o.field)),
+                    field: dim_idents.allocate(&format!("{base}_shape")),
                     source: DimSource::OutputShape {
                         output: o.name.clone(),
                     },
@@ -1092,11 +1093,11 @@ fn plan_core_named(
                             &mut dims,
                             &mut named,
                             name,
-                            (&o.name, &o.field, axis),
+                            (&o.name, base, axis),
                         )),
                         Dim::Dynamic => {
                             dims.push(DimField {
-                                field: dim_idents.allocate(&format!("{}_dim{axis}", o.field)),
+                                field: dim_idents.allocate(&format!("{base}_dim{axis}")),
                                 source: DimSource::OutputAxis {
                                     output: o.name.clone(),
                                     axis,

@@ -175,7 +175,7 @@ fn main() {
         // `x: Fix<4>` fixes the symbolic `n` for the whole struct: no dims are left.
         SymbolicFixedDims {},
         PartialOutputsDims { batch: 1 },
-        MessyDims { batch: 1, type_dim0: 1, one_x_dim0: 1, scale_dim1: 1 },
+        MessyDims { batch: 1, type_dim0: 1, v_1x_dim0: 1, save_infer_model_scale_0_tmp_1_dim1: 1 },
         OfflineDims { n: 1 },
     );
 }
