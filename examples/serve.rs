@@ -102,7 +102,8 @@ fn run() -> Result<(), BoxError> {
         None => app::model_path()?,
     };
     // Two intra-op threads: `/detect/single` runs with `run_async`, which ONNX Runtime
-    // executes on the session's intra-op pool.
+    // executes on the session's intra-op pool (with one intra-op thread it would run on
+    // ort-bind's worker threads instead; see the README's serving section).
     let model = det::Model::from_file(&path, &ort_bind::SessionOptions::new().intra_threads(2))?;
     let detector = Arc::new(app::Detector::new(&model, args.limits)?);
     let runtime = tokio::runtime::Runtime::new()?;

@@ -5,8 +5,9 @@
 //!   intra-op thread per run) for ort-bind (a binding per thread on one shared session),
 //!   `ort` with one session behind a `Mutex`, `ort` with a session per thread, and Python
 //!   onnxruntime's `run_with_iobinding` on one session (with `--python`);
-//! - `run_async` over `run` on the same binding (session with 2 intra-op threads, as
-//!   `RunAsync` requires): tiny Add `[16]` (ns more per run) and SqueezeNet (ratio);
+//! - `run_async` over `run` on the same binding (session with 2 intra-op threads, so
+//!   ONNX Runtime's `RunAsync` runs it): tiny Add `[16]` (ns more per run) and SqueezeNet
+//!   (ratio);
 //! - shape buckets: a run after switching between two recently used sizes over a run of a
 //!   fixed binding (Add `[16]` <-> `[8]`), with and without buckets, and two fixed
 //!   bindings alternated;

@@ -344,6 +344,19 @@ struct InFlight {
     /// The run's epoch ([`RunControl::epoch`]); once the control has moved past it, the
     /// run was abandoned (its stop requested) and only its completion is awaited.
     epoch: u64,
+    /// Where it runs: ONNX Runtime's `RunAsync`, or a blocking run on ort-bind's worker
+    /// threads (whose outputs are collected as a synchronous run's are).
+    path: AsyncPath,
+}
+
+/// Where [`Bound::run_async`] runs a binding (see the [`run_async`](crate::run_async)
+/// module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AsyncPath {
+    /// ONNX Runtime's `RunAsync`, on a thread of the session's intra-op pool.
+    RunAsync,
+    /// The binding's ordinary blocking run, on one of ort-bind's worker threads.
+    Worker,
 }
 
 impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
@@ -504,7 +517,7 @@ impl<Io: BindingIo> Bound<Io> {
     /// epoch; `true` when there was one.
     fn abandon_leaked(&self) -> bool {
         match self.in_flight {
-            Some(InFlight { epoch }) if self.control.epoch() == epoch => {
+            Some(InFlight { epoch, .. }) if self.control.epoch() == epoch => {
                 self.control.abandon();
                 true
             }
@@ -741,28 +754,26 @@ impl<Io: BindingIo> Bound<Io> {
         &self.session
     }
 
-    /// Why [`Bound::run_async`] cannot run this binding, if it cannot.
-    fn async_unsupported(&self) -> Option<String> {
-        if let Some(threads) = self.session.intra_threads()
-            && threads == 1
-        {
-            return Some(
-                "the session has 1 intra-op thread, and ONNX Runtime runs `RunAsync` on a \
-                 thread of that pool: build the session with \
-                 `SessionOptions::new().intra_threads(2)` (or more, or 0 for one per core)"
-                    .into(),
-            );
-        }
+    /// Where [`Bound::run_async`] runs this binding: ONNX Runtime's `RunAsync` needs an
+    /// intra-op pool of at least 2 threads (it runs there), a CPU session (it cannot say
+    /// on which device to allocate outputs) and outputs allocated on the `Cpu`; every other
+    /// binding runs on ort-bind's worker threads.
+    fn async_path(&self) -> AsyncPath {
+        let pooled = match self.session.intra_threads() {
+            Some(1) => false,
+            // 0 or unset: ONNX Runtime starts one thread per core.
+            Some(0) | None => crate::workers::cores() > 1,
+            Some(_) => true,
+        };
         #[cfg(feature = "cuda")]
         if self.session.cuda_device().is_some() {
-            return Some(
-                "the session runs on the CUDA execution provider; `RunAsync` cannot say on \
-                 which device outputs are allocated, and CUDA runs are already asynchronous \
-                 on the device's stream: use `run`"
-                    .into(),
-            );
+            return AsyncPath::Worker;
         }
-        self.async_blocker.map(str::to_owned)
+        if pooled && self.async_blocker.is_none() {
+            AsyncPath::RunAsync
+        } else {
+            AsyncPath::Worker
+        }
     }
 
     /// Starts an asynchronous run whose completion wakes `waker`.
@@ -780,31 +791,36 @@ impl<Io: BindingIo> Bound<Io> {
         if !self.ready {
             self.rebind()?;
         }
-        if let Some(reason) = self.async_unsupported() {
-            return Err(Error::AsyncRun { reason });
-        }
         let epoch = self.control.epoch();
         self.completion.begin(Some(waker));
-        // SAFETY: until the completion fires, everything `run_async` reads stays alive and
-        // untouched: the session (`self.session`), the run options (`self.control`), the
-        // arrays of `self.args`, and the names (`self.input_names`, `self.output_names`)
-        // and values (owned by `self.io`'s tensors) recorded in them are owned by `self`,
-        // and every method of `self` that could touch them, and `Drop`, first waits for
-        // the completion (`settle`, `wait_idle`) because `in_flight` is set below. The
-        // future that started the run borrows `self` mutably meanwhile.
-        let started = unsafe {
-            crate::sys::run_async(
-                self.session.raw(),
-                self.control.options(false),
-                &mut self.args,
-                Arc::clone(&self.completion),
-            )
-        };
-        if let Err(e) = started {
-            self.completion.abandon();
-            return Err(e);
+        let mut path = self.async_path();
+        if path == AsyncPath::RunAsync {
+            // SAFETY: until the completion fires, everything `run_async` reads stays alive
+            // and untouched: the session (`self.session`), the run options
+            // (`self.control`), the arrays of `self.args`, and the names
+            // (`self.input_names`, `self.output_names`) and values (owned by `self.io`'s
+            // tensors) recorded in them are owned by `self`, and every method of `self` that
+            // could touch them, and `Drop`, first waits for the completion (`settle`,
+            // `wait_idle`) because `in_flight` is set below. The future that started the
+            // run borrows `self` mutably meanwhile.
+            let started = unsafe {
+                crate::sys::run_async(
+                    self.session.raw(),
+                    self.control.options(false),
+                    &mut self.args,
+                    Arc::clone(&self.completion),
+                )
+            };
+            if started.is_err() {
+                // ONNX Runtime refused to start it (e.g. it has no intra-op pool after
+                // all): the worker threads run it instead.
+                path = AsyncPath::Worker;
+            }
         }
-        self.in_flight = Some(InFlight { epoch });
+        if path == AsyncPath::Worker {
+            self.start_on_worker()?;
+        }
+        self.in_flight = Some(InFlight { epoch, path });
         if let Some(timeout) = timeout
             && deadline::schedule(&self.control, epoch, timeout).is_err()
         {
@@ -814,16 +830,73 @@ impl<Io: BindingIo> Bound<Io> {
         Ok(())
     }
 
+    /// Hands the binding's blocking run to ort-bind's worker threads (the completion was
+    /// begun); on error nothing runs and the completion is abandoned.
+    fn start_on_worker(&mut self) -> Result<()> {
+        if Io::HAS_ALLOCATED_OUTPUTS
+            && !self.allocated_fresh
+            && let Err(e) = self.rebind_allocated()
+        {
+            self.completion.abandon();
+            return Err(e);
+        }
+        self.allocated_fresh = false;
+        let options = self.control.options(self.async_run);
+        // SAFETY: as for `run_async` above: until the completion fires, the binding
+        // (`self.io_binding`, an ONNX Runtime object that stays where it is when `self`
+        // moves), the session (`self.session`), the run options (`self.control`) and every
+        // bound value and buffer (owned by `self.io`) are owned by `self`, and every method
+        // of `self` that could touch them (`set_dims`, which swaps bindings, included), and
+        // `Drop`, first waits for the completion (`settle`, `wait_idle`) because
+        // `in_flight` is set by the caller; the job calls `complete` only after its run has
+        // returned. The future borrows `self` mutably meanwhile.
+        let run = unsafe { self.io_binding.detach_run(options) };
+        let job = crate::workers::Job {
+            run,
+            completion: Arc::clone(&self.completion),
+        };
+        if let Err((job, e)) = crate::workers::submit(job) {
+            drop(job);
+            self.completion.abandon();
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// Collects the result of the asynchronous run that just completed: stores the outputs
     /// ONNX Runtime allocated and names a stop that was requested.
     pub(crate) fn finish_async(&mut self, result: Result<()>) -> Result<()> {
-        self.in_flight = None;
+        let path = self.in_flight.take().map(|f| f.path);
         let reason = self.control.close();
         let result = match (result, reason) {
             (Err(_), Some(reason)) => Err(reason.error()),
             (result, _) => result.map_err(|e| self.session.run_error(e)),
         };
-        self.collect_async(result)
+        match path {
+            Some(AsyncPath::Worker) => self.collect_worker(result),
+            _ => self.collect_async(result),
+        }
+    }
+
+    /// Stores the outputs ONNX Runtime allocated for a run on a worker thread that ended
+    /// with `result`, as [`Bound::run`] does after its run.
+    fn collect_worker(&mut self, result: Result<()>) -> Result<()> {
+        if let Err(e) = result {
+            // No result of an earlier run stays readable as if it were this one's.
+            self.io.clear_allocated();
+            return Err(e);
+        }
+        if Io::HAS_ALLOCATED_OUTPUTS {
+            let io = &mut self.io;
+            let mut stored = Ok(());
+            self.io_binding.bound_outputs(|index, value| {
+                if stored.is_ok() {
+                    stored = io.store_output(index, OutputValue(value));
+                }
+            })?;
+            stored?;
+        }
+        Ok(())
     }
 
     /// Stores the outputs ONNX Runtime allocated for an asynchronous run that ended with
@@ -854,12 +927,15 @@ impl<Io: BindingIo> Bound<Io> {
     /// it was abandoned already), waits for ONNX Runtime's callback, and collects it (its
     /// result is discarded).
     pub(crate) fn settle(&mut self) {
-        if self.in_flight.is_some() {
+        if let Some(InFlight { path, .. }) = self.in_flight {
             self.abandon_leaked();
             let result = self.completion.wait();
             self.in_flight = None;
             self.control.settled();
-            let _ = self.collect_async(result);
+            let _ = match path {
+                AsyncPath::RunAsync => self.collect_async(result),
+                AsyncPath::Worker => self.collect_worker(result),
+            };
         }
     }
 

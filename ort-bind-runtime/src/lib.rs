@@ -46,6 +46,7 @@ pub mod slot;
 mod sys;
 pub mod tensor;
 pub mod values;
+mod workers;
 
 pub use batch::{BatchOptions, Batcher, Batching, ReplyFuture};
 pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};

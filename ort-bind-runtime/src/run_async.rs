@@ -1,22 +1,38 @@
-//! Asynchronous runs over the bound buffers: [`Bound::run_async`] on ONNX Runtime's
-//! `RunAsync`.
+//! Asynchronous runs over the bound buffers: [`Bound::run_async`], on any session
+//! configuration and any executor.
 //!
-//! ONNX Runtime's `RunAsync` takes arrays of input and output values (no I/O binding)
-//! and a callback; it runs the model on a thread of the session's intra-op pool and calls
-//! the callback from there. ort-bind passes the values its tensors already hold (bound
-//! inputs; outputs written in place; null for outputs ONNX Runtime allocates, which are
-//! stored in their typed slots afterwards, as a synchronous run stores them), so an
-//! asynchronous run copies and allocates nothing either.
+//! # Which path runs
+//! - **ONNX Runtime's `RunAsync`**, where the session has an intra-op pool of at least 2
+//!   threads ([`SessionOptions::intra_threads`](crate::SessionOptions::intra_threads) >= 2,
+//!   or 0 / unset on a machine with more than one core), runs on the CPU, and every output
+//!   ONNX Runtime allocates is on the [`Cpu`](crate::Cpu). `RunAsync` takes arrays of input
+//!   and output values (no I/O binding) and a callback; it runs the model on a thread of
+//!   the session's intra-op pool and calls the callback from there. ort-bind passes the
+//!   values its tensors already hold (bound inputs; outputs written in place; null for
+//!   outputs ONNX Runtime allocates, which are stored in their typed slots afterwards, as
+//!   a synchronous run stores them), so an asynchronous run copies and allocates nothing
+//!   either.
+//! - **ort-bind's worker threads** otherwise: a session with one intra-op thread (the
+//!   usual setting for a [`Pool`](crate::Pool) of bindings on few cores, where `RunAsync`
+//!   has no pool to run on), a session on the CUDA execution provider, or outputs that
+//!   ONNX Runtime allocates on a device. The binding's ordinary blocking run (the one
+//!   [`Bound::run`] makes, with the same run options, so [`Terminator`](crate::Terminator)s
+//!   and timeouts stop it) runs on one of a small process-wide pool of threads, started on
+//!   first use and grown on demand up to one per core
+//!   ([`std::thread::available_parallelism`]), which then report to the future exactly as
+//!   `RunAsync`'s callback does. Handing a run to a worker is a lock and a push onto a
+//!   queue whose capacity is reused: no thread and no allocation per run. Runs beyond one
+//!   per core wait in that queue (first in, first out); a timeout counts from the first
+//!   poll, waiting included. On a CUDA session the future resolves when [`Bound::run`]
+//!   would return (with every bound tensor in device memory: once the run is enqueued on
+//!   the device's stream).
+//!
+//! Either way no executor thread blocks on a run, and the rules below are the same.
 //!
 //! # Rules
-//! - **Threads**: the session needs at least 2 intra-op threads
-//!   ([`SessionOptions::intra_threads`](crate::SessionOptions::intra_threads)), because the
-//!   run occupies one thread of that pool; a session built with one is refused with
-//!   [`Error::AsyncRun`] before anything runs. The default (0: ONNX Runtime decides) uses
-//!   one thread per core.
-//! - **Borrowing**: the future borrows the binding mutably until ONNX Runtime's callback
-//!   has fired, so no safe code can read an output or write an input in flight.
-//! - **Executors**: the future is woken by the callback through its [`Waker`]; it never
+//! - **Borrowing**: the future borrows the binding mutably until the run has finished,
+//!   so no safe code can read an output or write an input in flight.
+//! - **Executors**: the future is woken by the run's end through its [`Waker`]; it never
 //!   polls in a loop and needs no particular executor (tokio, `futures::executor`, ...).
 //!   It is `Send` when the binding is.
 //! - **Dropped early**: dropping the future while the run is in flight tells the run to
@@ -29,11 +45,7 @@
 //!   there. That run's outputs are unspecified (but initialised) values. A leaked future
 //!   (`mem::forget`) is handled the same way: the binding stops and waits for its run the
 //!   next time it is used or dropped.
-//! - **Devices**: CPU sessions (the bound tensors may be any host memory the session
-//!   accepts); outputs that ONNX Runtime allocates must be on the [`Cpu`](crate::Cpu).
-//!   A session with the CUDA execution provider is refused with [`Error::AsyncRun`]:
-//!   `RunAsync` cannot say on which device to allocate outputs, and CUDA runs are already
-//!   asynchronous on the device's stream.
+//! - **Devices**: any session; see [which path runs](#which-path-runs).
 //!
 //! ```no_run
 //! # async fn demo<Io: ort_bind_runtime::BindingIo>(bound: &mut ort_bind_runtime::Bound<Io>)
@@ -53,8 +65,8 @@ use std::time::Duration;
 use crate::binding::{BindingIo, Bound};
 use crate::error::{Error, Result};
 
-/// Where ONNX Runtime's callback leaves the result of an asynchronous run; shared between
-/// a binding and the run in flight.
+/// Where ONNX Runtime's callback (or ort-bind's worker thread) leaves the result of an
+/// asynchronous run; shared between a binding and the run in flight.
 #[derive(Debug, Default)]
 pub(crate) struct Completion {
     running: AtomicBool,
@@ -66,6 +78,8 @@ pub(crate) struct Completion {
 struct CompletionState {
     result: Option<Result<()>>,
     waker: Option<Waker>,
+    /// Threads blocked in `wait`/`wait_idle` (`complete` notifies only when there are).
+    waiters: usize,
 }
 
 impl crate::sys::RunCompletion for Completion {
@@ -98,13 +112,16 @@ impl Completion {
         self.running.store(false, Ordering::Release);
     }
 
-    /// Called once per run, from ONNX Runtime's thread, when the run has finished.
+    /// Called once per run, from ONNX Runtime's thread or ort-bind's worker thread, when
+    /// the run has finished.
     pub(crate) fn complete(&self, result: Result<()>) {
         let waker = {
             let mut state = self.lock();
             state.result = Some(result);
             self.running.store(false, Ordering::Release);
-            self.done.notify_all();
+            if state.waiters > 0 {
+                self.done.notify_all();
+            }
             state.waker.take()
         };
         if let Some(waker) = waker {
@@ -133,10 +150,12 @@ impl Completion {
                 state.waker = None;
                 return result;
             }
+            state.waiters += 1;
             state = self
                 .done
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+            state.waiters -= 1;
         }
     }
 
@@ -158,15 +177,18 @@ impl Completion {
         }
         let mut state = self.lock();
         while self.running.load(Ordering::Acquire) {
+            state.waiters += 1;
             state = self
                 .done
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+            state.waiters -= 1;
         }
     }
 }
 
-/// The future of [`Bound::run_async`]: resolves when ONNX Runtime's callback has fired.
+/// The future of [`Bound::run_async`]: resolves when the run has finished (ONNX Runtime's
+/// callback has fired, or ort-bind's worker thread has made the run).
 ///
 /// Does nothing until first polled. See the [module docs](self) for what dropping it early
 /// does.
@@ -247,14 +269,15 @@ impl<Io: BindingIo> Drop for RunFuture<'_, Io> {
 }
 
 impl<Io: BindingIo> Bound<Io> {
-    /// Runs the model on the bound buffers asynchronously, on ONNX Runtime's `RunAsync`:
-    /// the returned future resolves when the run has finished, and outputs are then read
-    /// in place with [`Bound::outputs`] as after [`Bound::run`].
+    /// Runs the model on the bound buffers asynchronously: the returned future resolves
+    /// when the run has finished, and outputs are then read in place with
+    /// [`Bound::outputs`] as after [`Bound::run`].
     ///
-    /// The session needs at least 2 intra-op threads; see the [module docs](crate::run_async)
-    /// for this rule, what dropping the future early does, and which sessions qualify
-    /// (others give [`Error::AsyncRun`]). A run stopped by a [`Terminator`](crate::Terminator)
-    /// gives [`Error::Terminated`].
+    /// Works with any session: on ONNX Runtime's `RunAsync` where the session has an
+    /// intra-op pool of 2 or more threads, on ort-bind's worker threads otherwise (one
+    /// intra-op thread, a CUDA session); see the [module docs](crate::run_async) for which
+    /// path runs when and what dropping the future early does. A run stopped by a
+    /// [`Terminator`](crate::Terminator) gives [`Error::Terminated`].
     pub fn run_async(&mut self) -> RunFuture<'_, Io> {
         RunFuture {
             bound: self,
@@ -266,7 +289,8 @@ impl<Io: BindingIo> Bound<Io> {
 
     /// [`Bound::run_async`], terminated when it has not finished `timeout` after it
     /// started (its first poll): it then resolves to [`Error::TimedOut`], without blocking,
-    /// once ONNX Runtime has stopped (after the kernel it was in).
+    /// once ONNX Runtime has stopped (after the kernel it was in). On the worker threads,
+    /// time spent waiting for a free thread counts too.
     pub fn run_async_with_timeout(&mut self, timeout: Duration) -> RunFuture<'_, Io> {
         RunFuture {
             bound: self,

@@ -490,6 +490,23 @@ impl IoBinding {
         check(status, || "running the model".into())
     }
 
+    /// The run [`IoBinding::run_with`] would make, handed over as raw handles so that
+    /// another thread can make it ([`DetachedRun::run`]): how `run_async` runs on
+    /// ort-bind's worker threads where ONNX Runtime's `RunAsync` cannot serve.
+    ///
+    /// # Safety
+    /// Until the returned run has been made ([`DetachedRun::run`] has returned) or dropped
+    /// unmade: this binding, its session, `options`, every value bound in it and the memory
+    /// under those values must stay alive; nothing else may use the binding, read the
+    /// memory of bound outputs or write the memory of bound inputs.
+    pub(crate) unsafe fn detach_run(&mut self, options: &RunOptions) -> DetachedRun {
+        DetachedRun {
+            session: self.session,
+            options: options.0,
+            binding: self.ptr,
+        }
+    }
+
     /// Calls `take(index, value)` for every bound output, in binding order, with a new
     /// reference to the value ONNX Runtime holds for it after the last run.
     pub(crate) fn bound_outputs(&self, mut take: impl FnMut(usize, Value)) -> Result<()> {
@@ -524,6 +541,40 @@ impl Drop for IoBinding {
     fn drop(&mut self) {
         // SAFETY: we own the binding and release it exactly once; the session is still alive.
         unsafe { (ort::api().ReleaseIoBinding)(self.ptr.as_ptr()) }
+    }
+}
+
+/// A run of an I/O binding made by another thread than its owner's (see
+/// [`IoBinding::detach_run`], whose caller keeps every handle alive and untouched until the
+/// run has been made).
+#[derive(Debug)]
+pub(crate) struct DetachedRun {
+    session: NonNull<OrtSession>,
+    options: NonNull<OrtRunOptions>,
+    binding: NonNull<OrtIoBinding>,
+}
+
+// SAFETY: the handles are only used by `DetachedRun::run`, on whichever one thread holds the
+// run; `detach_run`'s caller guarantees that nothing else uses the binding meanwhile (an
+// `OrtIoBinding` may be used from any one thread at a time, as for `IoBinding`'s `Send`),
+// and sessions and run options may be used from any thread (`Session` is `Sync`; see
+// `RunOptions`'s `Sync`).
+unsafe impl Send for DetachedRun {}
+
+impl DetachedRun {
+    /// Makes the run (`RunWithBinding`) on the calling thread.
+    pub(crate) fn run(self) -> Result<()> {
+        // SAFETY: by the contract of `IoBinding::detach_run`, which made `self`: session,
+        // options, binding and every bound value and its memory are alive and used by
+        // nobody else until this call returns; the run is made once (`self` is consumed).
+        let status = unsafe {
+            (ort::api().RunWithBinding)(
+                self.session.as_ptr(),
+                self.options.as_ptr(),
+                self.binding.as_ptr(),
+            )
+        };
+        check(status, || "running the model".into())
     }
 }
 

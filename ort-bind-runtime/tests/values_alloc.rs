@@ -192,3 +192,61 @@ fn zipmap_runs_allocate_nothing() {
     println!("maps.onnx (ZipMap, 4 rows): {n} allocations in {RUNS} runs");
     assert_eq!(n, 0, "allocations in {RUNS} steady-state runs");
 }
+
+/// `run_async` on a session with one intra-op thread (ort-bind's worker threads run it):
+/// starting the run, handing it to a worker, waiting for it and collecting its outputs
+/// (ONNX Runtime allocates some: strings and a tensor) allocate nothing on the calling
+/// thread in steady state. (The worker's side, counted on its own thread, is the job's
+/// queue slot, reused, and `RunWithBinding`.)
+#[test]
+fn run_async_on_the_worker_threads_allocates_nothing() {
+    let s = session("strings.onnx");
+    let io = StringsIo {
+        a: StringTensor::from_strs("a", &[3], &["alpha", "béta", "gamma"]).unwrap(),
+        b: StringTensor::from_strs("b", &[3], &["1", "22", "333"]).unwrap(),
+        echo: StringOutput::new("echo"),
+        joined: StringOutput::new("joined"),
+        lengths: AllocatedOutput::new_in("lengths", Cpu),
+    };
+    let mut bound = Bound::new(&s, io).unwrap();
+    for _ in 0..3 {
+        futures_executor::block_on(bound.run_async()).unwrap();
+    }
+    let mut total = 0usize;
+    let n = allocations(|| {
+        for _ in 0..RUNS {
+            futures_executor::block_on(bound.run_async()).unwrap();
+            let out = bound.outputs();
+            total += out
+                .joined
+                .get()
+                .unwrap()
+                .iter()
+                .map(str::len)
+                .sum::<usize>();
+        }
+    });
+    assert!(total > 0);
+    println!("strings.onnx, run_async on a worker: {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0, "allocations in {RUNS} steady-state run_async runs");
+
+    let s = Session::from_file(
+        common::data("add.onnx"),
+        &SessionOptions::new().intra_threads(1),
+    )
+    .unwrap();
+    let mut bound = Bound::new(&s, common::AddIo::new(16).unwrap()).unwrap();
+    bound.inputs().0.fill(1.0);
+    bound.inputs().1.fill(2.0);
+    for _ in 0..3 {
+        futures_executor::block_on(bound.run_async()).unwrap();
+    }
+    let n = allocations(|| {
+        for _ in 0..RUNS {
+            futures_executor::block_on(bound.run_async()).unwrap();
+            assert_eq!(bound.outputs().as_slice()[0], 3.0);
+        }
+    });
+    println!("add.onnx, run_async on a worker: {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0, "allocations in {RUNS} steady-state run_async runs");
+}

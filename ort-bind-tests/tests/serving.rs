@@ -206,7 +206,8 @@ fn a_generated_binding_has_the_serving_api() -> ort_bind::Result<()> {
     let err = binding.run_with_timeout(full / 10).unwrap_err();
     assert!(matches!(err, Error::TimedOut { .. }), "{err:?}");
 
-    // Asynchronous runs (the session has 2 intra-op threads), on any executor.
+    // Asynchronous runs (the session has 2 intra-op threads: ONNX Runtime's `RunAsync`),
+    // on any executor.
     futures_executor::block_on(binding.run_async())?;
     assert!(slow_is_right(binding.outputs().y.as_slice()));
     let err = futures_executor::block_on(binding.run_async_with_timeout(full / 10)).unwrap_err();

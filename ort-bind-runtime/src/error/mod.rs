@@ -175,7 +175,8 @@ pub enum Error {
         timeout: std::time::Duration,
     },
 
-    /// [`Bound::run_async`](crate::Bound::run_async) cannot run this binding or session.
+    /// [`Bound::run_async`](crate::Bound::run_async) could not run: no worker thread could
+    /// be started (or one panicked), or its future was polled again after it completed.
     #[error("cannot run asynchronously: {reason}")]
     AsyncRun {
         /// Why, and what to do instead.
