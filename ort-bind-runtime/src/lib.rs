@@ -18,7 +18,7 @@
 //! | 4 | `device`, `tensor` | devices and the buffers on them; [`Tensor`] and its views |
 //! | 5 | `session`, `model_file` | loading models ([`Session`]) and finding them after deployment |
 //! | 6 | `values` | string tensors, sequences, maps, optionals, host arrays of any type |
-//! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async` | [`Bound`], the binding every route builds on, with its runs: stop, timeout, async |
+//! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Bound`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads) |
 //! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views |
 //! | 9 | `dynamic`, `decode` | [`DynamicBinding`] (element types read at run time); [`decode::Decoder`] (the KV-cache decode loop) |
 
