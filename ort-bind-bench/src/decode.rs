@@ -6,7 +6,8 @@
 //! - `ort (examples)`: the `ort` crate as its examples write a decode loop: `Session::run`
 //!   with the inputs as views of host arrays, and every `present` copied into the host
 //!   array the next step reads as `past`;
-//! - the Python peers of `scripts/bench_decode_peer.py`, run as a subprocess in each round:
+//! - the Python peers of `scripts/bench_decode_peer.py`, run as a subprocess in each round
+//!   right after the Rust contenders of the same fixture:
 //!   onnxruntime with I/O binding (growing and, for GroupQueryAttention, shared buffers)
 //!   and onnxruntime-genai 0.18.0 on the same model folder.
 //!
@@ -335,41 +336,44 @@ fn run(
                     add(fixture, context, name, s);
                 }
             }
-        }
-        if let Some(py) = python {
-            let json_out = out.join("decode_peer.json");
-            let status = std::process::Command::new(py)
-                .arg(root.join("scripts/bench_decode_peer.py"))
-                .args(["--contexts", &contexts_arg])
-                .args(["--steps", &p.steps.to_string()])
-                .args(["--warmup", &p.warmup.to_string()])
-                .arg("--json")
-                .arg(&json_out)
-                .status()?;
-            if !status.success() {
-                return Err(format!("the Python peer failed: {status}").into());
-            }
-            let peer: Value = serde_json::from_str(&std::fs::read_to_string(&json_out)?)?;
-            for row in peer.as_array().ok_or("peer JSON is not a list")? {
-                let fixture = row["fixture"].as_str().unwrap_or("?");
-                let context = row["context"].as_u64().unwrap_or(0) as usize;
-                let name = row["peer"].as_str().unwrap_or("?");
-                let step_ns = row["step_ns"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_u64).collect())
-                    .unwrap_or_else(|| {
-                        // Older rows: the median alone.
-                        vec![(row["median_us"].as_f64().unwrap_or(f64::NAN) * 1e3) as u64]
-                    });
-                add(
-                    fixture,
-                    context,
-                    name,
-                    Sample {
-                        step_ns,
-                        ..Default::default()
-                    },
-                );
+            // The Python peers of this fixture right after the Rust contenders, so that
+            // each pair of figures is measured under the same machine conditions.
+            if let Some(py) = python {
+                let json_out = out.join("decode_peer.json");
+                let status = std::process::Command::new(py)
+                    .arg(root.join("scripts/bench_decode_peer.py"))
+                    .args(["--only", fixture])
+                    .args(["--contexts", &contexts_arg])
+                    .args(["--steps", &p.steps.to_string()])
+                    .args(["--warmup", &p.warmup.to_string()])
+                    .arg("--json")
+                    .arg(&json_out)
+                    .status()?;
+                if !status.success() {
+                    return Err(format!("the Python peer failed: {status}").into());
+                }
+                let peer: Value = serde_json::from_str(&std::fs::read_to_string(&json_out)?)?;
+                for row in peer.as_array().ok_or("peer JSON is not a list")? {
+                    let fixture = row["fixture"].as_str().unwrap_or("?");
+                    let context = row["context"].as_u64().unwrap_or(0) as usize;
+                    let name = row["peer"].as_str().unwrap_or("?");
+                    let step_ns = row["step_ns"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(Value::as_u64).collect())
+                        .unwrap_or_else(|| {
+                            // Older rows: the median alone.
+                            vec![(row["median_us"].as_f64().unwrap_or(f64::NAN) * 1e3) as u64]
+                        });
+                    add(
+                        fixture,
+                        context,
+                        name,
+                        Sample {
+                            step_ns,
+                            ..Default::default()
+                        },
+                    );
+                }
             }
         }
     }
