@@ -112,23 +112,8 @@ fn checked_len<T: Element, S: Shape>(name: &str, dims: &[usize]) -> Result<usize
 impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
     /// Allocates a tensor named `name` (the ONNX name, used in errors) with `dims` on `device`.
     pub fn new_in(name: &str, device: D, dims: &[usize]) -> Result<Self> {
-        let len = checked_len::<T, S>(name, dims)?;
-        let mut buf = device.alloc::<T>(len).map_err(|e| e.for_tensor(name))?;
-        let dims_i64: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-        let value = Self::make_value(&device, &mut buf, len, &dims_i64)?;
-        Ok(Tensor {
-            name: name.into(),
-            device,
-            buf,
-            dims: dims.to_vec(),
-            dims_i64,
-            len,
-            value,
-            // Reserved up front: switching dims within capacity allocates nothing, ever.
-            recent: Vec::with_capacity(RECENT_DIMS),
-            evict: 0,
-            _shape: PhantomData,
-        })
+        // Exactly the room `dims` needs.
+        Self::with_capacity_in(name, device, dims, 0)
     }
 
     /// Allocates a tensor of `dims` on `device` with room for `capacity` values of `T`
