@@ -14,6 +14,8 @@ fn main() {
         "add16",
         "messy",
         "dynamic",
+        // `x` [batch, n]: rows of any length, batched (tests/serving.rs).
+        "rows",
         "nonzero",
         "scalar",
         "alltypes",

@@ -79,9 +79,10 @@ pub use ort_bind_runtime::{
 pub use ort_bind_runtime::{Binder, BindingIo, Bound, OutputValue};
 
 /// Serving: stop a run ([`Terminator`]), async runs ([`RunFuture`]), pools of bindings
-/// ([`Pool`]), dynamic batching ([`Batcher`]).
+/// ([`Pool`]), dynamic batching ([`Batcher`], whose items hold [`Row`]s).
 pub use ort_bind_runtime::{
-    BatchOptions, Batcher, Batching, GetFuture, Pool, Pooled, ReplyFuture, RunFuture, Terminator,
+    BatchOptions, BatchSizing, Batcher, Batching, GetFuture, Pool, Pooled, ReplyFuture, Row,
+    RunFuture, Shutdown, SizingReport, Terminator,
 };
 
 /// Generative decoding: the typed KV-cache decode loop generated modules name

@@ -68,7 +68,7 @@ impl Detector {
             x_dim2: limits.height,
             x_dim3: limits.width,
         };
-        let batcher = model.batcher(dims, limits.batch)?;
+        let batcher = model.batcher(limits.batch)?;
         let pool = model.pool(limits.pool);
         // Every pooled binding sized once: requests then allocate nothing in ort-bind.
         pool.fill(&dims)?;
@@ -135,8 +135,14 @@ async fn detect(State(detector): State<Arc<Detector>>, body: Bytes) -> Reply {
         Ok(x) => x,
         Err(reply) => return reply,
     };
-    match detector.batcher.submit_async(det::Item { x }).await {
-        Ok(reply) => (StatusCode::OK, bytes(&reply.sigmoid_0_tmp_0)),
+    let (h, w) = (detector.dims.x_dim2, detector.dims.x_dim3);
+    let item = match ort_bind::Row::new([3, h, w], x) {
+        Ok(x) => det::Item { x },
+        Err(e) => return failed(e),
+    };
+    // Dropped (the client went away) before a batch took it, the request is not run.
+    match detector.batcher.submit_async(item).await {
+        Ok(reply) => (StatusCode::OK, bytes(reply.sigmoid_0_tmp_0.data())),
         Err(e) => failed(e),
     }
 }

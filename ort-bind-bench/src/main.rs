@@ -9,9 +9,12 @@
 //! ort-bind-bench switch-loop fixed|switch RUNS    (for scripts/bucket_callgrind.sh)
 //! ort-bind-bench serving [--python PY] [--peer SCRIPT] [--out DIR] [--quick] [--threads-only]
 //!                # the serving figures (see `serving.rs`)
+//! ort-bind-bench batching [--quick] [--rounds N] [--out DIR]
+//!                # adaptive vs fixed vs unbatched vs `ort` (see `batching.rs`)
 //! ```
 
 mod alloc;
+mod batching;
 mod contenders;
 mod decode;
 mod harness;
@@ -239,6 +242,10 @@ fn run() -> Result<()> {
             .ok_or("switch-loop fixed|switch RUNS")?;
         ort_bind_runtime::library::init()?;
         return serving::switch_loop(&mode, runs);
+    }
+    if argv.peek().map(String::as_str) == Some("batching") {
+        argv.next();
+        return batching::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("decode") {
         argv.next();

@@ -34,8 +34,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use ort_bind_runtime::{
-    BatchOptions, Batcher, Batching, Binder, BindingIo, Bound, Dyn, Fix, OutputValue, Pool,
-    Session, SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
+    BatchOptions, BatchSizing, Batcher, Batching, Binder, BindingIo, Bound, Dyn, Fix, OutputValue,
+    Pool, Session, SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
 };
 use serde_json::json;
 
@@ -158,28 +158,32 @@ const SLOW_WIDTH: usize = 256;
 const SLOW_LAYERS: usize = 64;
 type Rows = (Dyn, Fix<SLOW_WIDTH>);
 
-/// `slow.onnx`: 64 x (MatMul by W, Tanh) over f32 `[m, 256]`.
-struct SlowIo {
-    x: Tensor<f32, Rows>,
-    y: Tensor<f32, Rows>,
+/// A model `x: f32[m, W] -> y: f32[m, W]`: `slow.onnx` (64 x (MatMul by W, Tanh), `W` =
+/// 256) and `elementwise.onnx` (12 x (Mul, Tanh), `W` = 131072).
+pub(crate) struct RowsIo<const W: usize> {
+    x: Tensor<f32, (Dyn, Fix<W>)>,
+    y: Tensor<f32, (Dyn, Fix<W>)>,
 }
 
+/// `slow.onnx`'s binding.
+type SlowIo = RowsIo<SLOW_WIDTH>;
+
 // SAFETY: as for `AddIo`.
-unsafe impl BindingIo for SlowIo {
+unsafe impl<const W: usize> BindingIo for RowsIo<W> {
     const INPUTS: &'static [ValueSpec] = &[ValueSpec::of::<f32>("x", Some(2))];
     const OUTPUTS: &'static [ValueSpec] = &[ValueSpec::of::<f32>("y", Some(2))];
     const HAS_ALLOCATED_OUTPUTS: bool = false;
     type Dims = usize;
-    type InputsMut<'a> = TensorMut<'a, f32, Rows>;
-    type OutputsRef<'a> = TensorRef<'a, f32, Rows>;
+    type InputsMut<'a> = TensorMut<'a, f32, (Dyn, Fix<W>)>;
+    type OutputsRef<'a> = TensorRef<'a, f32, (Dyn, Fix<W>)>;
 
     fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> ort_bind_runtime::Result<()> {
         binder.input(0, &self.x)?;
         binder.output(0, &self.y)
     }
     fn set_dims(&mut self, m: &usize) -> ort_bind_runtime::Result<()> {
-        self.x.set_dims(&[*m, SLOW_WIDTH])?;
-        self.y.set_dims(&[*m, SLOW_WIDTH])?;
+        self.x.set_dims(&[*m, W])?;
+        self.y.set_dims(&[*m, W])?;
         Ok(())
     }
     fn store_output(&mut self, _: usize, _: OutputValue) -> ort_bind_runtime::Result<()> {
@@ -193,11 +197,11 @@ unsafe impl BindingIo for SlowIo {
     }
 }
 
-impl SlowIo {
-    fn new(m: usize) -> ort_bind_runtime::Result<Self> {
-        Ok(SlowIo {
-            x: Tensor::new("x", &[m, SLOW_WIDTH])?,
-            y: Tensor::new("y", &[m, SLOW_WIDTH])?,
+impl<const W: usize> RowsIo<W> {
+    pub(crate) fn new(m: usize) -> ort_bind_runtime::Result<Self> {
+        Ok(RowsIo {
+            x: Tensor::new("x", &[m, W])?,
+            y: Tensor::new("y", &[m, W])?,
         })
     }
 }
@@ -208,7 +212,10 @@ struct SlowRows;
 impl Batching<SlowIo> for SlowRows {
     type Item = [f32; SLOW_WIDTH];
     type Reply = [f32; SLOW_WIDTH];
-    fn dims(&self, n: usize) -> usize {
+    fn item_dims(&self, _: &Self::Item) -> ort_bind_runtime::Result<usize> {
+        Ok(1)
+    }
+    fn batch_dims(&self, _: &usize, n: usize) -> usize {
         n
     }
     fn gather(
@@ -304,8 +311,9 @@ fn batching(s: Sizes) -> Result<(f64, [Duration; 2], [Duration; 2], f64)> {
             max_batch: CLIENTS,
             max_delay: Duration::from_millis(1),
             workers: 2,
+            sizing: BatchSizing::Fixed,
         },
-        |m: &usize| Bound::new(&session, SlowIo::new(*m)?),
+        move |m: &usize| Bound::new(&session, SlowIo::new(*m)?),
     )?;
     let t = Instant::now();
     let lat = std::thread::scope(|scope| -> Result<Vec<Duration>> {
@@ -584,13 +592,7 @@ fn buckets(s: Sizes) -> Result<[Stats; 3]> {
 fn cancellation(s: Sizes) -> Result<(Duration, Duration, Duration)> {
     const M: usize = 4096;
     let session = session(runtime_model("slow.onnx"), 1)?;
-    let mut bound = Bound::new(
-        &session,
-        SlowIo {
-            x: Tensor::new("x", &[M, SLOW_WIDTH])?,
-            y: Tensor::new("y", &[M, SLOW_WIDTH])?,
-        },
-    )?;
+    let mut bound = Bound::new(&session, SlowIo::new(M)?)?;
     for (r, row) in bound
         .inputs()
         .as_mut_slice()

@@ -1,4 +1,5 @@
-//! Timeouts: one process-wide timer thread that stops runs whose deadline passed.
+//! Timeouts: one process-wide timer thread that stops runs whose deadline passed (and
+//! expires batcher requests still queued at theirs: [`Expire`]).
 //!
 //! A timed run ([`Bound::run_with_timeout`](crate::Bound::run_with_timeout),
 //! [`Bound::run_async_with_timeout`](crate::Bound::run_async_with_timeout)) registers
@@ -17,13 +18,36 @@ use std::time::{Duration, Instant};
 use crate::cancel::{Reason, RunControl};
 use crate::error::{Error, Result};
 
-#[derive(Debug)]
+/// What the timer acts on at a deadline: a binding's run control (stop run `run`), or
+/// anything else with a deadline (a batcher's queued request).
+pub(crate) trait Expire: Send + Sync {
+    /// The deadline `timeout` after scheduling has passed; `run` is the number given to
+    /// [`schedule`].
+    fn expire(&self, run: u64, timeout: Duration);
+}
+
+impl Expire for RunControl {
+    fn expire(&self, run: u64, timeout: Duration) {
+        // Failing to set the flag leaves the run to finish; nothing to report to.
+        let _ = self.request(Reason::TimedOut(timeout), run);
+    }
+}
+
 struct Entry {
     at: Instant,
     seq: u64,
     run: u64,
     timeout: Duration,
-    control: Weak<RunControl>,
+    target: Weak<dyn Expire>,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("at", &self.at)
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PartialEq for Entry {
@@ -80,9 +104,15 @@ fn timer() -> Result<&'static Timer> {
     }
 }
 
-/// Asks `control` to stop its run of epoch `run` (see [`RunControl::epoch`]) once
-/// `timeout` has passed from now.
-pub(crate) fn schedule(control: &Arc<RunControl>, run: u64, timeout: Duration) -> Result<()> {
+/// Calls `target.expire(run, timeout)` once `timeout` has passed from now, unless `target`
+/// is gone by then: for a [`RunControl`], asks it to stop its run of epoch `run` (see
+/// [`RunControl::epoch`]).
+pub(crate) fn schedule<T: Expire + 'static>(
+    target: &Arc<T>,
+    run: u64,
+    timeout: Duration,
+) -> Result<()> {
+    let target: Weak<dyn Expire> = Arc::downgrade(target) as Weak<dyn Expire>;
     let timer = timer()?;
     // A timeout too large for `Instant` never fires.
     let Some(at) = Instant::now().checked_add(timeout) else {
@@ -97,7 +127,7 @@ pub(crate) fn schedule(control: &Arc<RunControl>, run: u64, timeout: Duration) -
         seq,
         run,
         timeout,
-        control: Arc::downgrade(control),
+        target,
     }));
     drop(queue);
     if earliest {
@@ -113,10 +143,9 @@ impl Timer {
             let now = Instant::now();
             while queue.heap.peek().is_some_and(|Reverse(e)| e.at <= now) {
                 if let Some(Reverse(entry)) = queue.heap.pop()
-                    && let Some(control) = entry.control.upgrade()
+                    && let Some(target) = entry.target.upgrade()
                 {
-                    // Failing to set the flag leaves the run to finish; nothing to report to.
-                    let _ = control.request(Reason::TimedOut(entry.timeout), entry.run);
+                    target.expire(entry.run, entry.timeout);
                 }
             }
             let wait = queue

@@ -48,7 +48,9 @@ pub mod tensor;
 pub mod values;
 mod workers;
 
-pub use batch::{BatchOptions, Batcher, Batching, ReplyFuture};
+pub use batch::{
+    BatchOptions, BatchSizing, Batcher, Batching, ReplyFuture, Row, Shutdown, SizingReport,
+};
 pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};
 pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};

@@ -3,13 +3,14 @@
 
 mod common;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{AffineIo, AffineOut, data};
 use ort_bind_runtime::{
-    BatchOptions, Batcher, Batching, Bound, Dyn, Error, Fix, Result, Session, SessionOptions,
-    TensorMut,
+    BatchOptions, BatchSizing, Batcher, Batching, Bound, Dyn, Error, Fix, Result, Session,
+    SessionOptions, TensorMut,
 };
 
 /// `affine.onnx` batches along `batch`: an item is one row of 4, its reply `2x + 1`.
@@ -18,7 +19,17 @@ struct Rows;
 impl Batching<AffineIo> for Rows {
     type Item = [f32; 4];
     type Reply = [f32; 4];
-    fn dims(&self, n: usize) -> usize {
+    fn item_dims(&self, item: &[f32; 4]) -> Result<usize> {
+        // A NaN marks a malformed request here (the generated batchers check shapes).
+        match item.iter().any(|v| v.is_nan()) {
+            true => Err(Error::Dim {
+                dim: "x".into(),
+                reason: "NaN in the item".into(),
+            }),
+            false => Ok(1),
+        }
+    }
+    fn batch_dims(&self, _: &usize, n: usize) -> usize {
         n
     }
     fn gather(
@@ -59,6 +70,7 @@ fn concurrent_requests_are_batched_and_each_gets_its_own_result() -> Result<()> 
         max_batch: 8,
         max_delay: Duration::from_millis(5),
         workers: 2,
+        sizing: BatchSizing::Fixed,
     })?);
     const CLIENTS: usize = 16;
     const EACH: usize = 100;
@@ -127,6 +139,7 @@ fn a_lone_request_waits_at_most_about_max_delay() -> Result<()> {
         max_batch: 64,
         max_delay: Duration::from_millis(20),
         workers: 1,
+        sizing: BatchSizing::Fixed,
     })?;
     let t = Instant::now();
     assert_eq!(b.submit([1.0, 2.0, 3.0, 4.0])?, [3.0, 5.0, 7.0, 9.0]);
@@ -143,6 +156,7 @@ fn dropping_the_batcher_serves_what_is_queued() -> Result<()> {
         max_batch: 4,
         max_delay: Duration::from_secs(5),
         workers: 1,
+        sizing: BatchSizing::Fixed,
     })?;
     let pending: Vec<_> = (0..6).map(|i| b.submit_async(item(0, i))).collect();
     drop(b); // closes: the worker stops waiting for more and drains the queue
@@ -162,7 +176,11 @@ fn rows_are_items_along_axis_0_and_a_wrong_item_length_is_an_error() -> Result<(
         t.as_slice(),
         [0., 0., 0., 0., 1., 2., 3., 4., 0., 0., 0., 0.]
     );
-    assert_eq!(scatter_row(&t.view(), 1)?, [1.0, 2.0, 3.0, 4.0]);
+    let row = scatter_row(&t.view(), 1)?;
+    assert_eq!(
+        (row.dims(), row.data()),
+        (&[2, 2][..], &[1.0, 2.0, 3.0, 4.0][..])
+    );
     match gather_row(&mut t.view_mut(), 2, &[1.0; 3]) {
         Err(Error::Length {
             tensor,
@@ -179,5 +197,275 @@ fn rows_are_items_along_axis_0_and_a_wrong_item_length_is_an_error() -> Result<(
     );
     let scalar = Tensor::<f32, ()>::new("s", &[])?;
     assert!(scalar.view().row(0).is_err());
+    Ok(())
+}
+
+/// Opened by a test to let a held batch go on.
+type Gate = Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>;
+
+/// `Rows` with a gate: gathering item `[-1, ..]` waits until the gate opens, so a test can
+/// hold the only worker busy; gathering item `[-2, ..]` fails (a batch that fails).
+struct Gated {
+    gate: Gate,
+}
+
+impl Gated {
+    fn new() -> (Self, Gate) {
+        let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        (
+            Gated {
+                gate: Arc::clone(&gate),
+            },
+            gate,
+        )
+    }
+}
+
+fn open(gate: &(std::sync::Mutex<bool>, std::sync::Condvar)) {
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+}
+
+impl Batching<AffineIo> for Gated {
+    type Item = [f32; 4];
+    type Reply = [f32; 4];
+    fn item_dims(&self, item: &[f32; 4]) -> Result<usize> {
+        Rows.item_dims(item)
+    }
+    fn batch_dims(&self, _: &usize, n: usize) -> usize {
+        n
+    }
+    fn gather(
+        &self,
+        x: &mut TensorMut<'_, f32, (Dyn, Fix<4>)>,
+        row: usize,
+        item: &[f32; 4],
+    ) -> Result<()> {
+        if item[0] == -1.0 {
+            let mut open = self.gate.0.lock().unwrap();
+            while !*open {
+                open = self.gate.1.wait(open).unwrap();
+            }
+        }
+        if item[0] == -2.0 {
+            return Err(Error::Dim {
+                dim: "x".into(),
+                reason: "the test's failing item".into(),
+            });
+        }
+        Rows.gather(x, row, item)
+    }
+    fn scatter(&self, out: &AffineOut<'_>, row: usize) -> Result<[f32; 4]> {
+        Rows.scatter(out, row)
+    }
+}
+
+fn gated(max_batch: usize, max_delay: Duration) -> Result<(Batcher<AffineIo, Gated>, Gate)> {
+    let session = Session::from_file(data("affine.onnx"), &SessionOptions::new().intra_threads(1))?;
+    let (spec, gate) = Gated::new();
+    let options = BatchOptions {
+        max_batch,
+        max_delay,
+        workers: 1,
+        sizing: BatchSizing::Fixed,
+    };
+    let b = Batcher::new(spec, options, move |n: &usize| {
+        Bound::new(&session, AffineIo::new(*n)?)
+    })?;
+    Ok((b, gate))
+}
+
+const BLOCKER: [f32; 4] = [-1.0, 0.0, 0.0, 0.0];
+
+/// Waits until the worker has taken the blocker (it is counted before it gathers).
+fn until_running(b: &Batcher<AffineIo, Gated>) {
+    let t = Instant::now();
+    while b.stats().0 == 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the blocker never ran"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_dropped_request_that_no_batch_took_is_never_run() -> Result<()> {
+    let (b, gate) = gated(1, Duration::ZERO)?;
+    let blocker = b.submit_async(BLOCKER);
+    until_running(&b);
+    let gone = b.submit_async(item(1, 1));
+    let kept = b.submit_async(item(2, 2));
+    drop(gone);
+    open(&gate);
+    assert_eq!(futures_executor::block_on(kept)?, expected(item(2, 2)));
+    assert_eq!(futures_executor::block_on(blocker)?, expected(BLOCKER));
+    assert_eq!(b.stats(), (2, 2), "the dropped request ran");
+    Ok(())
+}
+
+#[test]
+fn a_request_past_its_timeout_fails_alone_and_is_never_run() -> Result<()> {
+    let (b, gate) = gated(1, Duration::ZERO)?;
+    let b = Arc::new(b);
+    let blocker = b.submit_async(BLOCKER);
+    until_running(&b);
+    // Blocking and async callers alike: the timer answers them while the worker is busy.
+    let t = Instant::now();
+    match b.submit_with_timeout(item(3, 3), Duration::from_millis(40)) {
+        Err(Error::TimedOut { timeout }) => assert_eq!(timeout, Duration::from_millis(40)),
+        other => panic!("{other:?}"),
+    }
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(40) && waited < Duration::from_secs(2),
+        "{waited:?}"
+    );
+    let late = b.submit_async_with_timeout(item(4, 4), Duration::from_millis(10));
+    assert!(matches!(
+        futures_executor::block_on(late),
+        Err(Error::TimedOut { .. })
+    ));
+    // A timeout that does not pass changes nothing.
+    let in_time = b.submit_async_with_timeout(item(5, 5), Duration::from_secs(30));
+    open(&gate);
+    assert_eq!(futures_executor::block_on(in_time)?, expected(item(5, 5)));
+    futures_executor::block_on(blocker)?;
+    assert_eq!(b.stats(), (2, 2), "a timed-out request ran");
+    Ok(())
+}
+
+#[test]
+fn every_caller_of_a_failed_batch_gets_its_cause_to_match_on() -> Result<()> {
+    let (b, gate) = gated(3, Duration::from_secs(5))?;
+    open(&gate);
+    let replies: Vec<_> = [item(6, 0), [-2.0, 0.0, 0.0, 0.0], item(6, 1)]
+        .into_iter()
+        .map(|x| b.submit_async(x))
+        .collect();
+    for reply in replies {
+        match futures_executor::block_on(reply) {
+            Err(Error::Batch { cause }) => match &*cause {
+                Error::Dim { reason, .. } => assert_eq!(reason, "the test's failing item"),
+                other => panic!("cause {other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+    // The batcher keeps serving, and a malformed item fails alone, before any batch.
+    assert!(matches!(b.submit([f32::NAN; 4]), Err(Error::Dim { .. })));
+    assert_eq!(b.submit(item(7, 0))?, expected(item(7, 0)));
+    Ok(())
+}
+
+#[test]
+fn dropping_a_batcher_never_blocks_and_shutdown_waits_for_its_workers() -> Result<()> {
+    let (b, gate) = gated(1, Duration::ZERO)?;
+    let blocker = b.submit_async(BLOCKER);
+    until_running(&b);
+    let queued = b.submit_async(item(8, 0));
+    let t = Instant::now();
+    drop(b); // the worker is stuck in a batch: drop must not wait for it
+    assert!(t.elapsed() < Duration::from_millis(50), "{:?}", t.elapsed());
+    open(&gate);
+    assert_eq!(futures_executor::block_on(blocker)?, expected(BLOCKER));
+    assert_eq!(
+        futures_executor::block_on(queued)?,
+        expected(item(8, 0)),
+        "queued requests are served"
+    );
+
+    let (b, gate) = gated(1, Duration::ZERO)?;
+    let blocker = b.submit_async(BLOCKER);
+    until_running(&b);
+    let mut shutdown = std::pin::pin!(b.shutdown());
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    assert!(
+        shutdown.as_mut().poll(&mut cx).is_pending(),
+        "a worker is still in its batch"
+    );
+    open(&gate);
+    futures_executor::block_on(shutdown);
+    futures_executor::block_on(blocker)?;
+
+    let (b, gate) = gated(1, Duration::ZERO)?;
+    open(&gate);
+    let served = b.submit_async(item(9, 0));
+    b.shutdown().wait();
+    assert_eq!(futures_executor::block_on(served)?, expected(item(9, 0)));
+    Ok(())
+}
+
+/// `slow.onnx` (64 x MatMul 256x256 + Tanh) batches well: a batch of 8 costs little more
+/// than one item.
+struct SlowRows;
+
+impl Batching<common::SlowIo> for SlowRows {
+    type Item = f32;
+    type Reply = Vec<f32>;
+    fn item_dims(&self, _: &f32) -> Result<usize> {
+        Ok(1)
+    }
+    fn batch_dims(&self, _: &usize, n: usize) -> usize {
+        n
+    }
+    fn gather(
+        &self,
+        x: &mut TensorMut<'_, f32, (Dyn, Fix<256>)>,
+        row: usize,
+        item: &f32,
+    ) -> Result<()> {
+        x.row_mut(row)?.fill(*item);
+        Ok(())
+    }
+    fn scatter(
+        &self,
+        y: &ort_bind_runtime::TensorRef<'_, f32, (Dyn, Fix<256>)>,
+        row: usize,
+    ) -> Result<Vec<f32>> {
+        Ok(y.row(row)?.to_vec())
+    }
+}
+
+#[test]
+fn the_adaptive_batcher_settles_on_big_batches_for_a_model_that_gains_from_them() -> Result<()> {
+    let session = Session::from_file(data("slow.onnx"), &SessionOptions::new().intra_threads(1))?;
+    let b = Arc::new(Batcher::new(
+        SlowRows,
+        BatchOptions::default(),
+        move |m: &usize| Bound::new(&session, common::SlowIo::new(*m)?),
+    )?);
+    let clients: Vec<_> = (0..16)
+        .map(|c| {
+            let b = Arc::clone(&b);
+            std::thread::spawn(move || -> Result<()> {
+                for i in 0..60 {
+                    let v = ((c + i) % 7 + 1) as f32 / 8.0;
+                    let y = b.submit(v)?;
+                    let mut expect = f64::from(v);
+                    for _ in 0..common::SLOW_LAYERS {
+                        expect = (expect * (0.5 + 256e-3)).tanh();
+                    }
+                    assert!(
+                        y.iter()
+                            .all(|&g| (f64::from(g) - expect).abs() < 5e-4 * expect.abs()),
+                        "client {c} request {i}"
+                    );
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().expect("no panic")?;
+    }
+    let report = b.sizing();
+    eprintln!("{report:?}, (runs, items) {:?}", b.stats());
+    assert!(report.chosen >= 4, "{report:?}");
+    assert!(
+        report.per_item.iter().all(|(_, t)| t.is_some()),
+        "every size measured: {report:?}"
+    );
     Ok(())
 }

@@ -187,6 +187,7 @@ fn the_service_answers_every_concurrent_request_as_python_onnxruntime_does() -> 
                 max_batch: 8,
                 max_delay: Duration::from_millis(2),
                 workers: 2,
+                sizing: ort_bind::BatchSizing::Adaptive,
             },
             pool: 4,
         },

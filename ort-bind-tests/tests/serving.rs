@@ -10,10 +10,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ort_bind::{BatchOptions, Error};
+use ort_bind::{BatchOptions, BatchSizing, Error, Row};
 
 mod dynamic {
     ort_bind::include_bindings!("dynamic");
+}
+mod rows {
+    ort_bind::include_bindings!("rows");
 }
 mod dynamic_renamed {
     ort_bind::include_bindings!("dynamic_renamed");
@@ -52,24 +55,26 @@ fn item(client: usize, i: usize) -> Vec<f32> {
 #[test]
 fn generated_batcher_gives_each_concurrent_caller_its_own_row() -> ort_bind::Result<()> {
     let model = dynamic_renamed::Model::load()?;
-    let batcher = Arc::new(model.batcher(
-        dynamic_renamed::Dims { batch: 0 },
-        BatchOptions {
-            max_batch: 8,
-            max_delay: Duration::from_millis(5),
-            workers: 2,
-        },
-    )?);
+    let batcher = Arc::new(model.batcher(BatchOptions {
+        max_batch: 8,
+        max_delay: Duration::from_millis(5),
+        workers: 2,
+        sizing: BatchSizing::Fixed,
+    })?);
     let clients: Vec<_> = (0..8)
         .map(|client| {
             let batcher = Arc::clone(&batcher);
             std::thread::spawn(move || -> ort_bind::Result<()> {
                 for i in 0..40 {
                     let x = item(client, i);
-                    let reply = batcher.submit(dynamic_renamed::Item { x: x.clone() })?;
+                    let reply = batcher.submit(dynamic_renamed::Item {
+                        x: Row::new([4], x.clone())?,
+                    })?;
                     let y = expected_y(&x);
-                    assert_close(&reply.y, &y);
-                    assert_close(&reply.z, &y.iter().map(|v| v.max(0.0)).collect::<Vec<_>>());
+                    assert_eq!((reply.y.dims(), reply.z.dims()), (&[3][..], &[3][..]));
+                    assert_close(reply.y.data(), &y);
+                    let z: Vec<f32> = y.iter().map(|v| v.max(0.0)).collect();
+                    assert_close(reply.z.data(), &z);
                 }
                 Ok(())
             })
@@ -90,19 +95,63 @@ fn generated_batcher_gives_each_concurrent_caller_its_own_row() -> ort_bind::Res
 #[test]
 fn a_malformed_item_fails_alone_and_the_batcher_keeps_serving() -> ort_bind::Result<()> {
     let model = dynamic_renamed::Model::load()?;
-    let batcher = model.batcher(dynamic_renamed::Dims { batch: 0 }, BatchOptions::default())?;
-    match batcher.submit(dynamic_renamed::Item { x: vec![1.0; 3] }) {
-        Err(Error::Length {
-            tensor,
-            expected: 4,
-            found: 3,
-            ..
-        }) => assert_eq!(tensor, "x"),
-        other => panic!("{other:?}"),
+    let batcher = model.batcher(BatchOptions::default())?;
+    // x is [batch, 4]: a row of 3 is refused whatever its data, and so is a row of rank 2
+    // holding the right number of elements.
+    for dims in [vec![3], vec![2, 2]] {
+        let n = dims.iter().product();
+        match batcher.submit(dynamic_renamed::Item {
+            x: Row::new(dims.clone(), vec![1.0; n])?,
+        }) {
+            Err(e @ (Error::Shape { .. } | Error::Dim { .. })) => {
+                assert!(e.to_string().contains('x'), "{e}")
+            }
+            other => panic!("{dims:?}: {other:?}"),
+        }
     }
     let x = item(1, 2);
-    let reply = batcher.submit(dynamic_renamed::Item { x: x.clone() })?;
-    assert_close(&reply.y, &expected_y(&x));
+    let reply = batcher.submit(dynamic_renamed::Item {
+        x: Row::new([4], x.clone())?,
+    })?;
+    assert_close(reply.y.data(), &expected_y(&x));
+    Ok(())
+}
+
+#[test]
+fn items_batch_with_items_of_their_own_shape_and_each_reply_has_its_row_s_dims()
+-> ort_bind::Result<()> {
+    let model = rows::Model::load()?;
+    // One worker that waits long for a full batch of 3: it runs the first 3 rows of length
+    // 3 together and the 3 rows of length 5 together, whatever the order they came in.
+    let batcher = model.batcher(BatchOptions {
+        max_batch: 3,
+        max_delay: Duration::from_secs(2),
+        workers: 1,
+        sizing: BatchSizing::Fixed,
+    })?;
+    let data = |n: usize, k: usize| -> Vec<f32> { (0..n).map(|i| (i * 10 + k) as f32).collect() };
+    let pending: Vec<_> = [3, 5, 3, 5, 5, 3]
+        .into_iter()
+        .enumerate()
+        .map(|(k, n)| {
+            let x = Row::new([n], data(n, k))?;
+            Ok((n, k, batcher.submit_async(rows::Item { x })))
+        })
+        .collect::<ort_bind::Result<_>>()?;
+    for (n, k, reply) in pending {
+        let reply = futures_executor::block_on(reply)?;
+        let x = data(n, k);
+        assert_eq!(reply.twice.dims(), [n]);
+        assert_eq!(
+            reply.twice.data(),
+            x.iter().map(|v| 2.0 * v).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            (reply.total.dims(), reply.total.data()),
+            (&[1][..], &[x.iter().sum::<f32>()][..])
+        );
+    }
+    assert_eq!(batcher.stats(), (2, 6), "one run per row length");
     Ok(())
 }
 

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ort_bind_runtime::{BatchOptions, SessionOptions};
+use ort_bind_runtime::{BatchOptions, BatchSizing, Row, SessionOptions};
 
 use crate::Result;
 use crate::harness::median_f64;
@@ -36,21 +36,25 @@ pub(super) const SETTINGS: [BatchOptions; 4] = [
         max_batch: 16,
         max_delay: Duration::from_millis(2),
         workers: 1,
+        sizing: BatchSizing::Fixed,
     },
     BatchOptions {
         max_batch: 8,
         max_delay: Duration::from_millis(2),
         workers: 2,
+        sizing: BatchSizing::Fixed,
     },
     BatchOptions {
         max_batch: 16,
         max_delay: Duration::from_millis(2),
         workers: 2,
+        sizing: BatchSizing::Fixed,
     },
     BatchOptions {
         max_batch: 16,
         max_delay: Duration::from_millis(5),
         workers: 2,
+        sizing: BatchSizing::Fixed,
     },
 ];
 
@@ -234,11 +238,12 @@ pub(super) fn batching(rounds: usize, each: usize) -> Result<Figures> {
     // plans memory per input shape on a shape's first run; the session keeps the plans).
     serve_all(2, &reference, &inputs, &unbatched)?;
     for options in SETTINGS {
-        let batcher = model.batcher(dims, options)?;
+        let batcher = model.batcher(options)?;
         serve_all(2, &reference, &inputs, &|x: &[f32]| {
+            let x = Row::new([3, SIDE, SIDE], x).map_err(|e| e.to_string())?;
             batcher
-                .submit(det::Item { x: x.to_vec() })
-                .map(|r| r.sigmoid_0_tmp_0)
+                .submit(det::Item { x })
+                .map(|r| r.sigmoid_0_tmp_0.into_data())
                 .map_err(|e| e.to_string())
         })?;
     }
@@ -255,12 +260,11 @@ pub(super) fn batching(rounds: usize, each: usize) -> Result<Figures> {
                 u.max_diff = u.max_diff.max(pass.max_diff);
                 continue;
             }
-            let batcher = model.batcher(dims, SETTINGS[which - 1])?;
+            let batcher = model.batcher(SETTINGS[which - 1])?;
             let batched = |x: &[f32]| -> ThreadResult<Vec<f32>> {
-                let reply = batcher
-                    .submit(det::Item { x: x.to_vec() })
-                    .map_err(|e| e.to_string())?;
-                Ok(reply.sigmoid_0_tmp_0)
+                let x = Row::new([3, SIDE, SIDE], x).map_err(|e| e.to_string())?;
+                let reply = batcher.submit(det::Item { x }).map_err(|e| e.to_string())?;
+                Ok(reply.sigmoid_0_tmp_0.into_data())
             };
             let pass = serve_all(each, &reference, &inputs, &batched)?;
             let (runs, items) = batcher.stats();

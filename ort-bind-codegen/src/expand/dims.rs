@@ -62,14 +62,7 @@ pub(crate) fn fields(plan: &Plan) -> Vec<TokenStream> {
 /// Whether every dims field is sized by some input's axes, so input shapes determine
 /// the dims (`from_input_shapes` can be generated).
 pub(crate) fn solvable_from_inputs(plan: &Plan) -> bool {
-    plan.dims.iter().enumerate().all(|(i, d)| match &d.source {
-        DimSource::Shape { .. } => true,
-        DimSource::OutputShape { .. } => false,
-        _ => plan.inputs.iter().any(|v| match &v.storage {
-            Storage::Owned(axes) => axes.contains(&AxisSize::Field(i)),
-            _ => false,
-        }),
-    })
+    plan.dim_unsized_by_inputs().is_none()
 }
 
 /// How generated code names the runtime items `from_input_shapes` uses: through the

@@ -6,13 +6,16 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::tokens::{dims_expr, elem_tokens, type_doc};
+use super::tokens::{elem_tokens, type_doc};
 use crate::ident::to_ident;
 use crate::plan::{Plan, PlannedValue, Storage};
 
 /// `Pool`/`Pooled` aliases and `Model::pool`, `Model::pool_on`, then the batching items.
 pub(crate) fn serving(plan: &Plan, rt: &syn::Path) -> TokenStream {
-    let batching = plan.batch.map(|b| batching(plan, rt, b));
+    let batching = match plan.batch {
+        Some(b) => batching(plan, rt, b),
+        None => no_batching(rt),
+    };
     quote! {
         #[allow(dead_code, unreachable_pub)]
         /// A pool of this model's bindings for request handlers; see [`Model::pool`].
@@ -57,6 +60,23 @@ pub(crate) fn serving(plan: &Plan, rt: &syn::Path) -> TokenStream {
     }
 }
 
+/// Where the plan knows no batch dim: a `Model::batcher` whose every call fails to
+/// compile with a message that names `batch_dim` (instead of "no method named `batcher`").
+fn no_batching(rt: &syn::Path) -> TokenStream {
+    quote! {
+        #[allow(dead_code, unreachable_pub)]
+        impl Model {
+            /// Not available: this model has no known batch dim (see
+            /// `ModelOptions::batch_dim`, or `batch_dim("..")` in `bindings!`). Calling it
+            /// is a compile error that says so.
+            #[doc(hidden)]
+            pub fn batcher<O: #rt::batch::NoBatchDim>(&self, options: O) -> ::core::convert::Infallible {
+                options.unavailable()
+            }
+        }
+    }
+}
+
 /// `Item`, `Reply`, `BatchSpec`, `Batcher` and `Model::batcher`, batching along dims
 /// field `batch`.
 fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
@@ -67,7 +87,8 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
     };
     let row_doc = |role: &str, v: &PlannedValue| {
         format!(
-            " {role} `{}` {} for one item: its row along `{batch_name}`, row-major.",
+            " {role} `{}` {} for one item: its row along `{batch_name}` (dims without the \
+             batch axis, and data).",
             v.name,
             type_doc(v)
         )
@@ -78,7 +99,7 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
             elem_tokens(rt, v.elem),
             row_doc("Input", v),
         );
-        quote!(#[doc = #doc] pub #f: ::std::vec::Vec<#elem>,)
+        quote!(#[doc = #doc] pub #f: #rt::batch::Row<#elem>,)
     });
     let reply_fields = plan.outputs.iter().map(|v| {
         let (f, elem, doc) = (
@@ -86,16 +107,16 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
             elem_tokens(rt, v.elem),
             row_doc("Output", v),
         );
-        quote!(#[doc = #doc] pub #f: ::std::vec::Vec<#elem>,)
+        quote!(#[doc = #doc] pub #f: #rt::batch::Row<#elem>,)
     });
-    let checks = plan.inputs.iter().map(|v| {
-        let (f, name) = (to_ident(&v.field), &v.name);
-        let dims = dims_expr(plan, v, &quote!(dims));
-        quote!(#rt::batch::check_row(#name, #dims, &item.#f)?;)
+    // Every input is a tensor here (the plan's rule), so each has a shape parameter.
+    let shapes = plan.inputs.iter().map(|v| {
+        let f = to_ident(&v.field);
+        quote!(&item.#f.batch_of_one())
     });
     let gathers = plan.inputs.iter().map(|v| {
         let f = to_ident(&v.field);
-        quote!(#rt::batch::gather_row(&mut inputs.#f, row, &item.#f)?;)
+        quote!(#rt::batch::gather_row(&mut inputs.#f, row, item.#f.data())?;)
     });
     let scatters = plan.outputs.iter().map(|v| {
         let f = to_ident(&v.field);
@@ -113,9 +134,9 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
         }
     });
     let item_doc = format!(
-        " One request for a [`Batcher`]: each input for one item, without the batch dim \
-         `{batch_name}`. Each length must be its input's row length under the \
-         [`BatchSpec`]'s dims, or `submit` fails for this request alone."
+        " One request for a [`Batcher`]: each input's row for one item, without the batch \
+         dim `{batch_name}`. Its shapes are checked against the model when it is submitted \
+         (a request that does not fit fails alone); items of equal shapes batch together."
     );
     let reply_doc = format!(
         " One request's result from a [`Batcher`]: each output's row along `{batch_name}`, \
@@ -123,7 +144,7 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
     );
     let spec_doc = format!(
         " How this model batches: items stacked along `{batch_name}` (`Dims.{}`), every \
-         other dim as in the dims given to [`BatchSpec::new`].",
+         other dim read from the item's shapes.",
         plan.dims[batch].field
     );
     quote! {
@@ -143,24 +164,17 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
 
         #[allow(dead_code, unreachable_pub)]
         #[doc = #spec_doc]
-        #[derive(Debug, Clone)]
-        pub struct BatchSpec {
-            item: Dims,
-        }
-
-        #[allow(dead_code, unreachable_pub)]
-        impl BatchSpec {
-            /// Batches items of `item` dims (its batch field is ignored).
-            pub fn new(item: Dims) -> Self {
-                BatchSpec { item }
-            }
-        }
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct BatchSpec;
 
         impl #rt::Batching<Io<#rt::Cpu>> for BatchSpec {
             type Item = Item;
             type Reply = Reply;
-            fn dims(&self, n: usize) -> Dims {
-                let mut dims = ::core::clone::Clone::clone(&self.item);
+            fn item_dims(&self, item: &Item) -> #rt::Result<Dims> {
+                Dims::from_input_shapes(#(#shapes),*)
+            }
+            fn batch_dims(&self, item_dims: &Dims, n: usize) -> Dims {
+                let mut dims = ::core::clone::Clone::clone(item_dims);
                 dims.#batch_field = n;
                 dims
             }
@@ -171,11 +185,6 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
             fn scatter(&self, outputs: &Outputs<'_>, row: usize) -> #rt::Result<Reply> {
                 ::core::result::Result::Ok(Reply { #(#scatters)* })
             }
-            fn check(&self, item: &Item) -> #rt::Result<()> {
-                let dims = <Self as #rt::Batching<Io<#rt::Cpu>>>::dims(self, 1);
-                #(#checks)*
-                ::core::result::Result::Ok(())
-            }
         }
 
         #[allow(dead_code, unreachable_pub)]
@@ -185,14 +194,16 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
         #[allow(dead_code, unreachable_pub)]
         impl Model {
             /// Starts dynamic batching on this model's session: concurrent
-            /// `submit(Item)` (or `submit_async`) calls are gathered into one run of up to
-            /// `options.max_batch` items, waiting at most `options.max_delay` for a batch
-            /// to fill, on `options.workers` bindings sized once for a full batch. `item`
-            /// gives every dim but the batch dim.
-            pub fn batcher(&self, item: Dims, options: #rt::BatchOptions) -> #rt::Result<Batcher> {
-                let session = &self.session;
-                #rt::Batcher::new(BatchSpec::new(item), options, |dims: &Dims| {
-                    #rt::Bound::new(session, Io::new(#rt::Cpu, ::core::clone::Clone::clone(dims))?)
+            /// `submit(Item)` (or `submit_async`) calls are gathered into runs of up to
+            /// `options.max_batch` items of equal shapes, on `options.workers` bindings
+            /// (each sized once for a full batch). With the default sizing
+            /// (`BatchSizing::Adaptive`) the batcher measures what batching buys this
+            /// model on this machine and serves at the size that costs least per item,
+            /// unbatched where batching loses.
+            pub fn batcher(&self, options: #rt::BatchOptions) -> #rt::Result<Batcher> {
+                let session = ::core::clone::Clone::clone(&self.session);
+                #rt::Batcher::new(BatchSpec, options, move |dims: &Dims| {
+                    #rt::Bound::new(&session, Io::new(#rt::Cpu, ::core::clone::Clone::clone(dims))?)
                 })
             }
         }

@@ -594,6 +594,22 @@ impl Plan {
     pub fn dims_are_copy(&self) -> bool {
         !self.dims.iter().any(|d| d.source.is_shape())
     }
+
+    /// The first dims field that no input's axes size, if any: without one, the shapes of
+    /// the inputs determine every dim (`Dims::from_input_shapes` solves them).
+    pub fn dim_unsized_by_inputs(&self) -> Option<&DimField> {
+        self.dims.iter().enumerate().find_map(|(i, d)| {
+            let sized = match &d.source {
+                DimSource::Shape { .. } => true,
+                DimSource::OutputShape { .. } => false,
+                _ => self.inputs.iter().any(|v| match &v.storage {
+                    Storage::Owned(axes) => axes.contains(&AxisSize::Field(i)),
+                    _ => false,
+                }),
+            };
+            (!sized).then_some(d)
+        })
+    }
 }
 
 /// Key types ONNX Runtime's C API makes and reads maps of.
@@ -832,6 +848,15 @@ fn batch_field(plan: &Plan, declared: Option<&str>) -> Result<Option<usize>, Pla
                 )
             })
         });
+    // A batcher reads an item's dims from its shapes, so every dim must follow from them.
+    let misfit = misfit.or_else(|| {
+        plan.dim_unsized_by_inputs().map(|d| {
+            format!(
+                "a batcher reads every dim from its items' shapes, but {} sizes no input axis",
+                dim_words(d)
+            )
+        })
+    });
     match (misfit, declared) {
         (None, _) => Ok(Some(candidate)),
         (Some(_), None) => Ok(None),

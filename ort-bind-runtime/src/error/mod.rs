@@ -184,11 +184,13 @@ pub enum Error {
     },
 
     /// The batch a request of a [`Batcher`](crate::Batcher) ran in failed; every request
-    /// of that batch gets this error.
-    #[error("the batch this request ran in failed: {message}")]
+    /// of that batch gets this error, with the batch's own error as its `cause` (shared by
+    /// them, to match on: `Error::Batch { cause } if matches!(*cause, Error::Terminated)`).
+    #[error("the batch this request ran in failed: {cause}")]
     Batch {
-        /// The error of the batch's run.
-        message: String,
+        /// The error of the batch's binding or run.
+        #[source]
+        cause: std::sync::Arc<Error>,
     },
 
     /// The decode loop refused a request ([`decode::Decoder`](crate::decode::Decoder)); the

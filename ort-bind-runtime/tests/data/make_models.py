@@ -17,6 +17,7 @@ runtime's tests need neither Python nor the repository's other fixtures.
 | `optionals.onnx` | optionals (opset 18): `some = Optional(x)` (optional(tensor float32 `[n]`)), `none = Optional()` of that type (no value), `some_seq = Optional(SequenceConstruct(x, x))`; optional input `o` (optional(tensor float32)): `has = OptionalHasElement(o)` |
 | `empties.onnx` | empty sequences (opset 17): sequence inputs `s` (seq(float32)) and `t` (seq(string)), float32 input `x` `[n]`; `s_count = SequenceLength(s)`, `s_echo = Identity(s)`, `grown = SequenceInsert(s, x)`, `t_count = SequenceLength(t)`, `t_echo = Identity(t)`; `made = SequenceEmpty(dtype = int64)` (an empty sequence ONNX Runtime makes itself) |
 | `slow.onnx` | `y = tanh(...tanh(x @ W) @ W ...)`, 64 MatMul+Tanh pairs, x float32 `[m, 256]`, W = I/2 + 1e-3 (a 256x256 initializer): the run time grows with `m` (about 0.24 s at `m = 2048` with one intra-op thread here). A row of `x` whose elements are all `c` stays constant: each layer maps `v` to `tanh(v * (0.5 + 256e-3))`, which the tests compute to check results, so runs can be cancelled mid-way |
+| `elementwise.onnx` | `y = tanh(0.9 * ... tanh(0.9 * x))`, 12 Mul+Tanh pairs over float32 `[m, 131072]` (512 KiB rows, no weights): a model that does not gain from batching on a CPU (nothing is shared between rows, and a batch of 8 rows outgrows the L2 cache): the serving benchmark's "loses" fixture, beside `slow.onnx` that gains |
 """
 
 import argparse
@@ -80,6 +81,22 @@ def slow(layers=64, width=256):
         [helper.make_tensor_value_info("y", T.FLOAT, ["m", width])],
         [numpy_helper.from_array(w, "w")])
     return finish(g, "64 x (MatMul by W, Tanh): slow on purpose")
+
+
+def elementwise(layers=12, width=131072):
+    nodes, prev = [], "x"
+    for i in range(layers):
+        nodes.append(helper.make_node("Mul", [prev, "c"], [f"m{i}"]))
+        out = "y" if i == layers - 1 else f"t{i}"
+        nodes.append(helper.make_node("Tanh", [f"m{i}"], [out]))
+        prev = out
+    g = helper.make_graph(
+        nodes, "elementwise",
+        [helper.make_tensor_value_info("x", T.FLOAT, ["m", width])],
+        [helper.make_tensor_value_info("y", T.FLOAT, ["m", width])],
+        [numpy_helper.from_array(np.array(0.9, dtype=np.float32), "c")])
+    return finish(g, "12 x (Mul by 0.9, Tanh) over 512 KiB rows: no weights to share, so batching "
+                     "does not help and a bigger batch falls out of the caches")
 
 
 def opset_model(graph, doc, opsets):
@@ -203,7 +220,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     bad = 0
-    for name, model in {"add": add(), "affine": affine(), "slow": slow(), "strings": strings(),
+    for name, model in {"add": add(), "affine": affine(), "slow": slow(), "elementwise": elementwise(), "strings": strings(),
                         "sequences": sequences(), "empties": empties(), "maps": maps(), "optionals": optionals()}.items():
         data = model.SerializeToString(deterministic=True)
         path = os.path.join(HERE, f"{name}.onnx")

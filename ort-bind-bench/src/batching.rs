@@ -1,0 +1,351 @@
+//! `ort-bind-bench batching [--quick] [--rounds N]`: what dynamic batching buys, side by
+//! side in one run, on a model that gains from batching (`slow.onnx`: 64 x MatMul
+//! 256x256 + Tanh, weights shared by every row) and one that does not
+//! (`elementwise.onnx`: 12 x Mul + Tanh over 512 KiB rows, nothing shared, bigger batches
+//! outgrow the caches). Both are the runtime's test models (`ort-bind-runtime/tests/data/`).
+//!
+//! 16 client threads each send one-row requests (a row filled with one value) and check
+//! every reply against the model's closed form. Contenders, all on sessions with one
+//! intra-op thread, run in a rotating order within each round:
+//! - `ort`, a session per client thread (the peer: what a service on `ort` alone does);
+//! - ort-bind, unbatched: a `Pool` of 2 bindings (one per core);
+//! - ort-bind, `Batcher` with `BatchSizing::Fixed` at 2, 4, 8 and 16 (2 workers, 1 ms);
+//! - ort-bind, `Batcher` with `BatchSizing::Adaptive` (max 16, 2 workers, 1 ms).
+//!
+//! The batchers live across rounds, as in a service (the adaptive one measures sizes in
+//! the first requests it serves; a warm-up round, not counted, lets every contender reach
+//! its steady state). Reported per model: each contender's throughput over the unbatched
+//! pool (median of per-round ratios), and the adaptive batcher's throughput over the best
+//! of the unbatched pool and every fixed size *in the same round* (median of rounds).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ort::value::TensorRef as OrtTensorRef;
+use ort_bind_runtime::{BatchOptions, BatchSizing, Batcher, Batching, Bound, Pool, Session};
+
+use crate::Result;
+use crate::contenders::{ort_bind_options, ort_session};
+use crate::harness::median_f64;
+use crate::serving::RowsIo;
+
+const CLIENTS: usize = 16;
+const WORKERS: usize = 2;
+
+/// One of the two models: its file, row width and closed form for a constant row.
+struct Model {
+    name: &'static str,
+    file: &'static str,
+    about: &'static str,
+    /// The output value of a row whose every element is `v`.
+    expect: fn(f32) -> f32,
+}
+
+fn slow(v: f32) -> f32 {
+    let mut v = f64::from(v);
+    for _ in 0..64 {
+        v = (v * (0.5 + 256e-3)).tanh();
+    }
+    v as f32
+}
+
+fn elementwise(v: f32) -> f32 {
+    let mut v = v;
+    for _ in 0..12 {
+        v = (v * 0.9).tanh();
+    }
+    v
+}
+
+/// The value client `c` sends in request `i`.
+fn value(c: usize, i: usize) -> f32 {
+    ((c * 31 + i) % 7 + 1) as f32 / 8.0
+}
+
+/// Checks a reply row (every 61st element: the rows are constant).
+fn check(model: &Model, c: usize, i: usize, row: &[f32]) -> std::result::Result<(), String> {
+    let want = (model.expect)(value(c, i));
+    match row
+        .iter()
+        .step_by(61)
+        .find(|&&g| (g - want).abs() > 1e-4 * want.abs().max(1e-3))
+    {
+        None => Ok(()),
+        Some(g) => Err(format!(
+            "{}: client {c} request {i}: {g} != {want}",
+            model.name
+        )),
+    }
+}
+
+/// `x` rows filled with one value each, their output rows copied out.
+struct Constant<const W: usize>;
+
+impl<const W: usize> Batching<RowsIo<W>> for Constant<W> {
+    type Item = f32;
+    type Reply = Vec<f32>;
+    fn item_dims(&self, _: &f32) -> ort_bind_runtime::Result<usize> {
+        Ok(1)
+    }
+    fn batch_dims(&self, _: &usize, n: usize) -> usize {
+        n
+    }
+    fn gather(
+        &self,
+        x: &mut <RowsIo<W> as ort_bind_runtime::BindingIo>::InputsMut<'_>,
+        row: usize,
+        v: &f32,
+    ) -> ort_bind_runtime::Result<()> {
+        x.row_mut(row)?.fill(*v);
+        Ok(())
+    }
+    fn scatter(
+        &self,
+        y: &<RowsIo<W> as ort_bind_runtime::BindingIo>::OutputsRef<'_>,
+        row: usize,
+    ) -> ort_bind_runtime::Result<Vec<f32>> {
+        Ok(y.row(row)?.to_vec())
+    }
+}
+
+/// A way of serving one-row requests to 16 client threads.
+enum Contender<const W: usize> {
+    Ort(Vec<std::sync::Mutex<ort::session::Session>>),
+    Pool(Pool<RowsIo<W>>),
+    Batcher(Batcher<RowsIo<W>, Constant<W>>),
+}
+
+impl<const W: usize> Contender<W> {
+    /// Serves `each` requests per client; the elapsed time.
+    fn serve(&self, model: &Model, each: usize) -> Result<Duration> {
+        let t = Instant::now();
+        std::thread::scope(|scope| -> Result<()> {
+            let clients: Vec<_> = (0..CLIENTS)
+                .map(|c| scope.spawn(move || self.client(model, c, each)))
+                .collect();
+            for client in clients {
+                client.join().map_err(|_| "a client panicked")??;
+            }
+            Ok(())
+        })?;
+        Ok(t.elapsed())
+    }
+
+    fn client(&self, model: &Model, c: usize, each: usize) -> std::result::Result<(), String> {
+        let err = |e: &dyn std::fmt::Display| e.to_string();
+        let mut row = vec![0.0f32; W];
+        for i in 0..each {
+            let v = value(c, i);
+            let reply: Vec<f32> = match self {
+                Contender::Ort(sessions) => {
+                    row.fill(v);
+                    let mut session = sessions[c].lock().map_err(|e| err(&e))?;
+                    let x = OrtTensorRef::from_array_view(([1usize, W], &row[..]))
+                        .map_err(|e| err(&e))?;
+                    let out = session.run(ort::inputs![x]).map_err(|e| err(&e))?;
+                    let (_, y) = out[0].try_extract_tensor::<f32>().map_err(|e| err(&e))?;
+                    y.to_vec()
+                }
+                Contender::Pool(pool) => {
+                    let mut b = pool.get(&1).map_err(|e| err(&e))?;
+                    b.inputs().fill(v);
+                    b.run().map_err(|e| err(&e))?;
+                    b.outputs().as_slice().to_vec()
+                }
+                Contender::Batcher(batcher) => batcher.submit(v).map_err(|e| err(&e))?,
+            };
+            check(model, c, i, &reply)?;
+        }
+        Ok(())
+    }
+}
+
+/// One model's figures: per contender (name, throughput per round in requests/s), and
+/// the adaptive batcher's chosen size and per-size measurements at the end.
+pub(crate) struct Figures {
+    model: &'static str,
+    about: &'static str,
+    contenders: Vec<(String, Vec<f64>)>,
+    sizing: ort_bind_runtime::SizingReport,
+}
+
+fn measure<const W: usize>(model: &Model, rounds: usize, each: usize) -> Result<Figures> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ort-bind-runtime/tests/data")
+        .join(model.file);
+    let session = Session::from_file(&path, &ort_bind_options())?;
+    let batcher = |sizing: BatchSizing, max_batch: usize| -> Result<Contender<W>> {
+        let session = session.clone();
+        let options = BatchOptions {
+            max_batch,
+            max_delay: Duration::from_millis(1),
+            workers: WORKERS,
+            sizing,
+        };
+        Ok(Contender::Batcher(Batcher::new(
+            Constant::<W>,
+            options,
+            move |m: &usize| Bound::new(&session, RowsIo::<W>::new(*m)?),
+        )?))
+    };
+    let path_str = path.to_str().ok_or("model path is not UTF-8")?;
+    let mut contenders: Vec<(String, Contender<W>)> = vec![
+        (
+            "`ort`, a session per client thread".into(),
+            Contender::Ort(
+                (0..CLIENTS)
+                    .map(|_| ort_session(path_str).map(std::sync::Mutex::new))
+                    .collect::<Result<_>>()?,
+            ),
+        ),
+        (
+            "unbatched, `Pool` of 2".into(),
+            Contender::Pool({
+                let session = session.clone();
+                let pool = Pool::new(WORKERS, move |m: &usize| {
+                    Bound::new(&session, RowsIo::<W>::new(*m)?)
+                });
+                pool.fill(&1)?;
+                pool
+            }),
+        ),
+    ];
+    for b in [2, 4, 8, 16] {
+        contenders.push((format!("fixed batch {b}"), batcher(BatchSizing::Fixed, b)?));
+    }
+    contenders.push((
+        "adaptive (max 16)".into(),
+        batcher(BatchSizing::Adaptive, 16)?,
+    ));
+    println!("batching: {} warm-up ...", model.name);
+    for (_, c) in &contenders {
+        c.serve(model, each)?;
+    }
+    let mut per_round: Vec<Vec<f64>> = vec![Vec::new(); contenders.len()];
+    for round in 0..rounds {
+        let n = contenders.len();
+        for k in 0..n {
+            let i = (k + round) % n;
+            let took = contenders[i].1.serve(model, each)?;
+            per_round[i].push((CLIENTS * each) as f64 / took.as_secs_f64());
+        }
+        println!("batching: {} round {}/{rounds}", model.name, round + 1);
+    }
+    let sizing = match &contenders[contenders.len() - 1].1 {
+        Contender::Batcher(b) => b.sizing(),
+        _ => return Err("the last contender is the adaptive batcher".into()),
+    };
+    Ok(Figures {
+        model: model.name,
+        about: model.about,
+        contenders: contenders
+            .into_iter()
+            .map(|(name, _)| name)
+            .zip(per_round)
+            .collect(),
+        sizing,
+    })
+}
+
+/// Rows of the report for one model.
+fn rows(f: &Figures) -> Vec<String> {
+    let rounds = f.contenders[0].1.len();
+    let unbatched = &f.contenders[1].1;
+    let adaptive = &f.contenders[f.contenders.len() - 1].1;
+    let mut out = vec![format!("### {} ({})\n", f.model, f.about)];
+    out.push("| contender | requests/s (median) | over unbatched (median of rounds) |".into());
+    out.push("| --- | ---: | ---: |".into());
+    for (name, thr) in &f.contenders {
+        let ratio: Vec<f64> = thr.iter().zip(unbatched).map(|(a, b)| a / b).collect();
+        out.push(format!(
+            "| {name} | {:.0} | {:.2}x |",
+            median_f64(thr),
+            median_f64(&ratio)
+        ));
+    }
+    // The adaptive batcher against the best of the others ort-bind offers, round by round.
+    let best_other: Vec<f64> = (0..rounds)
+        .map(|r| {
+            f.contenders[1..f.contenders.len() - 1]
+                .iter()
+                .map(|(_, t)| t[r])
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    let ratios: Vec<f64> = adaptive
+        .iter()
+        .zip(&best_other)
+        .map(|(a, b)| a / b)
+        .collect();
+    let (lo, hi) = ratios
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+    out.push(format!(
+        "\nadaptive over the best of unbatched and every fixed size, same round: median {:.2}x \
+         (rounds {lo:.2}-{hi:.2}x; goal >= 0.95x); it serves at {} (time per item measured: {})\n",
+        median_f64(&ratios),
+        f.sizing.chosen,
+        f.sizing
+            .per_item
+            .iter()
+            .map(|(n, t)| match t {
+                Some(t) => format!("{n}: {:.0} us", t.as_secs_f64() * 1e6),
+                None => format!("{n}: -"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}
+
+/// `ort-bind-bench batching [--quick] [--rounds N] [--out DIR]`.
+pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
+    let (mut rounds, mut quick, mut out) = (5, false, None);
+    while let Some(a) = argv.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--rounds" => {
+                rounds = argv
+                    .next()
+                    .and_then(|r| r.parse().ok())
+                    .ok_or("--rounds N")?
+            }
+            "--out" => out = Some(argv.next().ok_or("--out DIR")?),
+            other => return Err(format!("batching: unknown argument `{other}`").into()),
+        }
+    }
+    if quick {
+        rounds = rounds.min(2);
+    }
+    ort_bind_runtime::library::init()?;
+    let load = crate::loadavg();
+    let gains = Model {
+        name: "slow.onnx",
+        file: "slow.onnx",
+        about: "64 x MatMul 256x256 + Tanh: gains from batching",
+        expect: slow,
+    };
+    let loses = Model {
+        name: "elementwise.onnx",
+        file: "elementwise.onnx",
+        about: "12 x Mul + Tanh over 512 KiB rows: does not gain",
+        expect: elementwise,
+    };
+    let figures = [
+        measure::<256>(&gains, rounds, if quick { 20 } else { 60 })?,
+        measure::<131072>(&loses, rounds, if quick { 4 } else { 12 })?,
+    ];
+    let mut report = vec![format!(
+        "## Dynamic batching: {CLIENTS} client threads, one-row requests, {rounds} paired rounds (load average {load} at the start)\n"
+    )];
+    for f in &figures {
+        report.extend(rows(f));
+    }
+    let report = report.join("\n");
+    println!("{report}");
+    if let Some(dir) = out {
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(Path::new(&dir).join("batching.md"), &report)?;
+    }
+    Ok(())
+}
