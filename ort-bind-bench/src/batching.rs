@@ -8,7 +8,11 @@
 //! every reply against the model's closed form. Contenders, all on sessions with one
 //! intra-op thread, run in a rotating order within each round:
 //! - `ort`, a session per client thread (the peer: what a service on `ort` alone does);
-//! - ort-bind, unbatched: a `Pool` of 2 bindings (one per core);
+//! - ort-bind, unbatched: a `Pool` of 2 bindings (one per core), from the client threads;
+//! - the same pool from 16 tokio tasks (2 executor threads), a handler as a service writes
+//!   it: `get_async` + `run_async`, against `spawn_blocking` + `get` + `run` (issue 19's
+//!   point 2: `run_async` on a session with one intra-op thread runs on ort-bind's worker
+//!   threads);
 //! - ort-bind, `Batcher` with `BatchSizing::Fixed` at 2, 4, 8 and 16 (2 workers, 1 ms);
 //! - ort-bind, `Batcher` with `BatchSizing::Adaptive` (max 16, 2 workers, 1 ms).
 //!
@@ -19,6 +23,7 @@
 //! of the unbatched pool and every fixed size *in the same round* (median of rounds).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ort::value::TensorRef as OrtTensorRef;
@@ -112,12 +117,17 @@ impl<const W: usize> Batching<RowsIo<W>> for Constant<W> {
 enum Contender<const W: usize> {
     Ort(Vec<std::sync::Mutex<ort::session::Session>>),
     Pool(Pool<RowsIo<W>>),
+    /// The pool, from tokio tasks: `run_async` (`true`) or `spawn_blocking` + `run`.
+    Tasks(Arc<Pool<RowsIo<W>>>, Arc<tokio::runtime::Runtime>, bool),
     Batcher(Batcher<RowsIo<W>, Constant<W>>),
 }
 
 impl<const W: usize> Contender<W> {
     /// Serves `each` requests per client; the elapsed time.
-    fn serve(&self, model: &Model, each: usize) -> Result<Duration> {
+    fn serve(&self, model: &'static Model, each: usize) -> Result<Duration> {
+        if let Contender::Tasks(pool, rt, run_async) = self {
+            return serve_tasks(pool, rt, *run_async, model, each);
+        }
         let t = Instant::now();
         std::thread::scope(|scope| -> Result<()> {
             let clients: Vec<_> = (0..CLIENTS)
@@ -153,6 +163,7 @@ impl<const W: usize> Contender<W> {
                     b.outputs().as_slice().to_vec()
                 }
                 Contender::Batcher(batcher) => batcher.submit(v).map_err(|e| err(&e))?,
+                Contender::Tasks(..) => return Err("tasks are served by serve_tasks".into()),
             };
             check(model, c, i, &reply)?;
         }
@@ -160,16 +171,75 @@ impl<const W: usize> Contender<W> {
     }
 }
 
+/// A batcher's (runs, items) so far; (0, 0) for the others.
+fn batch_stats<const W: usize>(c: &Contender<W>) -> (u64, u64) {
+    match c {
+        Contender::Batcher(b) => b.stats(),
+        _ => (0, 0),
+    }
+}
+
+/// 16 tokio tasks, each sending `each` requests through the pool.
+fn serve_tasks<const W: usize>(
+    pool: &Arc<Pool<RowsIo<W>>>,
+    rt: &tokio::runtime::Runtime,
+    run_async: bool,
+    model: &'static Model,
+    each: usize,
+) -> Result<Duration> {
+    let t = Instant::now();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let pool = Arc::clone(pool);
+                tokio::spawn(async move {
+                    let err = |e: &dyn std::fmt::Display| e.to_string();
+                    for i in 0..each {
+                        let v = value(c, i);
+                        let reply = if run_async {
+                            let mut b = pool.get_async(&1).await.map_err(|e| err(&e))?;
+                            b.inputs().fill(v);
+                            b.run_async().await.map_err(|e| err(&e))?;
+                            b.outputs().as_slice().to_vec()
+                        } else {
+                            let pool = Arc::clone(&pool);
+                            tokio::task::spawn_blocking(
+                                move || -> std::result::Result<Vec<f32>, String> {
+                                    let mut b = pool.get(&1).map_err(|e| err(&e))?;
+                                    b.inputs().fill(v);
+                                    b.run().map_err(|e| err(&e))?;
+                                    Ok(b.outputs().as_slice().to_vec())
+                                },
+                            )
+                            .await
+                            .map_err(|e| err(&e))??
+                        };
+                        check(model, c, i, &reply)?;
+                    }
+                    Ok::<_, String>(())
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.map_err(|e| e.to_string())??;
+        }
+        Ok::<_, String>(())
+    })?;
+    Ok(t.elapsed())
+}
+
 /// One model's figures: per contender (name, throughput per round in requests/s), and
 /// the adaptive batcher's chosen size and per-size measurements at the end.
 pub(crate) struct Figures {
+    /// Index of the first batcher among the contenders (before it: `ort` and unbatched).
+    first_batcher: usize,
     model: &'static str,
     about: &'static str,
     contenders: Vec<(String, Vec<f64>)>,
     sizing: ort_bind_runtime::SizingReport,
 }
 
-fn measure<const W: usize>(model: &Model, rounds: usize, each: usize) -> Result<Figures> {
+fn measure<const W: usize>(model: &'static Model, rounds: usize, each: usize) -> Result<Figures> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ort-bind-runtime/tests/data")
         .join(model.file);
@@ -210,6 +280,25 @@ fn measure<const W: usize>(model: &Model, rounds: usize, each: usize) -> Result<
             }),
         ),
     ];
+    let rt = Arc::new(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(WORKERS)
+            .build()?,
+    );
+    let shared_pool = Arc::new(Pool::new(WORKERS, {
+        let session = session.clone();
+        move |m: &usize| Bound::new(&session, RowsIo::<W>::new(*m)?)
+    }));
+    shared_pool.fill(&1)?;
+    contenders.push((
+        "unbatched, `Pool` of 2, 16 tokio tasks: `run_async`".into(),
+        Contender::Tasks(Arc::clone(&shared_pool), Arc::clone(&rt), true),
+    ));
+    contenders.push((
+        "unbatched, `Pool` of 2, 16 tokio tasks: `spawn_blocking` + `run`".into(),
+        Contender::Tasks(shared_pool, rt, false),
+    ));
+    let first_batcher = contenders.len();
     for b in [2, 4, 8, 16] {
         contenders.push((format!("fixed batch {b}"), batcher(BatchSizing::Fixed, b)?));
     }
@@ -222,11 +311,17 @@ fn measure<const W: usize>(model: &Model, rounds: usize, each: usize) -> Result<
         c.serve(model, each)?;
     }
     let mut per_round: Vec<Vec<f64>> = vec![Vec::new(); contenders.len()];
+    // Runs and items of each batcher in the measured rounds.
+    let mut batches = vec![(0u64, 0u64); contenders.len()];
     for round in 0..rounds {
         let n = contenders.len();
         for k in 0..n {
             let i = (k + round) % n;
+            let before = batch_stats(&contenders[i].1);
             let took = contenders[i].1.serve(model, each)?;
+            let after = batch_stats(&contenders[i].1);
+            batches[i].0 += after.0 - before.0;
+            batches[i].1 += after.1 - before.1;
             per_round[i].push((CLIENTS * each) as f64 / took.as_secs_f64());
         }
         println!("batching: {} round {}/{rounds}", model.name, round + 1);
@@ -236,11 +331,16 @@ fn measure<const W: usize>(model: &Model, rounds: usize, each: usize) -> Result<
         _ => return Err("the last contender is the adaptive batcher".into()),
     };
     Ok(Figures {
+        first_batcher,
         model: model.name,
         about: model.about,
         contenders: contenders
             .into_iter()
-            .map(|(name, _)| name)
+            .zip(batches)
+            .map(|((name, _), (runs, items))| match runs {
+                0 => name,
+                _ => format!("{name} (mean batch {:.1})", items as f64 / runs as f64),
+            })
             .zip(per_round)
             .collect(),
         sizing,
@@ -263,13 +363,27 @@ fn rows(f: &Figures) -> Vec<String> {
             median_f64(&ratio)
         ));
     }
+    // Issue 19's point 2: run_async against spawn_blocking + run on the same pool.
+    let named = |part: &str| {
+        f.contenders
+            .iter()
+            .find(|(n, _)| n.contains(part))
+            .map(|(_, t)| t)
+    };
+    if let (Some(a), Some(b)) = (named("`run_async`"), named("`spawn_blocking`")) {
+        let r: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+        out.push(format!(
+            "\n`run_async` over `spawn_blocking` + `run`, same pool, 16 tasks: median {:.2}x (goal >= 0.95x)",
+            median_f64(&r)
+        ));
+    }
     // The adaptive batcher against the best of the others ort-bind offers, round by round.
     let best_other: Vec<f64> = (0..rounds)
         .map(|r| {
-            f.contenders[1..f.contenders.len() - 1]
+            f.contenders[f.first_batcher..f.contenders.len() - 1]
                 .iter()
                 .map(|(_, t)| t[r])
-                .fold(0.0, f64::max)
+                .fold(unbatched[r], f64::max)
         })
         .collect();
     let ratios: Vec<f64> = adaptive
@@ -281,15 +395,15 @@ fn rows(f: &Figures) -> Vec<String> {
         .iter()
         .fold((f64::MAX, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
     out.push(format!(
-        "\nadaptive over the best of unbatched and every fixed size, same round: median {:.2}x \
-         (rounds {lo:.2}-{hi:.2}x; goal >= 0.95x); it serves at {} (time per item measured: {})\n",
+        "\nadaptive over the best of the unbatched pool (client threads) and every fixed size, same round: median {:.2}x \
+         (rounds {lo:.2}-{hi:.2}x; goal >= 0.95x); it serves at {} (throughput it measured, requests/s: {})\n",
         median_f64(&ratios),
         f.sizing.chosen,
         f.sizing
-            .per_item
+            .throughput
             .iter()
             .map(|(n, t)| match t {
-                Some(t) => format!("{n}: {:.0} us", t.as_secs_f64() * 1e6),
+                Some(t) => format!("{n}: {t:.0}"),
                 None => format!("{n}: -"),
             })
             .collect::<Vec<_>>()
@@ -319,21 +433,21 @@ pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
     }
     ort_bind_runtime::library::init()?;
     let load = crate::loadavg();
-    let gains = Model {
+    static GAINS: Model = Model {
         name: "slow.onnx",
         file: "slow.onnx",
         about: "64 x MatMul 256x256 + Tanh: gains from batching",
         expect: slow,
     };
-    let loses = Model {
+    static LOSES: Model = Model {
         name: "elementwise.onnx",
         file: "elementwise.onnx",
         about: "12 x Mul + Tanh over 512 KiB rows: does not gain",
         expect: elementwise,
     };
     let figures = [
-        measure::<256>(&gains, rounds, if quick { 20 } else { 60 })?,
-        measure::<131072>(&loses, rounds, if quick { 4 } else { 12 })?,
+        measure::<256>(&GAINS, rounds, if quick { 20 } else { 150 })?,
+        measure::<131072>(&LOSES, rounds, if quick { 4 } else { 30 })?,
     ];
     let mut report = vec![format!(
         "## Dynamic batching: {CLIENTS} client threads, one-row requests, {rounds} paired rounds (load average {load} at the start)\n"

@@ -12,8 +12,8 @@
 //! ([`Batching::scatter`]). The only copies are these two. While one worker runs,
 //! another gathers the next batch.
 //!
-//! - **Size limit**: [`BatchSizing::Adaptive`] (the default) measures the time per item at
-//!   each batch size and serves at the cheapest, down to 1 (no batching, no waiting) on a
+//! - **Size limit**: [`BatchSizing::Adaptive`] (the default) measures the throughput at
+//!   each batch size and serves at the best, down to 1 (no batching, no waiting) on a
 //!   model that runs slower per item in batches; [`BatchSizing::Fixed`] always allows
 //!   `max_batch`. [`Batcher::sizing`] reports what was measured.
 //! - **Giving up**: a dropped [`ReplyFuture`], or a request whose timeout passed, is not
@@ -121,11 +121,11 @@ impl Default for BatchOptions {
 /// What a [`Batcher`] has measured: see [`Batcher::sizing`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SizingReport {
-    /// The size limit batches are served at now.
+    /// The size limit batches are served at (apart from windows that re-measure another).
     pub chosen: usize,
-    /// Each size tried, with its measured time per item (`None`: not measured yet; always
-    /// `None` with [`BatchSizing::Fixed`]).
-    pub per_item: Vec<(usize, Option<Duration>)>,
+    /// Each size tried, with the throughput measured at it, in items per second (`None`:
+    /// not measured yet; always `None` with [`BatchSizing::Fixed`]).
+    pub throughput: Vec<(usize, Option<f64>)>,
 }
 
 /// Makes a worker's binding for the dims of a batch (capacity for a full batch).
@@ -293,11 +293,11 @@ impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
         )
     }
 
-    /// The size limit batches are served at now and the time per item measured at each
-    /// size (see [`BatchSizing::Adaptive`]).
+    /// The size limit batches are served at and the throughput measured at each size
+    /// (see [`BatchSizing::Adaptive`]).
     pub fn sizing(&self) -> SizingReport {
-        let (chosen, per_item) = self.shared.sizer.report();
-        SizingReport { chosen, per_item }
+        let (chosen, throughput) = self.shared.sizer.report();
+        SizingReport { chosen, throughput }
     }
 
     /// Stops taking requests (there is no way to submit through a batcher given up) and
@@ -415,9 +415,9 @@ fn work<Io: BindingIo, B: Batching<Io>>(shared: &Shared<Io, B>, spec: &B) {
     let mut seen: Vec<Io::Dims> = Vec::new();
     loop {
         let limit = shared.sizer.limit();
-        let Some(started) = gather(shared, limit, &mut batch) else {
+        if gather(shared, limit, &mut batch).is_none() {
             return;
-        };
+        }
         // Counted before the replies go out, so a caller that has its reply sees it counted.
         shared.runs.fetch_add(1, Ordering::Relaxed);
         shared
@@ -429,25 +429,24 @@ fn work<Io: BindingIo, B: Batching<Io>>(shared: &Shared<Io, B>, spec: &B) {
         let ran = run_batch(shared, spec, &mut bound, &batch, &dims);
         if ran && first_at_dims {
             seen.push(dims);
-        } else if ran {
-            shared.sizer.record(batch.len(), started.elapsed());
         }
+        let counted = ran && !first_at_dims;
+        shared
+            .sizer
+            .record(limit, batch.len(), Instant::now(), counted);
         batch.clear();
     }
 }
 
 /// Fills `batch` with up to `limit` wanted requests of one dims (the oldest request's),
-/// waiting up to `max_delay` from its arrival for more when `limit > 1`. Returns when the
-/// first of them was there to take (the batch's cost counts from then: waiting for the
-/// batch to fill is part of it, waiting for the first request is not); `None` once the
+/// waiting up to `max_delay` from its arrival for more when `limit > 1`. `None` once the
 /// batcher is closed and the queue is empty.
 fn gather<Io: BindingIo, B: Batching<Io>>(
     shared: &Shared<Io, B>,
     limit: usize,
     batch: &mut Vec<Request<B::Item, Io::Dims, B::Reply>>,
-) -> Option<Instant> {
+) -> Option<()> {
     let mut queue = lock(&shared.queue);
-    let mut available = None;
     loop {
         // Requests their callers gave up, or whose deadline passed, leave unrun.
         queue.requests.retain(|r| r.reply.wanted());
@@ -455,7 +454,6 @@ fn gather<Io: BindingIo, B: Batching<Io>>(
             if queue.closed {
                 return None;
             }
-            available = None;
             queue = shared
                 .arrived
                 .wait(queue)
@@ -463,7 +461,6 @@ fn gather<Io: BindingIo, B: Batching<Io>>(
             continue;
         }
         let now = Instant::now();
-        let since = *available.get_or_insert(now);
         let first = &queue.requests[0];
         let deadline = first.at + shared.options.max_delay;
         let same = queue
@@ -480,7 +477,7 @@ fn gather<Io: BindingIo, B: Batching<Io>>(
             }
             // Every request taken may have been given up between the check and the take.
             if !batch.is_empty() {
-                return Some(since);
+                return Some(());
             }
             continue;
         }
@@ -565,8 +562,9 @@ fn prepare<'b, Io: BindingIo, B: Batching<Io>>(
     if bound.is_none() {
         let full = spec.batch_dims(item_dims, shared.options.max_batch);
         let mut made = (shared.make)(&full)?;
-        // One bucket per size the sizer may choose, and one for the full batch.
-        made.keep_recent_dims(shared.sizer.sizes() + 1);
+        // A bucket per batch size (batches that do not fill take any size up to the
+        // limit), so that switching sizes makes no ONNX Runtime call.
+        made.keep_recent_dims(shared.options.max_batch.min(64) + 1);
         *bound = Some(made);
     }
     let b = bound.as_mut().expect("made above");
