@@ -1,5 +1,5 @@
 //! Scratch crates outside the workspace, built by tests as a user's crate would be
-//! (`macro_route.rs`, `build_farm.rs`, `deploy.rs` include this module).
+//! (`route_bindings_macro.rs`, `build_farm.rs`, `deploy.rs` include this module).
 
 use std::path::{Path, PathBuf};
 

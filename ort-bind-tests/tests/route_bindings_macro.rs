@@ -100,7 +100,7 @@ fn editing_the_model_reruns_the_checks() {
     scratch::write_manifest(&dir, "scratch", "ort-bind", root);
     std::fs::write(
         dir.join("src/lib.rs"),
-        r#"//! Scratch crate of tests/macro_route.rs.
+        r#"//! Scratch crate of tests/route_bindings_macro.rs.
 use ort_bind::{Dyn, OnnxBinding, Tensor};
 
 /// Checked against `models/m.onnx`.
