@@ -623,8 +623,8 @@ fn allocate_starts_optional_inputs_absent() -> ort_bind::Result<()> {
 }
 
 /// The narrow types through the derive: user-written fields of `ort_bind::narrow` types,
-/// checked against `narrow.onnx` at compile time (`tests/ui/narrow_wrong_element.rs` has
-/// the mistakes), and run for real.
+/// checked against `narrow.onnx` at compile time
+/// (`tests/ui/types/narrow_wrong_element.rs` has the mistakes), and run for real.
 #[derive(OnnxBinding)]
 #[onnx(model = "tests/fixtures/narrow.onnx")]
 struct NarrowIo {
