@@ -9,7 +9,7 @@
 //! `tests/reference/ppocr_det.txt` (both written by `tests/reference/ppocr_det_reference.py`
 //! with Python onnxruntime 1.31.1).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ort_bind::{Dyn, Error, Fix, TensorRef};
 
@@ -296,10 +296,8 @@ struct DetReference {
 }
 
 fn det_reference() -> Vec<DetReference> {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/ppocr_det.txt"),
-    )
-    .expect("reference file");
+    let text = std::fs::read_to_string(ort_bind_tests::paths::reference("ppocr_det.txt"))
+        .expect("reference file");
     let lines: Vec<&str> = text.lines().collect();
     lines
         .chunks(3)
@@ -377,8 +375,7 @@ fn real_text_detector_output_follows_the_image_size() -> Result<(), BoxError> {
 
 #[test]
 fn the_detector_signature_in_git_is_the_fetched_model_s() -> Result<(), BoxError> {
-    let stub =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/signatures/ppocr_det.onnx");
+    let stub = ort_bind_tests::paths::fixture("signatures/ppocr_det.onnx");
     let stub = ort_bind_codegen::read_signature(&stub)?;
     let real = ort_bind_codegen::read_signature(&det_model_path()?)?;
     assert_eq!((stub.inputs, stub.outputs), (real.inputs, real.outputs));

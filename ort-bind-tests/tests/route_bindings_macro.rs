@@ -2,10 +2,11 @@
 //! writes, from inside the compiler; and editing a model file makes the next
 //! `cargo build` re-run the macros (checked on a scratch crate).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-mod scratch;
+use ort_bind_tests::paths::target_dir;
+use ort_bind_tests::scratch;
 
 mod add {
     ort_bind::bindings!("tests/fixtures/add.onnx");
@@ -40,16 +41,6 @@ fn bindings_run_like_build_time_codegen() -> ort_bind::Result<()> {
 }
 
 /// The workspace's target dir, as Cargo reports it.
-fn target_dir() -> PathBuf {
-    let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version=1", "--no-deps"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo metadata runs");
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
-    PathBuf::from(meta["target_directory"].as_str().expect("target dir"))
-}
-
 struct Build {
     ok: bool,
     stderr: String,

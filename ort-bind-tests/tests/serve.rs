@@ -7,7 +7,6 @@
 //! distinct pages, so a row scattered to the wrong request fails the check.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +36,7 @@ struct Expected {
 
 /// The reference file: the image size, and one entry per page.
 fn reference() -> ((usize, usize), Vec<Expected>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/ppocr_det_serve.txt");
+    let path = ort_bind_tests::paths::reference("ppocr_det_serve.txt");
     let text = std::fs::read_to_string(&path).expect("reference file");
     let mut lines = text.lines();
     let size: Vec<usize> = lines.next().expect("size line")["size ".len()..]

@@ -17,25 +17,11 @@
 
 use std::path::{Path, PathBuf};
 
+use ort_bind_tests::paths::{crate_dir, fixture, target_dir};
+
 /// The trybuild project dir (trybuild puts it under the target dir Cargo reports).
 fn project_dir() -> PathBuf {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version=1", "--no-deps"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata failed");
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
-    let target = meta["target_directory"]
-        .as_str()
-        .expect("metadata names the target directory");
-    Path::new(target).join("tests/trybuild/ort-bind-tests")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    target_dir().join("tests/trybuild/ort-bind-tests")
 }
 
 fn prepare(project: &Path) {
@@ -67,7 +53,7 @@ fn prepare(project: &Path) {
         .unwrap();
     }
     std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-runtime/tests/data/optionals.onnx"),
+        crate_dir().join("../ort-bind-runtime/tests/data/optionals.onnx"),
         models.join("optionals.onnx"),
     )
     .unwrap();
@@ -121,7 +107,7 @@ const KINDS: [&str; 8] = [
 /// apart: a new folder cannot be left out of the run by mistake, nor a case left loose.
 #[test]
 fn every_ui_folder_runs() {
-    let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui");
+    let ui = crate_dir().join("tests/ui");
     for entry in std::fs::read_dir(&ui).unwrap() {
         let entry = entry.unwrap();
         let name = entry.file_name().to_string_lossy().into_owned();

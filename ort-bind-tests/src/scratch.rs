@@ -1,17 +1,14 @@
 //! Scratch crates outside the workspace, built by tests as a user's crate would be
-//! (`route_bindings_macro.rs`, `build_farm.rs`, `deploy.rs` include this module).
+//! (`route_bindings_macro.rs`, `build_farm.rs`, `deploy.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The workspace root.
-pub(crate) fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+pub use crate::paths::workspace;
 
 /// Writes the manifest of a crate `name` in `dir` (a workspace of its own) that depends on
 /// the workspace member `dependency` at `dependency_dir` by path, and the workspace's
 /// `Cargo.lock`, so an `--offline` build finds the same versions in the local registry.
-pub(crate) fn write_manifest(dir: &Path, name: &str, dependency: &str, dependency_dir: &Path) {
+pub fn write_manifest(dir: &Path, name: &str, dependency: &str, dependency_dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
         dir.join("Cargo.toml"),
