@@ -20,6 +20,7 @@ pub mod check;
 pub mod dtype;
 pub mod expand;
 pub mod ident;
+pub mod json;
 pub mod macros;
 pub mod model;
 pub mod plan;
