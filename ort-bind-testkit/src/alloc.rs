@@ -3,9 +3,16 @@
 //!
 //! A test binary (or the bench) installs it once; a binary has one global allocator:
 //!
-//! ```ignore
+//! ```
+//! use ort_bind_testkit::alloc::{Counting, allocations};
+//!
 //! #[global_allocator]
-//! static GLOBAL: ort_bind_testkit::alloc::Counting = ort_bind_testkit::alloc::Counting;
+//! static GLOBAL: Counting = Counting;
+//!
+//! fn main() {
+//!     let n = allocations(|| drop(std::hint::black_box(vec![1u8; 8])));
+//!     assert_eq!(n, 1);
+//! }
 //! ```
 //!
 //! What it counts: every `alloc`, `alloc_zeroed` and `realloc` made through Rust's global
