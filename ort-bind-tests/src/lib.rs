@@ -6,7 +6,8 @@
 //! - [`paths`]: where the fixtures, references and the workspace are, and the target
 //!   directory Cargo builds into;
 //! - [`scratch`]: scratch crates outside the workspace, built as a user's crate would be;
-//! - [`decoders`]: the decoder fixtures' expected greedy decodes (`greedy.json`).
+//! - [`decoders`]: the decoder fixtures' expected greedy decodes (`greedy.json`);
+//! - [`fixtures`]: what fixture models compute, and the inputs reference scripts feed them.
 //!
 //! It is also a normal dependency of the projects trybuild builds from this crate (so the
 //! `cuda` feature reaches them): it stays small and std-only apart from `serde_json`, which
@@ -14,5 +15,6 @@
 //! `ort-bind-codegen` depends on it).
 
 pub mod decoders;
+pub mod fixtures;
 pub mod paths;
 pub mod scratch;
