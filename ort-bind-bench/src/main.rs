@@ -13,7 +13,6 @@
 //!                # adaptive vs fixed vs unbatched vs `ort` (see `batching.rs`)
 //! ```
 
-mod alloc;
 mod batching;
 mod contenders;
 mod decode;
@@ -26,6 +25,13 @@ mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+// The counting allocator (one home for the workspace: `ort-bind-testkit`), so the harness
+// can report how many allocations each contender makes per run: every allocation made
+// through Rust's global allocator, on any thread (ort-bind's, the `ort` crate's, this
+// harness's, which allocates nothing inside a timed iteration); ONNX Runtime allocates
+// through its own C++ allocators and is not counted.
+use ort_bind_testkit::alloc;
 
 use contenders::Clock;
 use harness::Runner;

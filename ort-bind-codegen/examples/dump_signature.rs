@@ -8,23 +8,16 @@
 
 use std::io::{BufRead, Write};
 
-use ort_bind_codegen::{Dim, ValueKind, ValueSig, read_signature};
+use ort_bind_codegen::json::dims as dims_json;
+use ort_bind_codegen::{ValueKind, ValueSig, read_signature};
 use serde_json::{Value, json};
-
-fn dim(d: &Dim) -> Value {
-    match d {
-        Dim::Fixed(n) => json!(n),
-        Dim::Named(s) => json!(s),
-        Dim::Dynamic => Value::Null,
-    }
-}
 
 fn value(v: &ValueSig) -> Value {
     match &v.kind {
         ValueKind::Tensor { elem, dims } => json!({
             "name": v.name,
             "elem": elem.onnx_code(),
-            "dims": dims.as_ref().map(|d| d.iter().map(dim).collect::<Vec<_>>()),
+            "dims": dims_json(dims.as_deref()),
         }),
         // Sequences, maps, optionals and unsupported leaves: the type as `Display` writes it.
         kind => json!({ "name": v.name, "unsupported": kind.to_string() }),

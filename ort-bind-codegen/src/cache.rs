@@ -34,11 +34,11 @@
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::dtype::ElementType;
+use crate::json;
 use crate::model::{ModelError, read_signature};
-use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
+use crate::signature::{ModelSignature, ValueKind, ValueSig, format_dims};
 
 /// Folder, next to the crate's `Cargo.toml`, that holds cache files.
 pub const CACHE_DIR: &str = ".ort-bind";
@@ -196,76 +196,6 @@ pub fn cacheable(sig: &ModelSignature) -> ModelSignature {
     }
 }
 
-fn dims_json(dims: &Option<Vec<Dim>>) -> Value {
-    match dims {
-        None => Value::Null,
-        Some(ds) => ds
-            .iter()
-            .map(|d| match d {
-                Dim::Fixed(n) => json!(n),
-                Dim::Named(s) => json!(s),
-                Dim::Dynamic => Value::Null,
-            })
-            .collect(),
-    }
-}
-
-fn value_json(v: &ValueSig) -> Value {
-    match &v.kind {
-        ValueKind::Tensor { elem, dims } => json!({
-            "name": v.name,
-            "dtype": elem.numpy_name(),
-            "shape": dims_json(dims),
-            "doc": v.doc_string,
-        }),
-        kind => json!({
-            "name": v.name,
-            "type": kind_json(kind),
-            "doc": v.doc_string,
-        }),
-    }
-}
-
-/// A value's kind, nested: `{"tensor": {"dtype", "shape"}}`, `{"sequence": kind}`,
-/// `{"map": {"key": dtype, "value": kind}}`, `{"optional": kind}`, `{"unsupported": text}`.
-fn kind_json(kind: &ValueKind) -> Value {
-    match kind {
-        ValueKind::Tensor { elem, dims } => json!({
-            "tensor": { "dtype": elem.numpy_name(), "shape": dims_json(dims) },
-        }),
-        ValueKind::Sequence(inner) => json!({ "sequence": kind_json(inner) }),
-        ValueKind::Map { key, value } => json!({
-            "map": { "key": key.numpy_name(), "value": kind_json(value) },
-        }),
-        ValueKind::Optional(inner) => json!({ "optional": kind_json(inner) }),
-        ValueKind::Unsupported(what) => json!({ "unsupported": what }),
-    }
-}
-
-fn signature_json(sig: &ModelSignature) -> Value {
-    let mut json = json!({
-        "ir_version": sig.ir_version,
-        "producer_name": sig.producer_name,
-        "producer_version": sig.producer_version,
-        "graph_name": sig.graph_name,
-        "doc_string": sig.doc_string,
-        "opsets": sig.opsets.iter().map(|(d, v)| json!([d, v])).collect::<Vec<_>>(),
-        "inputs": sig.inputs.iter().map(value_json).collect::<Vec<_>>(),
-        "outputs": sig.outputs.iter().map(value_json).collect::<Vec<_>>(),
-    });
-    // Only where the graph has in-place pairs, so caches of other models (and their
-    // hashes) are what they were before decoders were recognised.
-    if !sig.in_place.is_empty() {
-        json["in_place"] = sig
-            .in_place
-            .iter()
-            .map(|(i, o)| json!([i, o]))
-            .collect::<Vec<_>>()
-            .into();
-    }
-    json
-}
-
 /// 64-bit FNV-1a: small, dependency-free, and plenty to notice an edited file.
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -344,7 +274,7 @@ fn value_line(v: &Value) -> String {
 /// is written `model_rel`: one line per graph value, so diffs of a changed model read
 /// well.
 pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -> String {
-    let signature = signature_json(&cacheable(sig));
+    let signature = json::encode(&cacheable(sig));
     let mut out = String::from("{\n");
     let mut field = |key: &str, value: String| {
         out.push_str(&format!("  {}: {value},\n", json_text(key)));
@@ -399,168 +329,6 @@ pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -
     out
 }
 
-fn bad(detail: impl Into<String>) -> String {
-    detail.into()
-}
-
-fn str_field<'v>(v: &'v Value, key: &str) -> Result<&'v str, String> {
-    v.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad(format!("`{key}` is missing or not a string")))
-}
-
-fn value_from_json(v: &Value) -> Result<ValueSig, String> {
-    let name = str_field(v, "name")?.to_owned();
-    let doc_string = str_field(v, "doc")?.to_owned();
-    if let Some(kind) = v.get("unsupported") {
-        let kind = kind
-            .as_str()
-            .ok_or_else(|| bad(format!("value `{name}`: `unsupported` is not a string")))?;
-        return Ok(ValueSig {
-            name,
-            kind: ValueKind::Unsupported(kind.to_owned()),
-            doc_string,
-        });
-    }
-    if let Some(kind) = v.get("type") {
-        let kind = kind_from_json(kind, &name, 1)?;
-        return Ok(ValueSig {
-            name,
-            kind,
-            doc_string,
-        });
-    }
-    let (elem, dims) = tensor_from_json(v, &name)?;
-    Ok(ValueSig {
-        name,
-        kind: ValueKind::Tensor { elem, dims },
-        doc_string,
-    })
-}
-
-fn dtype_from_json(dtype: &str, name: &str) -> Result<ElementType, String> {
-    ElementType::all()
-        .find(|t| t.numpy_name() == dtype)
-        .ok_or_else(|| bad(format!("value `{name}`: unknown dtype `{dtype}`")))
-}
-
-/// `{"dtype", "shape"}` of a tensor.
-fn tensor_from_json(v: &Value, name: &str) -> Result<(ElementType, Option<Vec<Dim>>), String> {
-    let elem = dtype_from_json(str_field(v, "dtype")?, name)?;
-    let dims = match v.get("shape") {
-        None => return Err(bad(format!("value `{name}`: `shape` is missing"))),
-        Some(Value::Null) => None,
-        Some(Value::Array(ds)) => Some(
-            ds.iter()
-                .map(|d| match d {
-                    Value::Null => Ok(Dim::Dynamic),
-                    Value::String(s) => Ok(Dim::Named(s.clone())),
-                    Value::Number(n) => n
-                        .as_u64()
-                        .filter(|&n| n >= 1)
-                        .map(Dim::Fixed)
-                        .ok_or_else(|| bad(format!("value `{name}`: bad dim {n}"))),
-                    other => Err(bad(format!("value `{name}`: bad dim {other}"))),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        Some(other) => return Err(bad(format!("value `{name}`: bad shape {other}"))),
-    };
-    Ok((elem, dims))
-}
-
-/// The inverse of `kind_json`, with the decoder's depth limit.
-fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueKind, String> {
-    if depth > crate::model::MAX_TYPE_DEPTH {
-        return Err(bad(format!("value `{name}`: type nested too deeply")));
-    }
-    let entry = v
-        .as_object()
-        .filter(|o| o.len() == 1)
-        .and_then(|o| o.iter().next())
-        .map(|(k, v)| (k.as_str(), v))
-        .ok_or_else(|| bad(format!("value `{name}`: bad type {v}")))?;
-    Ok(match entry {
-        ("tensor", t) => {
-            let (elem, dims) = tensor_from_json(t, name)?;
-            ValueKind::Tensor { elem, dims }
-        }
-        ("sequence", inner) => {
-            ValueKind::Sequence(Box::new(kind_from_json(inner, name, depth + 1)?))
-        }
-        ("optional", inner) => {
-            ValueKind::Optional(Box::new(kind_from_json(inner, name, depth + 1)?))
-        }
-        ("map", m) => {
-            let key = dtype_from_json(str_field(m, "key")?, name)?;
-            if !key.is_map_key() {
-                return Err(bad(format!("value `{name}`: map key type `{key}`")));
-            }
-            let value = m
-                .get("value")
-                .ok_or_else(|| bad(format!("value `{name}`: map `value` is missing")))?;
-            ValueKind::Map {
-                key,
-                value: Box::new(kind_from_json(value, name, depth + 1)?),
-            }
-        }
-        ("unsupported", Value::String(what)) => ValueKind::Unsupported(what.clone()),
-        _ => return Err(bad(format!("value `{name}`: bad type {v}"))),
-    })
-}
-
-fn signature_from_json(s: &Value) -> Result<ModelSignature, String> {
-    let list = |key: &str| -> Result<Vec<ValueSig>, String> {
-        s.get(key)
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad(format!("`{key}` is missing")))?
-            .iter()
-            .map(value_from_json)
-            .collect()
-    };
-    let opsets = s
-        .get("opsets")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad("`opsets` is missing"))?
-        .iter()
-        .map(|o| match o.as_array().map(Vec::as_slice) {
-            Some([Value::String(d), Value::Number(v)]) => v
-                .as_i64()
-                .map(|v| (d.clone(), v))
-                .ok_or_else(|| bad("bad opset version")),
-            _ => Err(bad("bad opset entry")),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    // Absent in caches written before decoders were recognised: no pair.
-    let in_place = match s.get("in_place") {
-        None => Vec::new(),
-        Some(v) => v
-            .as_array()
-            .ok_or_else(|| bad("`in_place` is not a list"))?
-            .iter()
-            .map(|p| match p.as_array().map(Vec::as_slice) {
-                Some([Value::String(i), Value::String(o)]) => Ok((i.clone(), o.clone())),
-                _ => Err(bad("bad in_place entry")),
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-    };
-    Ok(ModelSignature {
-        inputs: list("inputs")?,
-        outputs: list("outputs")?,
-        opsets,
-        ir_version: s
-            .get("ir_version")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| bad("`ir_version` is missing"))?,
-        producer_name: str_field(s, "producer_name")?.to_owned(),
-        producer_version: str_field(s, "producer_version")?.to_owned(),
-        doc_string: str_field(s, "doc_string")?.to_owned(),
-        graph_name: str_field(s, "graph_name")?.to_owned(),
-        metadata: Vec::new(),
-        in_place,
-    })
-}
-
 /// Parses a cache file's text, checking its format version and its signature hash.
 /// `Err` says what is wrong.
 pub fn from_cache_json(text: &str) -> Result<ModelSignature, String> {
@@ -571,13 +339,13 @@ pub fn from_cache_json(text: &str) -> Result<ModelSignature, String> {
         None => return Err("not an ort-bind signature cache".into()),
     }
     let signature = file.get("signature").ok_or("`signature` is missing")?;
-    let stored = str_field(&file, "signature_hash")?;
+    let stored = json::str_field(&file, "signature_hash")?;
     if stored != signature_hash(signature) {
         return Err(
             "its signature does not match its `signature_hash` (was it edited by hand?)".into(),
         );
     }
-    signature_from_json(signature)
+    json::decode(signature)
 }
 
 fn describe(v: &ValueSig) -> String {
@@ -788,6 +556,8 @@ pub fn verify(root: &Path, model_rel: &Path) -> Result<PathBuf, CacheError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::ElementType;
+    use crate::signature::Dim;
 
     fn fixtures() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests/tests/fixtures")

@@ -1,39 +1,16 @@
 //! Human- and machine-readable descriptions of a model signature (for `ort-bind inspect`).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
-
-fn value_json(v: &ValueSig) -> Value {
-    match &v.kind {
-        ValueKind::Tensor { elem, dims } => {
-            let shape = match dims {
-                None => Value::Null,
-                Some(ds) => Value::Array(
-                    ds.iter()
-                        .map(|d| match d {
-                            Dim::Fixed(n) => json!(n),
-                            Dim::Named(s) => json!(s),
-                            Dim::Dynamic => Value::Null,
-                        })
-                        .collect(),
-                ),
-            };
-            json!({ "name": v.name, "dtype": elem.numpy_name(), "shape": shape })
-        }
-        kind => json!({ "name": v.name, "dtype": kind.to_string(), "shape": Value::Null }),
-    }
-}
 
 /// `{"inputs": [{"name", "dtype", "shape"}], "outputs": [...]}`: dtype as the numpy
 /// name, each shape entry an integer (fixed), a string (named) or `null` (unnamed
 /// dynamic); `shape` itself is `null` for unknown rank. A sequence, map or optional has
-/// its whole type as `dtype` (`seq(map(string, float32))`) and a `null` shape.
+/// its whole type as `dtype` (`seq(map(string, float32))`) and a `null` shape. Written by
+/// the signature's one JSON codec ([`crate::json::summary`]).
 pub fn to_json(sig: &ModelSignature) -> Value {
-    json!({
-        "inputs": sig.inputs.iter().map(value_json).collect::<Vec<_>>(),
-        "outputs": sig.outputs.iter().map(value_json).collect::<Vec<_>>(),
-    })
+    crate::json::summary(sig)
 }
 
 fn kind_text(v: &ValueSig) -> (String, String) {
@@ -253,6 +230,7 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
 mod tests {
     use super::*;
     use crate::ElementType;
+    use serde_json::json;
 
     fn sig() -> ModelSignature {
         ModelSignature {

@@ -1,6 +1,6 @@
-//! Bounded memory on hostile input: a counting global allocator measures the peak
-//! bytes live while `signature_from_bytes` decodes each case of the hostile corpus
-//! (see `hostile.rs`). Nothing is ever allocated from a length the file claims, so a
+//! Bounded memory on hostile input: a counting global allocator (`ort_bind_testkit::alloc`)
+//! measures the peak bytes live while `signature_from_bytes` decodes each case of the
+//! hostile corpus (see `hostile.rs`). Nothing is ever allocated from a length the file claims, so a
 //! file that claims gigabytes costs what its real bytes cost; the bound checked is
 //! linear in the input's size.
 //!
@@ -9,71 +9,17 @@
 
 mod hostile_cases;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use hostile_cases::*;
 use ort_bind_codegen::model::signature_from_bytes;
-
-/// Counts live bytes and their peak since the last reset.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(size: usize) {
-    let now = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the counters are
-// atomics and allocate nothing.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout, under the caller's contract.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as for `alloc`.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from this allocator (so from `System`) with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as for `dealloc`; `new_size` is the caller's, under its contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            grew(new_size);
-        }
-        p
-    }
-}
+use ort_bind_testkit::alloc::{Counting, peak_bytes};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
 /// Peak bytes allocated (above what was live before) while decoding `bytes`.
 fn decode_peak(bytes: &[u8]) -> usize {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let result = signature_from_bytes(bytes, "alloc.onnx");
-    drop(result);
-    PEAK.load(Ordering::Relaxed) - base
+    let ((), peak) = peak_bytes(|| drop(signature_from_bytes(bytes, "alloc.onnx")));
+    peak
 }
 
 /// The bound: a decoded message is at most this many times larger than its encoding
@@ -165,12 +111,11 @@ fn decoding_memory_is_linear_in_the_input() {
         "decode + plan", "input B", "peak B", "peak/in"
     );
     for c in count_cases() {
-        let base = LIVE.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
-        if let Ok(sig) = signature_from_bytes(&c.bytes, "alloc.onnx") {
-            drop(ort_bind_codegen::plan::plan(&sig));
-        }
-        let peak = PEAK.load(Ordering::Relaxed) - base;
+        let ((), peak) = peak_bytes(|| {
+            if let Ok(sig) = signature_from_bytes(&c.bytes, "alloc.onnx") {
+                drop(ort_bind_codegen::plan::plan(&sig));
+            }
+        });
         let ratio = peak as f64 / c.bytes.len() as f64;
         println!(
             "{:<52} {:>10} {:>12} {:>8.1}",

@@ -1,5 +1,5 @@
 //! Steady-state runs over string tensors, sequences and maps allocate nothing in ort-bind:
-//! a counting global allocator counts, on the measuring thread, every allocation and
+//! a counting global allocator (`ort_bind_testkit::alloc`) counts, on the measuring thread, every allocation and
 //! reallocation made through Rust's global allocator while a binding runs and its outputs
 //! are read (strings iterated, sequence elements viewed, maps walked).
 //!
@@ -10,53 +10,15 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use common::values::{MapsIo, SeqIo, StringsIo};
 use ort_bind_runtime::{
     AllocatedOutput, Bound, Cpu, Dyn, Map, MapSequence, Sequence, Session, SessionOptions,
     StringOutput, StringTensor, Tensor,
 };
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged; counting
-// touches only a thread-local `Cell` that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: the caller's layout, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: the caller's block and layout, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's block and layout, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use ort_bind_testkit::alloc::{Counting, allocations};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Allocations `f` makes on this thread.
-fn allocations(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
 
 fn session(name: &str) -> Session {
     Session::from_file(common::data(name), &SessionOptions::new().intra_threads(1)).unwrap()

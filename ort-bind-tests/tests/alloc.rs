@@ -1,6 +1,7 @@
 //! Proof that steady-state runs allocate nothing in ort-bind (or in the generated code):
-//! a counting global allocator wraps the system allocator and counts, per thread, every
-//! allocation and reallocation made through Rust's global allocator.
+//! a counting global allocator (`ort_bind_testkit::alloc`) wraps the system allocator and
+//! counts, per thread, every allocation and reallocation made through Rust's global
+//! allocator.
 //!
 //! What this counts, precisely: every heap allocation made by Rust code in this process
 //! on the measuring thread: ort-bind's runtime, the generated bindings, the test itself.
@@ -13,8 +14,7 @@
 //!
 //! This file is its own test binary: a binary has one global allocator.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use ort_bind_testkit::alloc::{Counting, allocations};
 
 /// The Silero VAD bindings `build.rs` generated (`examples/vad.rs` gets the same module
 /// from `bindings!`).
@@ -46,50 +46,8 @@ mod messy {
     ort_bind::include_bindings!("messy");
 }
 
-struct Counting;
-
-thread_local! {
-    // `const` initialisation and no destructor: reading it never allocates.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the
-// counter is a thread-local `Cell` that never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Allocations made on this thread while `f` runs.
-fn allocations(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
 
 const RUNS: usize = 1000;
 

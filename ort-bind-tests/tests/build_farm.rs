@@ -9,9 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod scratch;
-
-use scratch::workspace;
+use ort_bind_tests::scratch::{self, workspace};
 
 fn base() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("build-farm")

@@ -26,6 +26,8 @@ mod state {
 
 use std::sync::Arc;
 
+use ort_bind_tests::decoders::expected;
+
 use ort_bind::cudarc::driver::{CudaSlice, DevicePtr};
 use ort_bind::{
     Binder, BindingIo, Bound, Cpu, Cuda, CudaErrorKind, Dyn, Error, OutputValue, Session,
@@ -535,25 +537,6 @@ mod decoder_mha {
     ort_bind::bindings!("tests/fixtures/decoders/mha_concat/model.onnx");
 }
 
-/// The prompt and the first greedy tokens of a decoder fixture (`greedy.json`).
-fn greedy_reference(fixture: &str) -> (Vec<i64>, Vec<i64>) {
-    let path = format!(
-        "{}/tests/fixtures/decoders/{fixture}/greedy.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("reference")).expect("JSON");
-    let ids = |key: &str| -> Vec<i64> {
-        json[key]
-            .as_array()
-            .expect("a list")
-            .iter()
-            .map(|v| v.as_i64().expect("an id"))
-            .collect()
-    };
-    (ids("prompt"), ids("tokens"))
-}
-
 /// The decode loop with its cache on the device: the same greedy tokens as the CPU
 /// reference, in the shared-buffer mode (GroupQueryAttention writes the device buffers in
 /// place) and the growing mode (two device buffers per pair trade places); a cache on the
@@ -574,10 +557,11 @@ fn a_decoder_keeps_its_cache_on_the_device() -> ort_bind::Result<()> {
     let Some(session) = gpu_session(test, path, &device) else {
         return Ok(());
     };
-    let (prompt, tokens) = greedy_reference("gqa_f32");
+    let reference = expected("gqa_f32", "greedy.json");
+    let (prompt, tokens) = (&reference.prompts[0], &reference.tokens[0]);
     let model = decoder_gqa::Model::from_session(session)?;
     let mut decoder = model.shared_decoder_on(device.clone(), 1, 256)?;
-    decoder.prefill(&prompt)?;
+    decoder.prefill(prompt)?;
     let mut got = Vec::new();
     for _ in 0..128 {
         got.push(decoder.step_greedy()?[0]);
@@ -591,10 +575,11 @@ fn a_decoder_keeps_its_cache_on_the_device() -> ort_bind::Result<()> {
     let Some(session) = gpu_session(test, path, &device) else {
         return Ok(());
     };
-    let (prompt, tokens) = greedy_reference("mha_concat");
+    let reference = expected("mha_concat", "greedy.json");
+    let (prompt, tokens) = (&reference.prompts[0], &reference.tokens[0]);
     let model = decoder_mha::Model::from_session(session)?;
     let mut decoder = model.decoder_on(device, 1, 256)?;
-    decoder.prefill(&prompt)?;
+    decoder.prefill(prompt)?;
     let mut got = Vec::new();
     for _ in 0..128 {
         got.push(decoder.step_greedy()?[0]);

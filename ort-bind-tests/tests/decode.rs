@@ -7,6 +7,7 @@
 
 use ort_bind::decode::{DecodeError, DecodeStats, Decoder, Growing, Logit, SharedBuffer};
 use ort_bind::{Error, Result, f16};
+use ort_bind_tests::decoders::expected;
 
 mod gqa_f32 {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
@@ -34,51 +35,6 @@ struct Gpt2Stacked;
 #[derive(ort_bind::OnnxBinding)]
 #[onnx(model = "tests/fixtures/decoders/gqa_f32/model.onnx", decoder)]
 struct GqaF32 {}
-
-/// A fixture's expected greedy decode.
-struct Expected {
-    prompts: Vec<Vec<i64>>,
-    tokens: Vec<Vec<i64>>,
-    logits_first: Vec<f64>,
-}
-
-fn expected(fixture: &str, file: &str) -> Expected {
-    let path = format!(
-        "{}/tests/fixtures/decoders/{fixture}/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-    let ids = |v: &serde_json::Value| -> Vec<i64> {
-        v.as_array()
-            .expect("a list")
-            .iter()
-            .map(|t| t.as_i64().expect("an id"))
-            .collect()
-    };
-    let rows = |key: &str| -> Vec<Vec<i64>> {
-        match &json[key] {
-            serde_json::Value::Array(a) if a.first().is_some_and(|r| r.is_array()) => {
-                a.iter().map(ids).collect()
-            }
-            v => vec![ids(v)],
-        }
-    };
-    let (prompts, tokens) = if json.get("prompts").is_some() {
-        (rows("prompts"), rows("tokens"))
-    } else {
-        (rows("prompt"), rows("tokens"))
-    };
-    let logits_first = json["logits_first"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
-        .unwrap_or_default();
-    Expected {
-        prompts,
-        tokens,
-        logits_first,
-    }
-}
 
 /// Greedy-decodes `steps` tokens after `prompts` (rows of equal length); returns the
 /// tokens of each row.

@@ -6,9 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod scratch;
-
-use scratch::workspace;
+use ort_bind_tests::scratch::{self, workspace};
 
 fn base() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("deploy")

@@ -9,7 +9,9 @@
 //! `tests/reference/ppocr_det.txt` (both written by `tests/reference/ppocr_det_reference.py`
 //! with Python onnxruntime 1.31.1).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use ort_bind_tests::fixtures::{dynamic_y, ppocr_page};
 
 use ort_bind::{Dyn, Error, Fix, TensorRef};
 
@@ -143,17 +145,6 @@ fn scalar_inputs_and_outputs() -> ort_bind::Result<()> {
 }
 
 /// `y = x @ W`, W = arange(12).reshape(4, 3) / 10: row r of y for x row = one-hot(k).
-fn expected_y(x: &[f32], batch: usize) -> Vec<f32> {
-    let w: Vec<f32> = (0..12).map(|v| v as f32 / 10.0).collect();
-    let mut y = vec![0.0; batch * 3];
-    for r in 0..batch {
-        for c in 0..3 {
-            y[r * 3 + c] = (0..4).map(|k| x[r * 4 + k] * w[k * 3 + c]).sum();
-        }
-    }
-    y
-}
-
 fn close(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5)
 }
@@ -169,7 +160,7 @@ fn output_dims_named_differently_are_allocated_or_renamed() -> ort_bind::Result<
     let mut r = renamed.bind(dynamic_renamed::Dims { batch: 2 })?;
     for batch in [2usize, 5, 1, 3] {
         let x: Vec<f32> = (0..batch * 4).map(|v| (v as f32 - 6.0) / 3.0).collect();
-        let y = expected_y(&x, batch);
+        let y = dynamic_y(&x);
         let z: Vec<f32> = y.iter().map(|v| v.max(0.0)).collect();
 
         b.set_dims(dynamic::Dims { batch })?;
@@ -270,19 +261,6 @@ fn det_model_path() -> Result<PathBuf, BoxError> {
     Ok(root.join(DET_ENTRY))
 }
 
-/// The synthetic page of `ppocr_det_reference.py`: -1 ink strokes on a +1 background.
-fn page(h: usize, w: usize) -> Vec<f32> {
-    let mut plane = Vec::with_capacity(h * w);
-    for r in 0..h {
-        for c in 0..w {
-            let ink =
-                (10..24).contains(&(r % 32)) && c % 6 < 2 && c % 23 < 18 && c >= 8 && c + 8 < w;
-            plane.push(if ink { -1.0 } else { 1.0 });
-        }
-    }
-    plane.repeat(3)
-}
-
 fn samples(h: usize, w: usize) -> Vec<(usize, usize)> {
     (0..32)
         .map(|i| (12 + i % 10 + 32 * ((i / 10) % (h / 32)), (i * 53 + 11) % w))
@@ -296,10 +274,8 @@ struct DetReference {
 }
 
 fn det_reference() -> Vec<DetReference> {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/ppocr_det.txt"),
-    )
-    .expect("reference file");
+    let text = std::fs::read_to_string(ort_bind_tests::paths::reference("ppocr_det.txt"))
+        .expect("reference file");
     let lines: Vec<&str> = text.lines().collect();
     lines
         .chunks(3)
@@ -360,7 +336,7 @@ fn real_text_detector_output_follows_the_image_size() -> Result<(), BoxError> {
     // Both sizes through one binding each, back and forth.
     for want in reference.iter().chain(&reference) {
         let (h, w) = (want.shape[2], want.shape[3]);
-        let image = page(h, w);
+        let image = ppocr_page(0, h, w);
 
         b.set_dims(ppocr_det::Dims::from_input_shapes(&[1, 3, h, w])?)?;
         b.inputs().x.copy_from_slice(&image)?;
@@ -377,8 +353,7 @@ fn real_text_detector_output_follows_the_image_size() -> Result<(), BoxError> {
 
 #[test]
 fn the_detector_signature_in_git_is_the_fetched_model_s() -> Result<(), BoxError> {
-    let stub =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/signatures/ppocr_det.onnx");
+    let stub = ort_bind_tests::paths::fixture("signatures/ppocr_det.onnx");
     let stub = ort_bind_codegen::read_signature(&stub)?;
     let real = ort_bind_codegen::read_signature(&det_model_path()?)?;
     assert_eq!((stub.inputs, stub.outputs), (real.inputs, real.outputs));

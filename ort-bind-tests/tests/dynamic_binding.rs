@@ -2,18 +2,11 @@
 //! types and shapes read from the session, inputs sized by the data, outputs allocated by
 //! ONNX Runtime and read in place.
 
-use std::path::{Path, PathBuf};
-
 use ort_bind::{
     DType, DynamicBinding, Error, HostArray, HostArrayRef, HostData, Session, SessionOptions, bf16,
     f16,
 };
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use ort_bind_tests::paths::fixture;
 
 fn binding(model: &str) -> DynamicBinding {
     let session = Session::from_file(fixture(model), &SessionOptions::new()).unwrap();

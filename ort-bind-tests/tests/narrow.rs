@@ -48,7 +48,7 @@ fn parse_code(s: &str) -> u8 {
 }
 
 fn reference() -> Reference {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference/narrow.txt");
+    let path = ort_bind_tests::paths::reference("narrow.txt");
     let text = std::fs::read_to_string(path).expect("narrow.txt");
     let mut r = Reference {
         lines: HashMap::new(),

@@ -7,12 +7,12 @@
 //! distinct pages, so a row scattered to the wrong request fails the check.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+use ort_bind_tests::fixtures::ppocr_page;
 
 /// PP-OCRv4's detector as the example binds it (`build.rs`: `ppocr_det_batched`).
 mod det {
@@ -37,7 +37,7 @@ struct Expected {
 
 /// The reference file: the image size, and one entry per page.
 fn reference() -> ((usize, usize), Vec<Expected>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/ppocr_det_serve.txt");
+    let path = ort_bind_tests::paths::reference("ppocr_det_serve.txt");
     let text = std::fs::read_to_string(&path).expect("reference file");
     let mut lines = text.lines();
     let size: Vec<usize> = lines.next().expect("size line")["size ".len()..]
@@ -63,21 +63,6 @@ fn reference() -> ((usize, usize), Vec<Expected>) {
         });
     }
     ((size[0], size[1]), pages)
-}
-
-/// Page `k` of the reference script: strokes shifted down by 3k and right by 5k.
-fn page(k: usize, h: usize, w: usize) -> Vec<f32> {
-    let (dy, dx) = (3 * k, 5 * k);
-    let mut plane = Vec::with_capacity(h * w);
-    for r in 0..h {
-        for c in 0..w {
-            let (rs, cs) = (r + dy, c + dx);
-            let ink =
-                (10..24).contains(&(rs % 32)) && cs % 6 < 2 && cs % 23 < 18 && c >= 8 && c + 8 < w;
-            plane.push(if ink { -1.0 } else { 1.0 });
-        }
-    }
-    plane.repeat(3)
 }
 
 fn sample_at(i: usize, h: usize, w: usize) -> (usize, usize) {
@@ -146,7 +131,7 @@ async fn load(addr: SocketAddr, route: &'static str) -> Result<(), BoxError> {
     let pages = Arc::new(pages);
     let inputs: Arc<Vec<Bytes>> = Arc::new(
         (0..pages.len())
-            .map(|k| to_bytes(&page(k, size.0, size.1)))
+            .map(|k| to_bytes(&ppocr_page(k, size.0, size.1)))
             .collect(),
     );
     let mut clients = tokio::task::JoinSet::new();

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ort_bind::{BatchOptions, BatchSizing, Error, Row};
+use ort_bind_tests::fixtures::dynamic_y;
 
 mod dynamic {
     ort_bind::include_bindings!("dynamic");
@@ -20,20 +21,6 @@ mod rows {
 }
 mod dynamic_renamed {
     ort_bind::include_bindings!("dynamic_renamed");
-}
-
-/// `x @ W` for rows of 4.
-fn expected_y(x: &[f32]) -> Vec<f32> {
-    let rows = x.len() / 4;
-    let mut y = vec![0.0; rows * 3];
-    for r in 0..rows {
-        for c in 0..3 {
-            y[r * 3 + c] = (0..4)
-                .map(|k| x[r * 4 + k] * (k * 3 + c) as f32 / 10.0)
-                .sum();
-        }
-    }
-    y
 }
 
 fn assert_close(got: &[f32], want: &[f32]) {
@@ -70,7 +57,7 @@ fn generated_batcher_gives_each_concurrent_caller_its_own_row() -> ort_bind::Res
                     let reply = batcher.submit(dynamic_renamed::Item {
                         x: Row::new([4], x.clone())?,
                     })?;
-                    let y = expected_y(&x);
+                    let y = dynamic_y(&x);
                     assert_eq!((reply.y.dims(), reply.z.dims()), (&[3][..], &[3][..]));
                     assert_close(reply.y.data(), &y);
                     let z: Vec<f32> = y.iter().map(|v| v.max(0.0)).collect();
@@ -113,7 +100,7 @@ fn a_malformed_item_fails_alone_and_the_batcher_keeps_serving() -> ort_bind::Res
     let reply = batcher.submit(dynamic_renamed::Item {
         x: Row::new([4], x.clone())?,
     })?;
-    assert_close(reply.y.data(), &expected_y(&x));
+    assert_close(reply.y.data(), &dynamic_y(&x));
     Ok(())
 }
 
@@ -171,7 +158,7 @@ fn generated_pool_hands_out_typed_bindings_for_each_request_s_dims() -> ort_bind
         a.inputs().x.copy_from_slice(&x)?;
         a.run()?;
         let out = a.outputs();
-        assert_close(out.y.as_slice(), &expected_y(&x));
+        assert_close(out.y.as_slice(), &dynamic_y(&x));
         // `z` is allocated by ONNX Runtime: typed, and `None` only before a run.
         let z = out.z.expect("produced by the run");
         assert_eq!(z.dims(), [batch, 3]);
@@ -180,7 +167,7 @@ fn generated_pool_hands_out_typed_bindings_for_each_request_s_dims() -> ort_bind
     let mut c = futures_executor::block_on(pool.get_async(&dynamic::Dims { batch: 3 }))?;
     c.inputs().x.fill(1.0);
     c.run()?;
-    assert_close(c.outputs().y.as_slice(), &expected_y(&[1.0; 12]));
+    assert_close(c.outputs().y.as_slice(), &dynamic_y(&[1.0; 12]));
     Ok(())
 }
 

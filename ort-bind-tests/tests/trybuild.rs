@@ -1,6 +1,7 @@
 //! Compile-time checks of `#[derive(OnnxBinding)]` and `bindings!`: every mistake class
-//! is a compile-fail case under `tests/ui/` with its expected diagnostics beside it, and
-//! the pass cases under `tests/ui/pass/` must build.
+//! is a compile-fail case under `tests/ui/<kind of mistake>/` (the folders of [`KINDS`])
+//! with its expected diagnostics beside it, and the pass cases under `tests/ui/pass/` must
+//! build.
 //!
 //! trybuild builds the cases as binaries of a project in
 //! `<target>/tests/trybuild/ort-bind-tests/`, which is their `CARGO_MANIFEST_DIR`: model paths in
@@ -16,25 +17,11 @@
 
 use std::path::{Path, PathBuf};
 
+use ort_bind_tests::paths::{crate_dir, fixture, target_dir};
+
 /// The trybuild project dir (trybuild puts it under the target dir Cargo reports).
 fn project_dir() -> PathBuf {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version=1", "--no-deps"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata failed");
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
-    let target = meta["target_directory"]
-        .as_str()
-        .expect("metadata names the target directory");
-    Path::new(target).join("tests/trybuild/ort-bind-tests")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    target_dir().join("tests/trybuild/ort-bind-tests")
 }
 
 fn prepare(project: &Path) {
@@ -66,7 +53,7 @@ fn prepare(project: &Path) {
         .unwrap();
     }
     std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-runtime/tests/data/optionals.onnx"),
+        crate_dir().join("../ort-bind-runtime/tests/data/optionals.onnx"),
         models.join("optionals.onnx"),
     )
     .unwrap();
@@ -94,11 +81,54 @@ fn prepare(project: &Path) {
     std::fs::remove_file(models.join("offline.onnx")).unwrap();
 }
 
+/// The folders of compile-fail cases under `tests/ui/`, one per kind of mistake.
+const KINDS: [&str; 8] = [
+    // Which model value each field binds: unknown, duplicate, missing or misdirected
+    // names, and the struct as a whole (named fields, every mistake reported at once).
+    "names",
+    // Field types: element types (narrow ones too), tensors vs strings, sequences, maps and
+    // optionals, outputs as inputs, devices; aliases do not hide a mistake.
+    "types",
+    // Ranks, fixed dims, `dims = [...]`, and symbolic dims pinned to different sizes.
+    "shapes",
+    // Recurrent state: `feed_back` pairs and the shapes a pair shares.
+    "state_pairs",
+    // The `onnx` attribute itself: misspelt, misplaced, missing `model`.
+    "attributes",
+    // `bindings!`: its arguments, a failing model, the typed module it generates.
+    "bindings_macro",
+    // `#[onnx(decoder)]`: models that are not decoders, modes a model does not support.
+    "decoder",
+    // The model file: missing (with "did you mean"), malformed, a stale offline cache.
+    "model_file",
+];
+
+/// Every folder under `tests/ui/` is a kind in [`KINDS`] or one of the folders `ui` runs
+/// apart: a new folder cannot be left out of the run by mistake, nor a case left loose.
+#[test]
+fn every_ui_folder_runs() {
+    let ui = crate_dir().join("tests/ui");
+    for entry in std::fs::read_dir(&ui).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            entry.path().is_dir(),
+            "tests/ui/{name}: cases go in a folder for their kind of mistake (see KINDS)"
+        );
+        assert!(
+            KINDS.contains(&name.as_str()) || ["default_features", "pass"].contains(&name.as_str()),
+            "tests/ui/{name}/ is not run: add it to KINDS in tests/trybuild.rs"
+        );
+    }
+}
+
 #[test]
 fn ui() {
     prepare(&project_dir());
     let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/*.rs");
+    for kind in KINDS {
+        t.compile_fail(format!("tests/ui/{kind}/*.rs"));
+    }
     // rustc lists the types that implement a missing trait, and `--features cuda` adds
     // device types to that list: these cases' diagnostics are those of the default build.
     #[cfg(not(feature = "cuda"))]

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use silero::{BoxError, CHUNK, CONTEXT, bindings};
 
 fn reference_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/vad")
+    ort_bind_tests::paths::reference("vad")
 }
 
 fn reference_probs() -> Vec<f32> {
@@ -119,8 +119,7 @@ fn state_and_context_both_matter() -> Result<(), BoxError> {
 
 #[test]
 fn the_signature_in_git_is_the_fetched_model_s() -> Result<(), BoxError> {
-    let stub =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/signatures/silero_vad.onnx");
+    let stub = ort_bind_tests::paths::fixture("signatures/silero_vad.onnx");
     let stub = ort_bind_codegen::read_signature(&stub)?;
     let real = ort_bind_codegen::read_signature(&silero::model_path()?)?;
     assert_eq!(stub.inputs, real.inputs);

@@ -2,7 +2,8 @@
 //! model zoos ship as `input_N.pb` / `output_N.pb`.
 //!
 //! The message is declared by hand for `prost` with the official field numbers of
-//! `onnx/onnx.proto`. Payloads are read from `raw_data` (little-endian, fixed width) or from
+//! `onnx/onnx.proto`, once for the workspace, in `ort-bind-codegen`
+//! (`ort_bind_codegen::onnx_proto`). Payloads are read from `raw_data` (little-endian, fixed width) or from
 //! the typed fields ONNX uses when `raw_data` is empty: `float_data` (float32),
 //! `double_data` (float64), `int64_data` (int64), `uint64_data` (uint32, uint64) and
 //! `int32_data` (every narrower type, float16/bfloat16 as their bit patterns, bool as 0/1).
@@ -17,56 +18,12 @@
 use std::path::Path;
 
 use super::{DataError, element_count, read_file, write_file};
+use ort_bind_codegen::onnx_proto::TensorProto;
 use ort_bind_runtime::{
     DType, DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
     Float8E8M0, HostArray, HostArrayRef, HostData, HostDataRef, Int2x4, Int4x2, Strings, UInt2x4,
     UInt4x2, bf16, f16,
 };
-
-/// `TensorProto`, with the fields ort-bind reads.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct TensorProto {
-    /// `dims = 1`.
-    #[prost(int64, repeated, tag = "1")]
-    pub(crate) dims: Vec<i64>,
-    /// `data_type = 2`.
-    #[prost(int32, tag = "2")]
-    pub(crate) data_type: i32,
-    /// `segment = 3`: only its presence is checked.
-    #[prost(message, optional, tag = "3")]
-    pub(crate) segment: Option<Segment>,
-    /// `float_data = 4`.
-    #[prost(float, repeated, tag = "4")]
-    pub(crate) float_data: Vec<f32>,
-    /// `int32_data = 5`.
-    #[prost(int32, repeated, tag = "5")]
-    pub(crate) int32_data: Vec<i32>,
-    /// `string_data = 6`: only counted.
-    #[prost(bytes = "vec", repeated, tag = "6")]
-    pub(crate) string_data: Vec<Vec<u8>>,
-    /// `int64_data = 7`.
-    #[prost(int64, repeated, tag = "7")]
-    pub(crate) int64_data: Vec<i64>,
-    /// `name = 8`.
-    #[prost(string, tag = "8")]
-    pub(crate) name: String,
-    /// `raw_data = 9`.
-    #[prost(bytes = "vec", tag = "9")]
-    pub(crate) raw_data: Vec<u8>,
-    /// `double_data = 10`.
-    #[prost(double, repeated, tag = "10")]
-    pub(crate) double_data: Vec<f64>,
-    /// `uint64_data = 11`.
-    #[prost(uint64, repeated, tag = "11")]
-    pub(crate) uint64_data: Vec<u64>,
-    /// `data_location = 14` (`0` default, `1` external).
-    #[prost(int32, tag = "14")]
-    pub(crate) data_location: i32,
-}
-
-/// `TensorProto.Segment`: no fields read.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct Segment {}
 
 /// ONNX `TensorProto.DataType` codes of the element types ort-bind binds.
 const CODES: &[(i32, DType)] = &[

@@ -3,7 +3,8 @@
 //! those types.
 //!
 //! The messages are declared by hand for `prost` with the field numbers of `onnx/onnx.proto`
-//! (only the fields ort-bind reads). A `.pb` file does not say which message it holds: the
+//! (only the fields ort-bind reads), once for the workspace, in `ort-bind-codegen`
+//! (`ort_bind_codegen::onnx_proto`). A `.pb` file does not say which message it holds: the
 //! reader is told ([`ProtoKind`], from the model's declared type, as ONNX's own test runner
 //! does).
 //!
@@ -15,9 +16,10 @@
 //! and an optional without a value decode (as `Sequence([])` and `Optional(None)`).
 
 use super::tensor_proto::{
-    STRING_CODE, TensorProto, onnx_code, proto_of_array, proto_of_strings, value_from_proto,
+    STRING_CODE, onnx_code, proto_of_array, proto_of_strings, value_from_proto,
 };
 use super::{DataError, read_file, write_file};
+use ort_bind_codegen::onnx_proto::{MapProto, OptionalProto, SequenceProto, TensorProto};
 use ort_bind_runtime::{DynMap, DynValue, HostArray, Strings, ValueType};
 
 /// Values nest at most this deep (a sequence of sequences of ... counts one per level);
@@ -32,82 +34,6 @@ const SPARSE_TENSOR: i32 = 2;
 const SEQUENCE: i32 = 3;
 const MAP: i32 = 4;
 const OPTIONAL: i32 = 5;
-
-/// `SequenceProto`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct SequenceProto {
-    /// `name = 1`.
-    #[prost(string, tag = "1")]
-    name: String,
-    /// `elem_type = 2`.
-    #[prost(int32, tag = "2")]
-    elem_type: i32,
-    /// `tensor_values = 3`.
-    #[prost(message, repeated, tag = "3")]
-    tensor_values: Vec<TensorProto>,
-    /// `sparse_tensor_values = 4`: only counted.
-    #[prost(message, repeated, tag = "4")]
-    sparse_tensor_values: Vec<Skipped>,
-    /// `sequence_values = 5`.
-    #[prost(message, repeated, tag = "5")]
-    sequence_values: Vec<SequenceProto>,
-    /// `map_values = 6`.
-    #[prost(message, repeated, tag = "6")]
-    map_values: Vec<MapProto>,
-    /// `optional_values = 7`.
-    #[prost(message, repeated, tag = "7")]
-    optional_values: Vec<OptionalProto>,
-}
-
-/// `MapProto`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct MapProto {
-    /// `name = 1`.
-    #[prost(string, tag = "1")]
-    name: String,
-    /// `key_type = 2` (a `TensorProto.DataType`).
-    #[prost(int32, tag = "2")]
-    key_type: i32,
-    /// `keys = 3` (integer keys).
-    #[prost(int64, repeated, tag = "3")]
-    keys: Vec<i64>,
-    /// `string_keys = 4`.
-    #[prost(bytes = "vec", repeated, tag = "4")]
-    string_keys: Vec<Vec<u8>>,
-    /// `values = 5`.
-    #[prost(message, optional, boxed, tag = "5")]
-    values: Option<Box<SequenceProto>>,
-}
-
-/// `OptionalProto`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct OptionalProto {
-    /// `name = 1`.
-    #[prost(string, tag = "1")]
-    name: String,
-    /// `elem_type = 2`.
-    #[prost(int32, tag = "2")]
-    elem_type: i32,
-    /// `tensor_value = 3`.
-    #[prost(message, optional, tag = "3")]
-    tensor_value: Option<TensorProto>,
-    /// `sparse_tensor_value = 4`: only its presence is checked.
-    #[prost(message, optional, tag = "4")]
-    sparse_tensor_value: Option<Skipped>,
-    /// `sequence_value = 5`.
-    #[prost(message, optional, boxed, tag = "5")]
-    sequence_value: Option<Box<SequenceProto>>,
-    /// `map_value = 6`.
-    #[prost(message, optional, boxed, tag = "6")]
-    map_value: Option<Box<MapProto>>,
-    /// `optional_value = 7`.
-    #[prost(message, optional, boxed, tag = "7")]
-    optional_value: Option<Box<OptionalProto>>,
-}
-
-/// A message whose fields are not read (sparse tensors).
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct Skipped {}
 
 /// Which ONNX message a `.pb` file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

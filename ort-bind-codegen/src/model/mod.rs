@@ -48,7 +48,7 @@
 mod decode;
 pub(crate) use decode::NO_TYPE;
 mod error;
-mod proto;
+pub(crate) mod proto;
 #[cfg(test)]
 mod tests;
 

@@ -1,11 +1,21 @@
-//! The slice of `onnx.proto` that ort-bind reads, as hand-written `prost` messages.
+//! The slice of `onnx.proto` that ort-bind reads, as hand-written `prost` messages: the
+//! workspace's one declaration of ONNX's protobuf messages.
 //!
 //! Field numbers are the official ones from ONNX's `onnx/onnx.proto` (proto2). Only the
-//! fields the decoder reads are declared: prost skips every other field on the wire by
-//! advancing past it, so graph nodes, initializer payloads (`raw_data`, `float_data`, ...)
-//! and training data are never copied or even looked at. `TensorProto` keeps only its
-//! `name`, which is all that is needed to tell initializers apart from real inputs; for
-//! models with external data this means the data files are never opened.
+//! fields a reader reads are declared: prost skips every other field on the wire by
+//! advancing past it.
+//!
+//! Two groups:
+//! - the model's signature (`ModelProto` down to `TensorShapeProto`, crate-private), read
+//!   by the decoder. Graph nodes' attributes, initializer payloads (`raw_data`,
+//!   `float_data`, ...) and training data are never copied or even looked at: an
+//!   initializer decodes as [`InitializerName`], which keeps only the `name`, all that is
+//!   needed to tell initializers apart from real inputs; for models with external data
+//!   this means the data files are never opened.
+//! - tensor data files (`.pb`): [`TensorProto`] with its payload fields, and the
+//!   `SequenceProto`, `MapProto` and `OptionalProto` that hold other values, public
+//!   (through the hidden `ort_bind_codegen::onnx_proto`) for the CLI's readers of ONNX's
+//!   test data. They are never part of decoding a model.
 //!
 //! Scalars are declared without proto2 presence (`Option`): an absent field reads as its
 //! default, which is what the decoder wants everywhere. The `Dimension.value` oneof keeps
@@ -56,7 +66,7 @@ pub(crate) struct GraphProto {
     pub(crate) name: String,
     /// `initializer = 5`: only their names are decoded.
     #[prost(message, repeated, tag = "5")]
-    pub(crate) initializer: Vec<TensorProto>,
+    pub(crate) initializer: Vec<InitializerName>,
     /// `doc_string = 10`.
     #[prost(bytes = "vec", tag = "10")]
     pub(crate) doc_string: Vec<u8>,
@@ -253,9 +263,10 @@ pub(crate) struct StringStringEntryProto {
     pub(crate) value: String,
 }
 
-/// `TensorProto`, reduced to its name: every payload field is skipped unread.
+/// A `TensorProto` as a model's initializer, reduced to its name: every payload field is
+/// skipped unread (the data files' [`TensorProto`] declares them).
 #[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct TensorProto {
+pub(crate) struct InitializerName {
     /// `name = 8`.
     #[prost(string, tag = "8")]
     pub(crate) name: String,
@@ -266,5 +277,127 @@ pub(crate) struct TensorProto {
 pub(crate) struct SparseTensorProto {
     /// `values = 1`.
     #[prost(message, optional, tag = "1")]
-    pub(crate) values: Option<TensorProto>,
+    pub(crate) values: Option<InitializerName>,
 }
+
+/// `TensorProto` of a tensor data file, with the fields ort-bind reads: shape, element
+/// type, and the payload in `raw_data` or in the typed fields.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TensorProto {
+    /// `dims = 1`.
+    #[prost(int64, repeated, tag = "1")]
+    pub dims: Vec<i64>,
+    /// `data_type = 2` (a `TensorProto.DataType` code).
+    #[prost(int32, tag = "2")]
+    pub data_type: i32,
+    /// `segment = 3`: only its presence is checked.
+    #[prost(message, optional, tag = "3")]
+    pub segment: Option<Segment>,
+    /// `float_data = 4`.
+    #[prost(float, repeated, tag = "4")]
+    pub float_data: Vec<f32>,
+    /// `int32_data = 5`.
+    #[prost(int32, repeated, tag = "5")]
+    pub int32_data: Vec<i32>,
+    /// `string_data = 6`.
+    #[prost(bytes = "vec", repeated, tag = "6")]
+    pub string_data: Vec<Vec<u8>>,
+    /// `int64_data = 7`.
+    #[prost(int64, repeated, tag = "7")]
+    pub int64_data: Vec<i64>,
+    /// `name = 8`.
+    #[prost(string, tag = "8")]
+    pub name: String,
+    /// `raw_data = 9`.
+    #[prost(bytes = "vec", tag = "9")]
+    pub raw_data: Vec<u8>,
+    /// `double_data = 10`.
+    #[prost(double, repeated, tag = "10")]
+    pub double_data: Vec<f64>,
+    /// `uint64_data = 11`.
+    #[prost(uint64, repeated, tag = "11")]
+    pub uint64_data: Vec<u64>,
+    /// `data_location = 14` (`0` default, `1` external).
+    #[prost(int32, tag = "14")]
+    pub data_location: i32,
+}
+
+/// `TensorProto.Segment`: no fields read.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Segment {}
+
+/// `SequenceProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SequenceProto {
+    /// `name = 1`.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// `elem_type = 2`.
+    #[prost(int32, tag = "2")]
+    pub elem_type: i32,
+    /// `tensor_values = 3`.
+    #[prost(message, repeated, tag = "3")]
+    pub tensor_values: Vec<TensorProto>,
+    /// `sparse_tensor_values = 4`: only counted.
+    #[prost(message, repeated, tag = "4")]
+    pub sparse_tensor_values: Vec<Skipped>,
+    /// `sequence_values = 5`.
+    #[prost(message, repeated, tag = "5")]
+    pub sequence_values: Vec<SequenceProto>,
+    /// `map_values = 6`.
+    #[prost(message, repeated, tag = "6")]
+    pub map_values: Vec<MapProto>,
+    /// `optional_values = 7`.
+    #[prost(message, repeated, tag = "7")]
+    pub optional_values: Vec<OptionalProto>,
+}
+
+/// `MapProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MapProto {
+    /// `name = 1`.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// `key_type = 2` (a `TensorProto.DataType`).
+    #[prost(int32, tag = "2")]
+    pub key_type: i32,
+    /// `keys = 3` (integer keys).
+    #[prost(int64, repeated, tag = "3")]
+    pub keys: Vec<i64>,
+    /// `string_keys = 4`.
+    #[prost(bytes = "vec", repeated, tag = "4")]
+    pub string_keys: Vec<Vec<u8>>,
+    /// `values = 5`.
+    #[prost(message, optional, boxed, tag = "5")]
+    pub values: Option<Box<SequenceProto>>,
+}
+
+/// `OptionalProto`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct OptionalProto {
+    /// `name = 1`.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// `elem_type = 2`.
+    #[prost(int32, tag = "2")]
+    pub elem_type: i32,
+    /// `tensor_value = 3`.
+    #[prost(message, optional, tag = "3")]
+    pub tensor_value: Option<TensorProto>,
+    /// `sparse_tensor_value = 4`: only its presence is checked.
+    #[prost(message, optional, tag = "4")]
+    pub sparse_tensor_value: Option<Skipped>,
+    /// `sequence_value = 5`.
+    #[prost(message, optional, boxed, tag = "5")]
+    pub sequence_value: Option<Box<SequenceProto>>,
+    /// `map_value = 6`.
+    #[prost(message, optional, boxed, tag = "6")]
+    pub map_value: Option<Box<MapProto>>,
+    /// `optional_value = 7`.
+    #[prost(message, optional, boxed, tag = "7")]
+    pub optional_value: Option<Box<OptionalProto>>,
+}
+
+/// A message whose fields are not read (sparse tensors in data files).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Skipped {}

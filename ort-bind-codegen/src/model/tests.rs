@@ -4,8 +4,8 @@
 use prost::Message;
 
 use super::proto::{
-    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto,
-    StringStringEntryProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    GraphProto, InitializerName, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto,
+    StringStringEntryProto, TensorShapeProto, TypeProto, ValueInfoProto,
     tensor_shape_proto::Dimension, tensor_shape_proto::dimension, type_proto,
 };
 use super::{MAX_TYPE_DEPTH, ModelError, read_signature, signature_from_bytes};
@@ -203,7 +203,7 @@ fn sample_bytes() -> Vec<u8> {
         vec![tensor("out", F32, &[D::P("?"), D::V(0)])],
     ));
     if let Some(g) = m.graph.as_mut() {
-        g.initializer.push(TensorProto {
+        g.initializer.push(InitializerName {
             name: "w".to_owned(),
         });
     }
@@ -525,12 +525,12 @@ fn initializers_listed_as_inputs_are_excluded() {
         ],
         vec![tensor("y", F32, &[D::V(1)])],
     );
-    g.initializer.push(TensorProto { name: "w".into() });
-    g.initializer.push(TensorProto {
+    g.initializer.push(InitializerName { name: "w".into() });
+    g.initializer.push(InitializerName {
         name: "not_listed".into(),
     });
     g.sparse_initializer.push(SparseTensorProto {
-        values: Some(TensorProto { name: "sw".into() }),
+        values: Some(InitializerName { name: "sw".into() }),
     });
     g.sparse_initializer
         .push(SparseTensorProto { values: None });

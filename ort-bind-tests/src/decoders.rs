@@ -1,0 +1,59 @@
+//! The decoder fixtures (`tests/fixtures/decoders/<fixture>/`, made by `make_decoders.py`)
+//! and their expected greedy decodes, written by `reference.py` with Python onnxruntime:
+//! `greedy.json` (batch 1) and `greedy_batch2.json`.
+
+use std::path::PathBuf;
+
+/// A file of a decoder fixture: `tests/fixtures/decoders/<fixture>/<file>`.
+pub fn file(fixture: &str, file: &str) -> PathBuf {
+    crate::paths::fixture("decoders").join(fixture).join(file)
+}
+
+/// A fixture's expected greedy decode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    /// The prompt of each row (rows of equal length).
+    pub prompts: Vec<Vec<i64>>,
+    /// The greedy tokens of each row, in order.
+    pub tokens: Vec<Vec<i64>>,
+    /// The first step's logits (of row 0), where the file has them; empty otherwise.
+    pub logits_first: Vec<f64>,
+}
+
+/// Reads `file` (`greedy.json`, `greedy_batch2.json`) of a decoder fixture. A batch-1 file
+/// holds `prompt` and `tokens` as flat lists, a batch file `prompts` and `tokens` as lists
+/// of rows; both read as rows. Panics (naming the file) when it is missing or malformed.
+pub fn expected(fixture: &str, file: &str) -> Expected {
+    let path = self::file(fixture, file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let ids = |v: &serde_json::Value| -> Vec<i64> {
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .map(|t| t.as_i64().expect("an id"))
+            .collect()
+    };
+    let rows = |key: &str| -> Vec<Vec<i64>> {
+        match &json[key] {
+            serde_json::Value::Array(a) if a.first().is_some_and(|r| r.is_array()) => {
+                a.iter().map(ids).collect()
+            }
+            v => vec![ids(v)],
+        }
+    };
+    let (prompts, tokens) = if json.get("prompts").is_some() {
+        (rows("prompts"), rows("tokens"))
+    } else {
+        (rows("prompt"), rows("tokens"))
+    };
+    let logits_first = json["logits_first"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+        .unwrap_or_default();
+    Expected {
+        prompts,
+        tokens,
+        logits_first,
+    }
+}
