@@ -59,17 +59,21 @@ pub(crate) fn fields(plan: &Plan) -> Vec<TokenStream> {
         .collect()
 }
 
-/// Whether every dims field is sized by some input's axes, so input shapes determine
-/// the dims (`from_input_shapes` can be generated).
-pub(crate) fn solvable_from_inputs(plan: &Plan) -> bool {
-    plan.dims.iter().enumerate().all(|(i, d)| match &d.source {
-        DimSource::Shape { .. } => true,
-        DimSource::OutputShape { .. } => false,
-        _ => plan.inputs.iter().any(|v| match &v.storage {
-            Storage::Owned(axes) => axes.contains(&AxisSize::Field(i)),
-            _ => false,
-        }),
-    })
+/// The dims fields no input's shape sizes: input shapes determine the dims (and
+/// `from_input_shapes` can be generated) when there is none.
+pub(crate) fn unsolved_from_inputs(plan: &Plan) -> impl Iterator<Item = &str> {
+    plan.dims
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| match &d.source {
+            DimSource::Shape { .. } => false,
+            DimSource::OutputShape { .. } => true,
+            _ => !plan.inputs.iter().any(|v| match &v.storage {
+                Storage::Owned(axes) => axes.contains(&AxisSize::Field(*i)),
+                _ => false,
+            }),
+        })
+        .map(|(_, d)| d.field.as_str())
 }
 
 /// How generated code names the runtime items `from_input_shapes` uses: through the

@@ -1,5 +1,5 @@
 //! The derive's `<Struct>Dims` (the dynamic dims no field type fixes), its
-//! `from_input_shapes`, and the expression that sizes each field.
+//! `from_input_shapes` (where asked for or cheap), and the expression that sizes each field.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -59,24 +59,21 @@ pub(super) fn items(cx: &Ctx<'_, '_>) -> TokenStream {
              (reusing capacity)."
         )
     };
-    let from_input_shapes = cx
-        .planned
-        .filter(|p| dims::solvable_from_inputs(&p.plan.plan))
-        .map(|p| {
-            let f =
-                dims::from_input_shapes(&p.plan.plan, dims::Paths::Short, dims_name, &quote!(pub));
-            quote! {
-                const _: () = {
-                    use #krate::{
-                        AxisRule as __AxisRule, DimsSolver as __DimsSolver, Result as __Result,
-                    };
-                    #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
-                    impl #dims_name {
-                        #f
-                    }
+    // Whether to emit it was decided with the plan (`emits_from_input_shapes`).
+    let from_input_shapes = cx.planned.filter(|_| cx.from_input_shapes).map(|p| {
+        let f = dims::from_input_shapes(&p.plan.plan, dims::Paths::Short, dims_name, &quote!(pub));
+        quote! {
+            const _: () = {
+                use #krate::{
+                    AxisRule as __AxisRule, DimsSolver as __DimsSolver, Result as __Result,
                 };
-            }
-        });
+                #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
+                impl #dims_name {
+                    #f
+                }
+            };
+        }
+    });
     quote! {
         #[doc = #doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, #copy ::core::cmp::PartialEq,

@@ -36,6 +36,8 @@ pub(super) struct Model<'a> {
     pub path: &'a str,
     /// The path as the attribute wrote it, relative to the crate (`MODEL`).
     pub relative: &'a str,
+    /// Emit `<Struct>Dims::from_input_shapes` (see [`super::emits_from_input_shapes`]).
+    pub from_input_shapes: bool,
 }
 
 /// What every item is made from: the struct, its fields, and the model when there is one.
@@ -48,6 +50,7 @@ struct Ctx<'a, 'f> {
     model_path: &'a str,
     model_relative: &'a str,
     device: Option<&'a syn::Type>,
+    from_input_shapes: bool,
     inputs_name: Ident,
     outputs_name: Ident,
     dims_name: Ident,
@@ -83,6 +86,7 @@ pub(super) fn expand(
         model_path: model.as_ref().map_or("", |m| m.path),
         model_relative: model.as_ref().map_or("", |m| m.relative),
         device,
+        from_input_shapes: model.as_ref().is_some_and(|m| m.from_input_shapes),
         inputs_name: format_ident!("{}Inputs", name),
         outputs_name: format_ident!("{}Outputs", name),
         dims_name: format_ident!("{}Dims", name),
