@@ -15,19 +15,21 @@ pub(crate) enum SlotRecipe {
     Allocated,
     /// A numeric tensor reached through the runtime's `Slot` trait (the derive's fields,
     /// whose types may be aliases), which names `__Slot` / `__InputSlot` as the derive
-    /// imports them. `allocated`: whether ONNX Runtime allocates it, where the syntax shows
-    /// it; `None` asks the type (`Slot::ALLOCATED`).
-    Slot {
-        /// The field's type as written.
-        ty: Box<syn::Type>,
-        /// Whether ONNX Runtime allocates it, when known.
-        allocated: Option<bool>,
-    },
+    /// imports them.
+    Slot(Allocation),
     /// A string tensor, sequence, map or optional, bound through the runtime's value API;
     /// as an output, ONNX Runtime allocates it into an `OutputSlot`.
     Value,
     /// A value input the caller sets later (`Option<V>`), bound only once set.
     LaterInput,
+}
+
+/// Whether ONNX Runtime allocates a value reached through `Slot`.
+pub(crate) enum Allocation {
+    /// Known from the syntax of its type.
+    Known(bool),
+    /// Only its type (given as written) knows: `Slot::ALLOCATED`.
+    OfType(TokenStream),
 }
 
 /// One value a binding binds: the field holding it and how.
@@ -53,7 +55,8 @@ impl FieldRecipe {
         match &self.slot {
             SlotRecipe::Tensor | SlotRecipe::LaterInput => Some(false),
             SlotRecipe::Allocated | SlotRecipe::Value => Some(!self.input),
-            SlotRecipe::Slot { allocated, .. } => allocated.map(|a| a && !self.input),
+            SlotRecipe::Slot(Allocation::Known(a)) => Some(*a && !self.input),
+            SlotRecipe::Slot(Allocation::OfType(_)) => None,
         }
     }
 }
@@ -119,7 +122,7 @@ pub(crate) fn resize(values: &[FieldRecipe]) -> Vec<TokenStream> {
             let f = &v.field;
             Some(match v.slot {
                 SlotRecipe::Tensor | SlotRecipe::Allocated => quote!(self.#f.set_dims(#d)?;),
-                SlotRecipe::Slot { .. } => quote!(__Slot::resize(&mut self.#f, #d)?;),
+                SlotRecipe::Slot(_) => quote!(__Slot::resize(&mut self.#f, #d)?;),
                 // A string tensor input: a new ONNX Runtime tensor when its dims change.
                 SlotRecipe::Value | SlotRecipe::LaterInput => quote!(self.#f.resize(#d)?;),
             })
@@ -137,10 +140,10 @@ fn bind(v: &FieldRecipe, allocated_only: bool) -> TokenStream {
         (SlotRecipe::Tensor, true) => quote!(binder.input(#i, &self.#f)?;),
         (SlotRecipe::Tensor, false) => quote!(binder.output(#i, &self.#f)?;),
         (SlotRecipe::Allocated, _) => quote!(binder.allocated_output(#i, &self.#f)?;),
-        (SlotRecipe::Slot { .. }, true) => {
+        (SlotRecipe::Slot(_), true) => {
             quote_spanned!(v.span=> __InputSlot::bind_input(&self.#f, binder, #i)?;)
         }
-        (SlotRecipe::Slot { .. }, false) => quote!(__Slot::bind_output(&self.#f, binder, #i)?;),
+        (SlotRecipe::Slot(_), false) => quote!(__Slot::bind_output(&self.#f, binder, #i)?;),
         (SlotRecipe::Value, true) => quote_spanned!(v.span=> binder.value_input(#i, &self.#f)?;),
         (SlotRecipe::Value, false) => quote!(binder.value_output(#i, &self.#f)?;),
         (SlotRecipe::LaterInput, _) => quote! {
@@ -199,10 +202,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         .iter()
         .any(|(_, v)| v.allocated() == Some(true));
     let asked = may_allocate.iter().filter_map(|(_, v)| match &v.slot {
-        SlotRecipe::Slot {
-            ty,
-            allocated: None,
-        } => Some(quote!(|| <#ty as __Slot>::ALLOCATED)),
+        SlotRecipe::Slot(Allocation::OfType(ty)) => Some(quote!(|| <#ty as __Slot>::ALLOCATED)),
         _ => None,
     });
     let has_allocated = quote!(#known #(#asked)*);
@@ -210,7 +210,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         let f = &v.field;
         match v.slot {
             SlotRecipe::Allocated => quote!(#pos => value.store_in(&mut self.#f),),
-            SlotRecipe::Slot { .. } => quote!(#pos => __Slot::store(&mut self.#f, value),),
+            SlotRecipe::Slot(_) => quote!(#pos => __Slot::store(&mut self.#f, value),),
             _ => quote!(#pos => value.store_in_slot(&mut self.#f),),
         }
     });
@@ -233,7 +233,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             let f = &v.field;
             match v.slot {
                 SlotRecipe::Allocated => quote!(self.#f.clear();),
-                SlotRecipe::Slot { .. } => quote!(__Slot::clear(&mut self.#f);),
+                SlotRecipe::Slot(_) => quote!(__Slot::clear(&mut self.#f);),
                 _ => quote!(#rt::OutputSlot::clear(&mut self.#f);),
             }
         });

@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use super::Ctx;
 use crate::check::Role;
 use crate::check::syntax::{FieldType, SlotKind};
-use crate::expand::binding_io::{self, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
+use crate::expand::binding_io::{self, Allocation, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
 use crate::expand::tokens::{elem_tokens, spec_tokens};
 use crate::macros::derive::plan::bindable;
 use crate::plan::{PlannedValue, Storage};
@@ -59,14 +59,14 @@ fn recipes(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> Vec<FieldRecipe> {
         let slot = if f.value {
             SlotRecipe::Value
         } else {
-            SlotRecipe::Slot {
-                ty: Box::new(f.ty.clone()),
-                // Known from the syntax, or asked of the type.
-                allocated: match &f.spec.ty {
-                    FieldType::Tensor(t) => Some(t.kind == SlotKind::Allocated),
-                    _ => None,
-                },
-            }
+            // Known from the syntax, or asked of the type.
+            SlotRecipe::Slot(match &f.spec.ty {
+                FieldType::Tensor(t) => Allocation::Known(t.kind == SlotKind::Allocated),
+                _ => {
+                    let ty = f.ty;
+                    Allocation::OfType(quote!(#ty))
+                }
+            })
         };
         Some(FieldRecipe {
             field: f.ident.clone(),
