@@ -59,10 +59,10 @@ pub(crate) fn fields(plan: &Plan) -> Vec<TokenStream> {
         .collect()
 }
 
-/// Whether every dims field is sized by some input's axes, so input shapes determine
-/// the dims (`from_input_shapes` can be generated).
-pub(crate) fn solvable_from_inputs(plan: &Plan) -> bool {
-    plan.dim_unsized_by_inputs().is_none()
+/// The dims fields no input's shape sizes: input shapes determine the dims (and
+/// `from_input_shapes` can be generated) when there is none.
+pub(crate) fn unsolved_from_inputs(plan: &Plan) -> impl Iterator<Item = &str> {
+    plan.dims_unsized_by_inputs().map(|d| d.field.as_str())
 }
 
 /// How generated code names the runtime items `from_input_shapes` uses: through the

@@ -1,9 +1,10 @@
 //! `Io`: the tensors a binding owns, and its `BindingIo` / `SplitIo` impls (bind, resize,
 //! collect ONNX Runtime's outputs, hand out views).
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
+use super::binding_io::{self, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
 use super::tokens::{Side, dims_expr, io_type, new_output_slot, spec_tokens};
 use super::{in_field, out_field, views};
 use crate::ident::to_ident;
@@ -17,10 +18,41 @@ fn specs<'a>(
     values.iter().map(move |v| spec_tokens(rt, v))
 }
 
+/// How `Io` holds each value, inputs then outputs in model order (the order they bind).
+fn recipes(plan: &Plan) -> Vec<FieldRecipe> {
+    let dims = quote!(dims);
+    let inputs = plan.inputs.iter().enumerate().map(|(i, v)| FieldRecipe {
+        field: in_field(v),
+        input: true,
+        index: i,
+        slot: match v.form {
+            Form::Tensor => SlotRecipe::Tensor,
+            Form::Strings => SlotRecipe::Value,
+            _ => SlotRecipe::LaterInput,
+        },
+        dims: matches!(v.form, Form::Tensor | Form::Strings).then(|| dims_expr(plan, v, &dims)),
+        span: Span::call_site(),
+    });
+    let outputs = plan.outputs.iter().enumerate().map(|(i, v)| {
+        let allocated = matches!(v.storage, Storage::Allocated);
+        FieldRecipe {
+            field: out_field(v),
+            input: false,
+            index: i,
+            slot: match (allocated, v.form.is_tensor()) {
+                (true, true) => SlotRecipe::Allocated,
+                (true, false) => SlotRecipe::Value,
+                (false, _) => SlotRecipe::Tensor,
+            },
+            dims: (!allocated).then(|| dims_expr(plan, v, &dims)),
+            span: Span::call_site(),
+        }
+    });
+    inputs.chain(outputs).collect()
+}
+
 /// The `Io` struct and its impls.
 pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
-    let input_specs = specs(rt, &plan.inputs);
-    let output_specs = specs(rt, &plan.outputs);
     let dims_tok = quote!(dims);
     let device = quote!(D);
 
@@ -78,101 +110,8 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         .map(in_field)
         .chain(plan.outputs.iter().map(out_field))
         .collect();
-    let set_in = plan.inputs.iter().filter_map(|v| {
-        let f = in_field(v);
-        let d = dims_expr(plan, v, &dims_tok);
-        match v.form {
-            Form::Tensor => Some(quote!(self.#f.set_dims(#d)?;)),
-            // A new ONNX Runtime string tensor when the dims change; `Bound` rebinds.
-            Form::Strings => Some(quote!(self.#f.resize(#d)?;)),
-            _ => None,
-        }
-    });
-    let set_out = plan
-        .outputs
-        .iter()
-        .filter(|v| !matches!(v.storage, Storage::Allocated))
-        .map(|v| {
-            let f = out_field(v);
-            let d = dims_expr(plan, v, &dims_tok);
-            quote!(self.#f.set_dims(#d)?;)
-        });
-    let bind_in = plan.inputs.iter().enumerate().map(|(i, v)| {
-        let f = in_field(v);
-        match v.form {
-            Form::Tensor => quote!(binder.input(#i, &self.#f)?;),
-            Form::Strings => quote!(binder.value_input(#i, &self.#f)?;),
-            _ => quote! {
-                if let ::core::option::Option::Some(value) = &self.#f {
-                    binder.value_input(#i, value)?;
-                }
-            },
-        }
-    });
-    let bind_allocated = |i: usize, v: &PlannedValue| {
-        let f = out_field(v);
-        if v.form.is_tensor() {
-            quote!(binder.allocated_output(#i, &self.#f)?;)
-        } else {
-            quote!(binder.value_output(#i, &self.#f)?;)
-        }
-    };
-    let bind_out = plan.outputs.iter().enumerate().map(|(i, v)| {
-        let f = out_field(v);
-        match v.storage {
-            Storage::Allocated => bind_allocated(i, v),
-            _ => quote!(binder.output(#i, &self.#f)?;),
-        }
-    });
-    let rebind_allocated = plan
-        .outputs
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| matches!(v.storage, Storage::Allocated))
-        .map(|(i, v)| bind_allocated(i, v));
-    let allocated: Vec<(usize, &PlannedValue)> = plan
-        .outputs
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| matches!(v.storage, Storage::Allocated))
-        .collect();
-    let has_allocated = !allocated.is_empty();
-    let store_arms = allocated.iter().map(|(i, v)| {
-        let f = out_field(v);
-        if v.form.is_tensor() {
-            quote!(#i => value.store_in(&mut self.#f),)
-        } else {
-            quote!(#i => value.store_in_slot(&mut self.#f),)
-        }
-    });
-    let clear_allocated = has_allocated.then(|| {
-        let clears = allocated.iter().map(|(_, v)| {
-            let f = out_field(v);
-            if v.form.is_tensor() {
-                quote!(self.#f.clear();)
-            } else {
-                quote!(#rt::OutputSlot::clear(&mut self.#f);)
-            }
-        });
-        quote! {
-            fn clear_allocated(&mut self) {
-                #(#clears)*
-            }
-        }
-    });
-    let store_body = if has_allocated {
-        quote! {
-            match index {
-                #(#store_arms)*
-                _ => ::core::result::Result::Ok(()),
-            }
-        }
-    } else {
-        quote! {
-            let _ = (index, value);
-            ::core::result::Result::Ok(())
-        }
-    };
+    let values = recipes(plan);
+    let resize = binding_io::resize(&values);
     // Field by field, so `Vec` fields reuse their capacity (no allocation when the rank
     // stays the same).
     let dims_assign = plan.dims.iter().map(|d| {
@@ -201,7 +140,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         )
     };
 
-    quote! {
+    let io = quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc(hidden)]
         #[derive(Debug)]
@@ -216,8 +155,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         impl<D: #rt::Device> Io<D> {
             fn resize(&mut self, dims: &Dims) -> #rt::Result<()> {
                 let _ = dims; // unused when every dim is fixed
-                #(#set_in)*
-                #(#set_out)*
+                #(#resize)*
                 ::core::result::Result::Ok(())
             }
 
@@ -231,64 +169,30 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
                 })
             }
         }
-
-        // SAFETY: only `set_dims` (and closures run by `Bound::modify`, which rebinds
-        // afterwards) change a bound tensor's storage; the views below read and write
-        // elements in place only.
-        unsafe impl<D: #rt::Device> #rt::BindingIo for Io<D> {
-            const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
-            const OUTPUTS: &'static [#rt::ValueSpec] = &[#(#output_specs),*];
-            const HAS_ALLOCATED_OUTPUTS: bool = #has_allocated;
-            type Dims = Dims;
-            type InputsMut<'a> = Inputs<'a, D> where Self: 'a;
-            type OutputsRef<'a> = Outputs<'a, D> where Self: 'a;
-
-            fn bind<'io>(&'io self, binder: &mut #rt::Binder<'_, 'io>) -> #rt::Result<()> {
-                #(#bind_in)*
-                #(#bind_out)*
-                ::core::result::Result::Ok(())
-            }
-
-            fn rebind_allocated<'io>(&'io self, binder: &mut #rt::Binder<'_, 'io>) -> #rt::Result<()> {
-                let _ = &binder; // unused when no output is allocated by ONNX Runtime
-                #(#rebind_allocated)*
-                ::core::result::Result::Ok(())
-            }
-
-            fn set_dims(&mut self, dims: &Dims) -> #rt::Result<()> {
-                if let ::core::result::Result::Err(e) = self.resize(dims) {
-                    // Back to the old sizes, which fit the capacity every tensor kept:
-                    // the tensors agree with `self.dims` again.
-                    let old = ::core::clone::Clone::clone(&self.dims);
-                    let _ = self.resize(&old);
-                    return ::core::result::Result::Err(e);
-                }
-                #(#dims_assign)*
-                ::core::result::Result::Ok(())
-            }
-
-            fn store_output(&mut self, index: usize, value: #rt::OutputValue) -> #rt::Result<()> {
-                #store_body
-            }
-
-            #clear_allocated
-
-            fn inputs_mut(&mut self) -> Inputs<'_, D> {
-                Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData }
-            }
-
-            fn outputs(&self) -> Outputs<'_, D> {
-                Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData }
-            }
-        }
-
-        impl<D: #rt::Device> #rt::SplitIo for Io<D> {
-            fn split(&mut self) -> (Inputs<'_, D>, Outputs<'_, D>) {
-                (
-                    Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData },
-                    Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData },
-                )
-            }
-        }
+    };
+    let binding = binding_io::binding_impl(&BindingImpl {
+        rt,
+        impl_generics: quote!(<D: #rt::Device>),
+        self_ty: quote!(Io<D>),
+        where_clause: TokenStream::new(),
+        derived: false,
+        dims: quote!(Dims),
+        inputs: quote!(Inputs),
+        outputs: quote!(Outputs),
+        view_args: vec![quote!(D)],
+        inputs_init: quote!(Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData }),
+        outputs_init: quote!(Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData }),
+        split: true,
+        input_specs: specs(rt, &plan.inputs).collect(),
+        output_specs: specs(rt, &plan.outputs).collect(),
+        values: &values,
+        set_dims: SetDims::Kept {
+            assign: dims_assign.collect(),
+        },
+        rebind_allocated: true,
+    });
+    quote! {
+        #io
+        #binding
     }
 }

@@ -7,12 +7,14 @@
 //! - `dims`: `Dims` and `Dims::from_input_shapes` (shared with the derive);
 //! - `model`: `MODEL_PATH`, `Model`, `Binding`;
 //! - `views`: `Inputs` / `Outputs`;
-//! - `io`: the hidden `Io` and its `BindingIo` / `SplitIo` impls;
+//! - `io`: the hidden `Io`, described to `binding_io`;
+//! - `binding_io`: the `BindingIo` / `SplitIo` impls (shared with the derive);
 //! - `feed_back`: the recurrent-pair methods of `Binding`;
 //! - `decoder`: the decode loop of a decoder model (`Decoder`, `SharedDecoder`);
 //! - `serving`: `Model::pool` and, when the batch dim is known, `Model::batcher`;
 //! - `tokens`: element and shape types and doc text every item uses.
 
+pub(crate) mod binding_io;
 pub(crate) mod decoder;
 pub(crate) mod dims;
 mod feed_back;

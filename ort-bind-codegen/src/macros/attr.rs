@@ -3,9 +3,11 @@
 //! Container: `#[onnx(model = "path.onnx")]`, optionally `device = Type` (every field
 //! must live on that device), `crate = "path"` (where the `ort_bind` facade is, when
 //! renamed), `feed_back = "output -> input"` (a recurrent pair, repeatable),
-//! `no_auto_feed_back` and `decoder` (the decode loop of a decoder model). Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`,
-//! `#[onnx(output)]`, `#[onnx(dims = "batch, 3, height, width")]` (one entry per axis:
-//! a dim name, a size, or `_`).
+//! `no_auto_feed_back`, `decoder` (the decode loop of a decoder model) and
+//! `from_input_shapes` (emit `<Struct>Dims::from_input_shapes` for any number of inputs).
+//! Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`, `#[onnx(output)]`,
+//! `#[onnx(dims = "batch, 3, height, width")]` (one entry per axis: a dim name, a size,
+//! or `_`).
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -59,6 +61,9 @@ pub struct ContainerAttrs {
     pub no_auto_feed_back: bool,
     /// `decoder`: the decode loop of a decoder model (see the derive's `decoder` module).
     pub decoder: Option<proc_macro2::Span>,
+    /// `from_input_shapes`: emit `<Struct>Dims::from_input_shapes` whatever the number of
+    /// inputs (without it, only for a struct binding a few; see the derive's `expand`).
+    pub from_input_shapes: Option<proc_macro2::Span>,
     /// Whether the container attributes had errors (reported already).
     pub had_errors: bool,
 }
@@ -136,6 +141,11 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                     duplicate(errors, &meta.path);
                 }
                 out.decoder = Some(meta.path.span());
+            } else if meta.path.is_ident("from_input_shapes") {
+                if out.from_input_shapes.is_some() {
+                    duplicate(errors, &meta.path);
+                }
+                out.from_input_shapes = Some(meta.path.span());
             } else if ["name", "input", "output", "dims"]
                 .iter()
                 .any(|k| meta.path.is_ident(k))
@@ -158,6 +168,7 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                         "feed_back",
                         "no_auto_feed_back",
                         "decoder",
+                        "from_input_shapes",
                     ],
                 );
                 if meta.input.peek(syn::Token![=]) {
@@ -226,6 +237,7 @@ pub fn field(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
                 "feed_back",
                 "no_auto_feed_back",
                 "decoder",
+                "from_input_shapes",
             ]
             .iter()
             .any(|k| meta.path.is_ident(k))

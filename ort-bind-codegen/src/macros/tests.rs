@@ -440,3 +440,98 @@ fn the_derive_names_dims_as_the_module_does() {
     assert!(module.contains("pub input_dim0 : usize"), "{module}");
     assert!(module.contains("pub input_dim1 : usize"), "{module}");
 }
+
+/// A directory of its own for model files a test writes, as a macro env's crate dir.
+fn scratch_env(test: &str, files: &[(&str, Vec<u8>)]) -> MacroEnv {
+    let dir = std::env::temp_dir().join(format!("ort-bind-macros-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    MacroEnv {
+        manifest_dir: dir,
+        offline: false,
+        site: "macros-unit-test".into(),
+    }
+}
+
+#[test]
+fn from_input_shapes_is_emitted_where_cheap_or_asked_for() {
+    use crate::model::tests::f32_model;
+    // One input past the number that gets it without asking.
+    let n = derive::FROM_INPUT_SHAPES_MAX_INPUTS + 1;
+    let names: Vec<(String, String)> = (0..n)
+        .map(|i| (format!("in_{i}"), format!("out_{i}")))
+        .collect();
+    let shape: &[&str] = &["batch", "16"];
+    let inputs: Vec<(&str, &[&str])> = names.iter().map(|(i, _)| (i.as_str(), shape)).collect();
+    let outputs: Vec<(&str, &[&str])> = names.iter().map(|(_, o)| (o.as_str(), shape)).collect();
+    let env = scratch_env(
+        "from-input-shapes",
+        &[
+            ("wide.onnx", f32_model(&inputs, &outputs)),
+            ("few.onnx", f32_model(&inputs[..n - 1], &outputs[..n - 1])),
+            (
+                "open.onnx",
+                f32_model(&[("x", &["batch"])], &[("y", &["rows"])]),
+            ),
+        ],
+    );
+    let strukt = |model: &str, attr: TokenStream, k: usize| {
+        let fields = names[..k].iter().flat_map(|(i, o)| {
+            let (i, o) = (quote::format_ident!("{i}"), quote::format_ident!("{o}"));
+            [
+                quote!(#i: Tensor<f32, (Dyn, Fix<16>)>,),
+                quote!(#o: Tensor<f32, (Dyn, Fix<16>)>,),
+            ]
+        });
+        quote! {
+            #[onnx(model = #model)]
+            #attr
+            struct Wide { #(#fields)* }
+        }
+    };
+    let has_it = |out: &TokenStream| out.to_string().contains("fn from_input_shapes");
+
+    let few = derive_onnx_binding(strukt("few.onnx", quote!(), n - 1), &env);
+    assert!(
+        compile_errors(&few).is_empty(),
+        "{:?}",
+        compile_errors(&few)
+    );
+    assert!(has_it(&few), "a struct binding {} inputs gets it", n - 1);
+    let wide = derive_onnx_binding(strukt("wide.onnx", quote!(), n), &env);
+    assert!(
+        compile_errors(&wide).is_empty(),
+        "{:?}",
+        compile_errors(&wide)
+    );
+    assert!(
+        !has_it(&wide),
+        "a struct binding {n} inputs gets it only when it asks"
+    );
+    let asked = derive_onnx_binding(
+        strukt("wide.onnx", quote!(#[onnx(from_input_shapes)]), n),
+        &env,
+    );
+    assert!(
+        compile_errors(&asked).is_empty(),
+        "{:?}",
+        compile_errors(&asked)
+    );
+    assert!(has_it(&asked));
+
+    // Asked for where no input's shape has the dim `rows`: an error saying so.
+    let open = derive_onnx_binding(
+        quote! {
+            #[onnx(model = "open.onnx", from_input_shapes)]
+            struct Open { x: Tensor<f32, (Dyn,)>, y: Tensor<f32, (Dyn,)> }
+        },
+        &env,
+    );
+    let errors = compile_errors(&open);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("`rows`"), "{errors:?}");
+    assert!(!has_it(&open));
+    let _ = std::fs::remove_dir_all(&env.manifest_dir);
+}

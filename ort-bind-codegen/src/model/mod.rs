@@ -50,7 +50,7 @@ pub(crate) use decode::NO_TYPE;
 mod error;
 pub(crate) mod proto;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::fs::File;
 use std::io::ErrorKind;

@@ -110,6 +110,26 @@ fn model(graph: GraphProto) -> ModelProto {
     }
 }
 
+/// The bytes of a model of float32 tensors (other tests write it to a file), each dim
+/// a size or a name: `f32_model(&[("x", &["batch", "16"])], &[("y", &["batch", "16"])])`.
+pub(crate) fn f32_model(
+    inputs: &[(&str, &[&'static str])],
+    outputs: &[(&str, &[&'static str])],
+) -> Vec<u8> {
+    let values = |vs: &[(&str, &[&'static str])]| {
+        vs.iter()
+            .map(|(name, dims)| {
+                let dims: Vec<D> = dims
+                    .iter()
+                    .map(|d| d.parse().map_or(D::P(d), D::V))
+                    .collect();
+                tensor(name, F32, &dims)
+            })
+            .collect()
+    };
+    model(graph(values(inputs), values(outputs))).encode_to_vec()
+}
+
 fn decode(m: &ModelProto) -> Result<crate::ModelSignature, ModelError> {
     signature_from_bytes(&m.encode_to_vec(), "test.onnx")
 }

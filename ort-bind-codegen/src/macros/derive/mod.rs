@@ -20,7 +20,9 @@
 //! - `AddIoInputs<'a, D>` / `AddIoOutputs<'a, D>`: the views `Bound::inputs()`,
 //!   `Bound::outputs()` and `Bound::split()` hand out, one field per struct field;
 //! - `AddIoDims`: one `usize` per dynamic dimension that no field type fixes (what
-//!   `Bound::set_dims` takes), with `AddIoDims::from_input_shapes`; and
+//!   `Bound::set_dims` takes), with `AddIoDims::from_input_shapes` when the struct binds
+//!   at most [`FROM_INPUT_SHAPES_MAX_INPUTS`] inputs or asks for it with
+//!   `#[onnx(from_input_shapes)]`; and
 //!   `AddIo::allocate(&device, &dims)`, or `AddIo::allocate(&device)` when the field
 //!   types fix every dim;
 //! - `AddIo::feed_back(&mut bound)` and `AddIo::feed_<output>_into_<input>(&mut bound)`
@@ -159,6 +161,9 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
 
     // 4. Plan.
     let planned = sig.and_then(|sig| plan::plan(sig, &container, &fields, &mut errors));
+    let from_input_shapes = planned
+        .as_ref()
+        .is_some_and(|p| emits_from_input_shapes(p, container.from_input_shapes, &mut errors));
 
     let tracking = match &resolved {
         Some(r) => super::track::tokens(
@@ -185,6 +190,7 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
                     .as_ref()
                     .map(|l| l.value())
                     .unwrap_or_default(),
+                from_input_shapes,
             }),
             container.device.as_ref(),
         ),
@@ -204,6 +210,39 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
         #body
         #decoder_items
         #tracking
+    }
+}
+
+/// Up to this many inputs, a struct's dims get `from_input_shapes` without asking: its
+/// cost grows with the inputs (a 1,000-input struct expanded about 25% slower with it).
+pub(crate) const FROM_INPUT_SHAPES_MAX_INPUTS: usize = 16;
+
+/// Whether `<Struct>Dims::from_input_shapes` is emitted: asked for with
+/// `#[onnx(from_input_shapes)]` (at `asked`), or cheap; and the inputs' shapes must
+/// determine every dim, which is an error where it was asked for.
+fn emits_from_input_shapes(
+    planned: &plan::Planned,
+    asked: Option<proc_macro2::Span>,
+    errors: &mut Errors,
+) -> bool {
+    let plan = &planned.plan.plan;
+    let unsolved: Vec<String> = crate::expand::dims::unsolved_from_inputs(plan)
+        .map(|f| format!("`{}`", f.trim_start_matches("r#")))
+        .collect();
+    match asked {
+        Some(span) if !unsolved.is_empty() => {
+            errors.at(
+                span,
+                format!(
+                    "`from_input_shapes`: no input this struct binds has the dims {} in its \
+                     shape, so input shapes cannot determine them",
+                    unsolved.join(", ")
+                ),
+            );
+            false
+        }
+        Some(_) => true,
+        None => unsolved.is_empty() && plan.inputs.len() <= FROM_INPUT_SHAPES_MAX_INPUTS,
     }
 }
 

@@ -1,0 +1,81 @@
+//! The derive's recurrent-pair methods: `feed_<output>_into_<input>(bound)` per pair
+//! whose buffers swap, and `feed_back(bound)` for all of them.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::Ctx;
+use crate::check::Role;
+
+/// `feed_<output>_into_<input>(bound)` per pair that swaps, and `feed_back(bound)` for
+/// all of them: buffers are exchanged inside `Bound::modify`, which rebinds; no copy.
+pub(super) fn methods(cx: &Ctx<'_, '_>) -> TokenStream {
+    let (krate, fields) = (cx.krate, cx.fields);
+    let (Some(planned), Some(sig)) = (cx.planned, cx.sig) else {
+        return TokenStream::new();
+    };
+    let onnx = |k: usize| {
+        fields[k]
+            .binding
+            .map_or_else(String::new, |b| match b.role {
+                Role::Input => sig.inputs[b.index].name.clone(),
+                Role::Output => sig.outputs[b.index].name.clone(),
+            })
+    };
+    let mut names = std::collections::HashSet::new();
+    let one = planned.swaps.iter().map(|&(o, i)| {
+        let (of, inf) = (fields[o].ident, fields[i].ident);
+        let base = format!(
+            "feed_{}_into_{}",
+            fields[o].spec.ident, fields[i].spec.ident
+        );
+        let mut name = base.clone();
+        let mut n = 2;
+        while !names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let method = format_ident!("{}", name);
+        let doc = format!(
+            " Makes output `{}` (field `{}`) of the last run the next run's input `{}` (field \
+             `{}`) without copying: the two buffers are exchanged and rebound.",
+            onnx(o),
+            fields[o].spec.ident,
+            onnx(i),
+            fields[i].spec.ident
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #method(bound: &mut #krate::Bound<Self>) -> #krate::Result<()> {
+                bound.modify(|io| io.#of.swap_storage(&mut io.#inf))
+            }
+        }
+    });
+    let one: Vec<TokenStream> = one.collect();
+    let all = (!planned.swaps.is_empty()).then(|| {
+        let swaps = planned.swaps.iter().map(|&(o, i)| {
+            let (of, inf) = (fields[o].ident, fields[i].ident);
+            quote!(io.#of.swap_storage(&mut io.#inf)?;)
+        });
+        let pairs: Vec<String> = planned
+            .swaps
+            .iter()
+            .map(|&(o, i)| format!("`{}` -> `{}`", onnx(o), onnx(i)))
+            .collect();
+        let doc = format!(
+            " Feeds every recurrent output of the last run back into its input ({}) without \
+             copying: buffers are exchanged, then rebound once. Allocates nothing.",
+            pairs.join(", ")
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn feed_back(bound: &mut #krate::Bound<Self>) -> #krate::Result<()> {
+                bound.modify(|io| {
+                    #(#swaps)*
+                    ::core::result::Result::Ok(())
+                })
+            }
+        }
+    });
+    quote!(#(#one)* #all)
+}

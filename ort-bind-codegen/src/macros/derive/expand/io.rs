@@ -1,0 +1,141 @@
+//! The derive's `BindingIo` / `SplitIo` impls: the struct's fields as the shared
+//! emitter's recipes ([`crate::expand::binding_io`]), the specs of every model value.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::spanned::Spanned;
+
+use super::Ctx;
+use crate::check::Role;
+use crate::check::syntax::{FieldType, SlotKind};
+use crate::expand::binding_io::{self, Allocation, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
+use crate::expand::tokens::{elem_tokens, spec_tokens};
+use crate::macros::derive::plan::bindable;
+use crate::plan::{PlannedValue, Storage};
+use crate::signature::{Dim, ValueSig};
+
+/// A model value as the plan would see it, with its declared dims (for the types the
+/// checks and specs write): `None` when it cannot be bound.
+pub(super) fn declared(v: &ValueSig, role: Role) -> Option<PlannedValue> {
+    let (form, elem, dims) = crate::plan::form_of(v)?;
+    Some(PlannedValue {
+        name: v.name.clone(),
+        field: String::new(),
+        form,
+        elem,
+        dims: dims.map(<[Dim]>::to_vec),
+        onnx_type: v.kind.to_string(),
+        doc: String::new(),
+        storage: match role {
+            Role::Input => Storage::Value,
+            Role::Output => Storage::Allocated,
+        },
+    })
+}
+
+/// The `ValueSpec` of model value `v`: numeric tensors through the short `__spec`
+/// helpers the derive imports (small tokens for models with thousands of values).
+fn spec(krate: &syn::Path, v: &ValueSig, role: Role) -> TokenStream {
+    let planned = declared(v, role).expect("plan::refusals passed");
+    if !planned.form.is_tensor() {
+        return spec_tokens(krate, &planned);
+    }
+    let elem = elem_tokens(krate, planned.elem);
+    let n = &v.name;
+    match &planned.dims {
+        Some(d) => {
+            let r = d.len();
+            quote!(__spec::<#elem>(#n, #r))
+        }
+        None => quote!(__spec_any_rank::<#elem>(#n)),
+    }
+}
+
+/// The bound fields as recipes: inputs, then outputs, each in field order (the order
+/// ONNX Runtime hands bound outputs back in); `dims` holds each field's sizing expression.
+fn recipes(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> Vec<FieldRecipe> {
+    let recipe = |(f, d): (&crate::macros::derive::Field<'_>, &Option<TokenStream>)| {
+        let b = bindable(f)?;
+        let slot = if f.value {
+            SlotRecipe::Value
+        } else {
+            // Known from the syntax, or asked of the type.
+            SlotRecipe::Slot(match &f.spec.ty {
+                FieldType::Tensor(t) => Allocation::Known(t.kind == SlotKind::Allocated),
+                _ => {
+                    let ty = f.ty;
+                    Allocation::OfType(quote!(#ty))
+                }
+            })
+        };
+        Some(FieldRecipe {
+            field: f.ident.clone(),
+            input: b.role == Role::Input,
+            index: b.index,
+            slot,
+            dims: d.clone(),
+            span: f.ty.span(),
+        })
+    };
+    let all: Vec<FieldRecipe> = cx.fields.iter().zip(dims).filter_map(recipe).collect();
+    let (inputs, outputs): (Vec<_>, Vec<_>) = all.into_iter().partition(|r| r.input);
+    inputs.into_iter().chain(outputs).collect()
+}
+
+/// The impls, for fields sized by `dims` (per field, as [`super::dims::per_field`]).
+pub(super) fn impls(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenStream {
+    let (impl_generics, ty_generics, where_clause) = cx.input.generics.split_for_impl();
+    let name = &cx.input.ident;
+    // Specs: every model input and output (the session check compares them all).
+    let (input_specs, output_specs) = match cx.sig {
+        Some(sig) => (
+            sig.inputs
+                .iter()
+                .map(|v| spec(cx.krate, v, Role::Input))
+                .collect(),
+            sig.outputs
+                .iter()
+                .map(|v| spec(cx.krate, v, Role::Output))
+                .collect(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    let own_args = cx.input.generics.params.iter().map(|p| match p {
+        syn::GenericParam::Lifetime(l) => {
+            let l = &l.lifetime;
+            quote!(#l)
+        }
+        syn::GenericParam::Type(t) => {
+            let i = &t.ident;
+            quote!(#i)
+        }
+        syn::GenericParam::Const(c) => {
+            let i = &c.ident;
+            quote!(#i)
+        }
+    });
+    let values = recipes(cx, dims);
+    let (inputs_name, outputs_name, dims_name) = (&cx.inputs_name, &cx.outputs_name, &cx.dims_name);
+    binding_io::binding_impl(&BindingImpl {
+        rt: cx.krate,
+        impl_generics: quote!(#impl_generics),
+        self_ty: quote!(#name #ty_generics),
+        where_clause: quote!(#where_clause),
+        derived: true,
+        dims: quote!(#dims_name),
+        inputs: quote!(#inputs_name),
+        outputs: quote!(#outputs_name),
+        view_args: own_args.collect(),
+        inputs_init: super::views::init(cx, true),
+        outputs_init: super::views::init(cx, false),
+        // Both views at once borrow disjoint fields, which holds only when every field is
+        // in one view: not so for fields whose name did not resolve (already an error).
+        split: cx.fields.iter().all(|f| f.binding.is_some()),
+        input_specs,
+        output_specs,
+        values: &values,
+        // The struct keeps no dims to go back to.
+        set_dims: SetDims::Direct,
+        rebind_allocated: false,
+    })
+}

@@ -1,0 +1,118 @@
+//! How each axis is sized in the bindings ([`axes`]): what `ort-bind inspect` shows
+//! and the derive suggests in `#[onnx(dims = ..)]`.
+
+use super::*;
+
+/// How one axis of a value is sized in the bindings: what `ort-bind inspect` shows next
+/// to it ([`axes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AxisBinding {
+    /// Fixed by the model: no field.
+    Fixed(u64),
+    /// Sized by this field of `Dims`.
+    Field(String),
+    /// Decided by ONNX Runtime during each run (the output is allocated by it).
+    Runtime,
+}
+
+/// One axis of one input or output, as the generated bindings see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AxisInfo {
+    /// Input or output.
+    pub role: Role,
+    /// ONNX name of the value.
+    pub value: String,
+    /// Axis index.
+    pub axis: usize,
+    /// The axis as the model declares it.
+    pub declared: Dim,
+    /// How the bindings size it.
+    pub binding: AxisBinding,
+    /// The option that names (or renames) the dim, in the words `ModelOptions` and
+    /// `bindings!` share (`dim("x", 0, "NAME")`, `rename_dim("N", "NAME")`); `None` for an
+    /// axis the model fixes.
+    pub rename: Option<String>,
+}
+
+/// Every axis of every input and output of `sig` under `options`, in model order: the
+/// `Dims` field it becomes (or why it has none) and the option that renames it. Values
+/// of unknown rank have no axes listed. Pure: for `ort-bind inspect`.
+///
+/// ```
+/// use ort_bind_codegen::plan::{AxisBinding, ModelOptions, axes};
+/// use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueKind, ValueSig};
+/// let t = |name: &str, dims| ValueSig {
+///     name: name.into(),
+///     kind: ValueKind::Tensor { elem: ElementType::F32, dims: Some(dims) },
+///     doc_string: String::new(),
+/// };
+/// let sig = ModelSignature {
+///     inputs: vec![t("x", vec![Dim::Named("p2o.DynamicDimension.0".into()), Dim::Fixed(3)])],
+///     outputs: vec![t("y", vec![Dim::Named("p2o.DynamicDimension.1".into())])],
+///     ..Default::default()
+/// };
+/// let a = axes(&sig, &ModelOptions::new()).unwrap();
+/// assert_eq!(a[0].binding, AxisBinding::Field("x_dim0".into()));
+/// assert_eq!(a[0].rename.as_deref(), Some(r#"rename_dim("p2o.DynamicDimension.0", "NAME")"#));
+/// assert_eq!(a[1].binding, AxisBinding::Fixed(3));
+/// assert_eq!(a[2].binding, AxisBinding::Runtime);
+/// ```
+pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo>, PlanError> {
+    let plan = plan_with(sig, options)?;
+    let mut out = Vec::new();
+    for (role, values) in [(Role::Input, &plan.inputs), (Role::Output, &plan.outputs)] {
+        for v in values {
+            let Some(dims) = &v.dims else { continue };
+            // The tensors inside sequences and optionals have no axes of the binding's.
+            if !v.form.is_sized() {
+                continue;
+            }
+            for (axis, d) in dims.iter().enumerate() {
+                let binding = match &v.storage {
+                    Storage::Owned(axes) => match axes.get(axis) {
+                        Some(AxisSize::Fixed(n)) => AxisBinding::Fixed(*n),
+                        Some(AxisSize::Field(i)) => AxisBinding::Field(plan.dims[*i].field.clone()),
+                        None => AxisBinding::Runtime,
+                    },
+                    Storage::OwnedAnyRank(i) => AxisBinding::Field(plan.dims[*i].field.clone()),
+                    Storage::Allocated | Storage::Value => match d {
+                        Dim::Fixed(n) => AxisBinding::Fixed(*n),
+                        _ => AxisBinding::Runtime,
+                    },
+                };
+                let rename = match d {
+                    Dim::Fixed(_) => None,
+                    Dim::Named(n) => Some(format!("rename_dim({n:?}, \"NAME\")")),
+                    Dim::Dynamic => Some(format!("dim({:?}, {axis}, \"NAME\")", v.name)),
+                };
+                out.push(AxisInfo {
+                    role,
+                    value: v.name.clone(),
+                    axis,
+                    declared: d.clone(),
+                    binding,
+                    rename,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The derive's way to name the axes of `value` ([`axes`] of one value): the
+/// `#[onnx(dims = "..")]` attribute a field binding it would carry to get the same dims
+/// fields as the generated module (fixed axes as their size, axes ONNX Runtime sizes as
+/// `_`), as a template to edit: `dims = "x_dim0, 3, x_dim2, x_dim3"`. `None` when `axes`
+/// lists no axis of that value.
+pub fn dims_attribute(axes: &[AxisInfo], role: Role, value: &str) -> Option<String> {
+    let entries: Vec<String> = axes
+        .iter()
+        .filter(|a| a.role == role && a.value == value)
+        .map(|a| match &a.binding {
+            AxisBinding::Fixed(n) => n.to_string(),
+            AxisBinding::Field(f) => f.clone(),
+            AxisBinding::Runtime => "_".to_owned(),
+        })
+        .collect();
+    (!entries.is_empty()).then(|| format!("dims = \"{}\"", entries.join(", ")))
+}

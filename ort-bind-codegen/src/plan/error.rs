@@ -1,0 +1,160 @@
+//! Why a model cannot be planned: [`PlanError`] and its parts, and [`Role`].
+
+#[cfg(doc)]
+use super::{ModelOptions, plan_struct};
+
+/// Which side of the model a value is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A graph input.
+    Input,
+    /// A graph output.
+    Output,
+}
+
+impl Role {
+    /// `input` / `output`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+        }
+    }
+}
+
+/// Why a model cannot get generated bindings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// A graph input or output has a type generated code does not bind.
+    #[error("{role} `{name}` is {kind}: {reason}")]
+    Unsupported {
+        /// `input` or `output`.
+        role: &'static str,
+        /// ONNX name.
+        name: String,
+        /// What the value is (`a string tensor [n]`, `a sequence seq(float32)`, ...).
+        kind: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// The model has no outputs.
+    #[error("the model declares no outputs")]
+    NoOutputs,
+    /// A [`ModelOptions`] entry names a value the model does not have.
+    #[error("{what}: the model has no input or output `{name}` (it has {known})")]
+    UnknownValue {
+        /// Which option.
+        what: String,
+        /// The name given.
+        name: String,
+        /// The model's value names, for the message.
+        known: String,
+    },
+    /// A [`ModelOptions::rename_dim`] entry names a dim no value carries.
+    #[error(
+        "rename_dim(`{name}`, ..): no value of the model has a dim named `{name}` (named dims: {known})"
+    )]
+    UnknownDim {
+        /// The name given.
+        name: String,
+        /// The model's named dims, for the message.
+        known: String,
+    },
+    /// A [`ModelOptions::dim`] entry contradicts the model.
+    #[error("dim(`{value}`, {axis}, `{dim}`): {reason}")]
+    DimContradicts {
+        /// ONNX name of the value.
+        value: String,
+        /// Axis index.
+        axis: usize,
+        /// The dim name given.
+        dim: String,
+        /// What the model says instead.
+        reason: String,
+    },
+    /// The dim named by [`ModelOptions::batch_dim`] cannot batch the model.
+    #[error("batch_dim(`{dim}`): {reason}")]
+    BatchDim {
+        /// The dim name given.
+        dim: String,
+        /// Why not.
+        reason: String,
+    },
+    /// An output declared (with [`ModelOptions::feed_back`]) to feed an input cannot.
+    #[error("feed_back(`{output}`, `{input}`): {reason}")]
+    FeedBack {
+        /// ONNX name of the output.
+        output: String,
+        /// ONNX name of the input.
+        input: String,
+        /// Why not.
+        reason: String,
+    },
+    /// Two fields of a user's struct ([`plan_struct`]) fix one dim to different sizes.
+    #[error("{0}")]
+    PinsDisagree(Box<PinsDisagree>),
+    /// A field of a user's struct fixes an axis that the model (through a recurrent
+    /// pair) sizes otherwise.
+    #[error("{0}")]
+    PinContradicts(Box<PinContradicts>),
+    /// The model is (or was declared) a decoder, but its signature does not fit a decode
+    /// loop: the reason is in the model's terms.
+    #[error("decoder: {0}")]
+    Decoder(String),
+}
+
+impl PlanError {
+    /// For the errors about one field of a user's struct ([`plan_struct`]): the field's
+    /// index among the fields given, and the axis.
+    pub fn field_axis(&self) -> Option<(usize, usize)> {
+        match self {
+            PlanError::PinsDisagree(p) => Some((p.at, p.axis)),
+            PlanError::PinContradicts(p) => Some((p.at, p.axis)),
+            _ => None,
+        }
+    }
+}
+
+/// Two fields fix one dim to different sizes ([`PlanError::PinsDisagree`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{dim} is {size} in field `{field}` (axis {axis}: `Fix<{size}>`) but {other_size} in \
+     field `{other_field}` (axis {other_axis}: `Fix<{other_size}>`): one binding cannot have both"
+)]
+pub struct PinsDisagree {
+    /// The dim, in words (``dim `batch` ``, ``unnamed axis 1 of input `state` ``).
+    pub dim: String,
+    /// Index of the field (in [`plan_struct`]'s `fields`) reported.
+    pub at: usize,
+    /// Rust name of that field.
+    pub field: String,
+    /// Its axis.
+    pub axis: usize,
+    /// The size it writes.
+    pub size: u64,
+    /// Rust name of the field that fixed the dim first.
+    pub other_field: String,
+    /// Its axis.
+    pub other_axis: usize,
+    /// The size it writes.
+    pub other_size: u64,
+}
+
+/// A field fixes an axis the plan sizes otherwise ([`PlanError::PinContradicts`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("axis {axis} of field `{field}` is `Fix<{size}>`, but the binding sizes it {want}: {why}")]
+pub struct PinContradicts {
+    /// Index of the field (in [`plan_struct`]'s `fields`).
+    pub at: usize,
+    /// Rust name of the field.
+    pub field: String,
+    /// The axis.
+    pub axis: usize,
+    /// The size the field writes.
+    pub size: u64,
+    /// The size the plan gives the axis.
+    pub want: u64,
+    /// Where that size comes from.
+    pub why: String,
+}
