@@ -51,7 +51,7 @@ mod workers;
 pub use batch::{
     BatchOptions, BatchSizing, Batcher, Batching, ReplyFuture, Row, Shutdown, SizingReport,
 };
-pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};
+pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, IoNames, OutputValue, SplitIo};
 pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};
 #[cfg(feature = "cuda")]
