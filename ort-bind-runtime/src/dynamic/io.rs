@@ -89,7 +89,8 @@ pub(super) struct DynOutput {
 /// The tensors of a binding whose element types and shapes are read from the session at
 /// run time: an input tensor per numeric model input (owned, sized by the data set into
 /// it), a value per other input, and a slot per output, which ONNX Runtime allocates during
-/// the run. Bind it with [`Bound`](crate::Bound) (or use [`DynamicBinding`](super::DynamicBinding)).
+/// the run. [`DynamicBinding`](super::DynamicBinding) makes one and binds it with
+/// [`Bound`](crate::Bound).
 pub struct DynamicIo {
     inputs: Vec<DynInput>,
     outputs: Vec<DynOutput>,
