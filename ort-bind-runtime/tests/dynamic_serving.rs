@@ -164,3 +164,10 @@ fn switching_input_shapes_back_and_forth_reuses_bindings() -> Result<()> {
     );
     Ok(())
 }
+
+/// A dynamic binding moves to the thread or task that runs it, as typed bindings do.
+#[test]
+fn a_dynamic_binding_is_send() {
+    fn send<T: Send>() {}
+    send::<DynamicBinding>();
+}
