@@ -45,6 +45,10 @@ pub(crate) struct RunArgs {
     /// ONNX Runtime intra-op threads (0 lets ONNX Runtime decide).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Stops the run when it has not finished after this many milliseconds; the command
+    /// then fails, naming the timeout.
+    #[arg(long, value_name = "MS")]
+    timeout_ms: Option<u64>,
 }
 
 /// Splits `NAME=FILE` at the first `=`.
@@ -153,7 +157,12 @@ pub(crate) fn run(args: RunArgs) -> Result<(), String> {
     }
 
     let started = std::time::Instant::now();
-    binding.run().map_err(|e| e.to_string())?;
+    match args.timeout_ms {
+        Some(ms) => binding
+            .run_with_timeout(std::time::Duration::from_millis(ms))
+            .map_err(|e| format!("--timeout-ms {ms}: {e}"))?,
+        None => binding.run().map_err(|e| e.to_string())?,
+    }
     let took = started.elapsed();
     println!("ran `{}` in {took:.2?}", args.model.display());
 

@@ -781,3 +781,48 @@ fn runs_onnx_node_cases_of_narrow_types() {
         .collect();
     assert_eq!(values, wrapped);
 }
+
+/// `--timeout-ms`: a run past it is stopped and the command fails naming the timeout; a
+/// timeout the run fits in changes nothing. On the runtime's `slow.onnx` (64 MatMul+Tanh
+/// over `[m, 256]`, about 0.24 s at m = 2048 with one intra-op thread).
+#[test]
+fn timeout_ms_stops_a_long_run() {
+    let dir = scratch("timeout");
+    let model =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-runtime/tests/data/slow.onnx");
+    let x = dir.join("x.npy");
+    write_npy(
+        &x,
+        &HostArray::from_vec(vec![2048, 256], vec![0.25f32; 2048 * 256]).unwrap(),
+    );
+    let input = format!("x={}", s(&x));
+    let run = |timeout: &str| {
+        ort_bind(&[
+            "run",
+            s(&model),
+            "--threads",
+            "1",
+            "--input",
+            &input,
+            "--timeout-ms",
+            timeout,
+        ])
+    };
+    let out = run("5");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("--timeout-ms 5"), "{stderr}");
+    assert!(
+        stderr.contains("did not finish within 5ms and was stopped"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("output `y`"), "{stdout}");
+
+    let out = run("600000");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("output `y`: float32 [2048, 256]"),
+        "{stdout}"
+    );
+}

@@ -36,9 +36,11 @@ use crate::values::{InputValue, OutputSlot};
 /// [`BindingIo::bind`] bound: the views returned by `inputs_mut`/`outputs` may only
 /// read and write elements in place. ONNX Runtime keeps raw pointers to that memory.
 pub unsafe trait BindingIo {
-    /// Input specs, in binding order (index = position).
+    /// Input specs, in binding order (index = position). Empty for an `Io` whose values
+    /// are known only at run time, which overrides [`BindingIo::names`] instead.
     const INPUTS: &'static [ValueSpec];
-    /// Output specs, in binding order (index = position).
+    /// Output specs, in binding order (index = position); empty like
+    /// [`BindingIo::INPUTS`] for an `Io` whose values are known only at run time.
     const OUTPUTS: &'static [ValueSpec];
     /// Whether some outputs are allocated by ONNX Runtime ([`Binder::allocated_output`],
     /// and every [`Binder::value_output`]: strings, sequences, maps, optionals), so their
@@ -56,6 +58,18 @@ pub unsafe trait BindingIo {
     where
         Self: 'a;
 
+    /// Checks `session` against this `Io`'s signature and names its inputs and outputs in
+    /// binding order ([`Binder`] indices are positions in these lists); [`Bound::new`] calls
+    /// it once. The default checks [`BindingIo::INPUTS`] and [`BindingIo::OUTPUTS`] (what
+    /// generated code declares); an `Io` whose values are known only at run time (the
+    /// dynamic route's [`DynamicIo`](crate::dynamic::DynamicIo)) reads them from itself.
+    fn names(&self, session: &Session) -> Result<IoNames> {
+        session.check_signature(Self::INPUTS, Self::OUTPUTS)?;
+        IoNames::new(
+            Self::INPUTS.iter().map(|s| s.name),
+            Self::OUTPUTS.iter().map(|s| s.name),
+        )
+    }
     /// Binds every input and output through `binder`.
     fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()>;
     /// Binds again every output that [`BindingIo::bind`] bound with
@@ -264,12 +278,32 @@ impl OutputValue {
     }
 }
 
-fn c_names(specs: &[ValueSpec]) -> Result<Vec<CString>> {
-    specs
-        .iter()
-        .map(|s| {
-            CString::new(s.name).map_err(|_| Error::SignatureMismatch {
-                problem: format!("value name {:?} contains a NUL byte", s.name),
+/// The names of a binding's inputs and outputs, in binding order (see [`BindingIo::names`]).
+#[derive(Debug, Clone)]
+pub struct IoNames {
+    inputs: Vec<CString>,
+    outputs: Vec<CString>,
+}
+
+impl IoNames {
+    /// The names of `inputs` and `outputs`; fails when a name contains a NUL byte.
+    pub fn new<'a>(
+        inputs: impl IntoIterator<Item = &'a str>,
+        outputs: impl IntoIterator<Item = &'a str>,
+    ) -> Result<IoNames> {
+        Ok(IoNames {
+            inputs: c_names(inputs)?,
+            outputs: c_names(outputs)?,
+        })
+    }
+}
+
+fn c_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<CString>> {
+    names
+        .into_iter()
+        .map(|name| {
+            CString::new(name).map_err(|_| Error::SignatureMismatch {
+                problem: format!("value name {name:?} contains a NUL byte"),
             })
         })
         .collect()
@@ -323,7 +357,17 @@ pub struct Bound<Io: BindingIo> {
     // Arrays for buckets to come, reserved up front so that no switch allocates.
     spare: Vec<(Vec<StorageKey>, Box<RunArgs>)>,
     scratch: Vec<StorageKey>,
+    // Full binds so far (see `Bound::binds`).
+    binds: u64,
     io: Io,
+}
+
+/// Arrays for one binding of `inputs` inputs and `outputs` outputs.
+fn parts(inputs: usize, outputs: usize) -> (Vec<StorageKey>, Box<RunArgs>) {
+    (
+        Vec::with_capacity(inputs + outputs),
+        Box::new(RunArgs::with_capacity(inputs, outputs)),
+    )
 }
 
 /// A binding made for `dims` earlier, kept for switching back (see [`Bound::set_dims`]).
@@ -372,37 +416,48 @@ impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
 impl<Io: BindingIo> Bound<Io> {
     /// Checks `session` against `Io`'s signature and binds every tensor of `io`.
     pub fn new(session: &Session, io: Io) -> Result<Self> {
-        session.check_signature(Io::INPUTS, Io::OUTPUTS)?;
+        let mut bound = Self::new_unbound(session, io)?;
+        bound.rebind()?;
+        Ok(bound)
+    }
+
+    /// [`Bound::new`] without the first bind: the first run (or [`Bound::set_dims`]) binds.
+    /// For an `Io` whose values are set one by one after it is made (the dynamic route's).
+    pub(crate) fn new_unbound(session: &Session, io: Io) -> Result<Self> {
+        let IoNames { inputs, outputs } = io.names(session)?;
+        let (n_in, n_out) = (inputs.len(), outputs.len());
         // SAFETY: the session pointer is live and `Bound` holds a counted reference to the
         // session (`session` field) for as long as the binding exists.
         let io_binding = unsafe { IoBinding::new(session.raw())? };
-        let mut bound = Bound {
+        Ok(Bound {
             io_binding,
-            input_names: c_names(Io::INPUTS)?,
-            output_names: c_names(Io::OUTPUTS)?,
+            input_names: inputs,
+            output_names: outputs,
             session: session.clone(),
             ready: false,
             allocated_fresh: false,
             async_run: false,
-            args: Box::new(RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len())),
+            args: Box::new(RunArgs::with_capacity(n_in, n_out)),
             async_blocker: None,
             control: Arc::new(RunControl::new(session)?),
             completion: Arc::new(Completion::default()),
             in_flight: None,
             dims: None,
-            storage: Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
+            storage: Vec::with_capacity(n_in + n_out),
             recent: Vec::with_capacity(DEFAULT_RECENT_DIMS),
             keep_dims: DEFAULT_RECENT_DIMS,
-            spare: (0..DEFAULT_RECENT_DIMS).map(|_| Self::parts()).collect(),
-            scratch: Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
+            spare: (0..DEFAULT_RECENT_DIMS)
+                .map(|_| parts(n_in, n_out))
+                .collect(),
+            scratch: Vec::with_capacity(n_in + n_out),
+            binds: 0,
             io,
-        };
-        bound.rebind()?;
-        Ok(bound)
+        })
     }
 
     fn rebind(&mut self) -> Result<()> {
         self.ready = false;
+        self.binds += 1;
         self.args.clear();
         self.storage.clear();
         let mut binder = Binder {
@@ -620,7 +675,10 @@ impl<Io: BindingIo> Bound<Io> {
                     (b.io_binding, b.storage, b.args)
                 }
                 None => {
-                    let (storage, args) = self.spare.pop().unwrap_or_else(Self::parts);
+                    let (storage, args) = match self.spare.pop() {
+                        Some(parts) => parts,
+                        None => self.parts(),
+                    };
                     (
                         // SAFETY: the session pointer is live and `Bound` holds a counted
                         // reference to the session for as long as this binding (kept in
@@ -647,11 +705,16 @@ impl<Io: BindingIo> Bound<Io> {
     }
 
     /// Arrays for one binding of this `Io`.
-    fn parts() -> (Vec<StorageKey>, Box<RunArgs>) {
-        (
-            Vec::with_capacity(Io::INPUTS.len() + Io::OUTPUTS.len()),
-            Box::new(RunArgs::with_capacity(Io::INPUTS.len(), Io::OUTPUTS.len())),
-        )
+    fn parts(&self) -> (Vec<StorageKey>, Box<RunArgs>) {
+        parts(self.input_names.len(), self.output_names.len())
+    }
+
+    /// How many times the binding was bound in full: by [`Bound::new`], by
+    /// [`Bound::modify`], and by [`Bound::set_dims`] when it kept no binding for the new
+    /// dims (a switch back to a kept binding does not count). Counts what the shape
+    /// buckets save; tests and diagnostics read it.
+    pub fn binds(&self) -> u64 {
+        self.binds
     }
 
     /// The dims the binding was last set to with [`Bound::set_dims`] (`None` before the
@@ -686,7 +749,8 @@ impl<Io: BindingIo> Bound<Io> {
         // Reserve what `n` buckets need now, so that no later switch allocates.
         self.recent.reserve(n);
         while self.recent.len() + self.spare.len() < n {
-            self.spare.push(Self::parts());
+            let parts = self.parts();
+            self.spare.push(parts);
         }
     }
 
@@ -741,6 +805,16 @@ impl<Io: BindingIo> Bound<Io> {
         let r = f(&mut self.io)?;
         self.rebind()?;
         Ok(r)
+    }
+
+    /// [`Bound::modify`] without the rebind: `f` may change anything, and the next run
+    /// (or [`Bound::set_dims`]) binds everything again. For an `Io` whose values are set one
+    /// by one (the dynamic route's), which cannot be bound until every one is set.
+    pub(crate) fn modify_later<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
+        self.settle();
+        self.ready = false;
+        self.dims = None;
+        f(&mut self.io)
     }
 
     /// The tensors, read-only.

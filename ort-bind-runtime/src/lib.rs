@@ -20,7 +20,7 @@
 //! | 6 | `values` | string tensors, sequences, maps, optionals, host arrays of any type |
 //! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Bound`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads) |
 //! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views |
-//! | 9 | `dynamic`, `decode` | [`DynamicBinding`] (element types read at run time); [`decode::Decoder`] (the KV-cache decode loop) |
+//! | 9 | `dynamic`, `decode` | [`DynamicBinding`] (element types read at run time: a [`Bound`] over [`DynamicIo`], so async, stops, timeouts and shape buckets too); [`decode::Decoder`] (the KV-cache decode loop) |
 
 pub mod assert;
 pub mod batch;
@@ -51,14 +51,15 @@ mod workers;
 pub use batch::{
     BatchOptions, BatchSizing, Batcher, Batching, ReplyFuture, Row, Shutdown, SizingReport,
 };
-pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, OutputValue, SplitIo};
+pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, IoNames, OutputValue, SplitIo};
 pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};
 #[cfg(feature = "cuda")]
 pub use device::{Cuda, CudaPinned, cuda_provider_available};
 pub use dims::{AxisRule, DimsSolver};
 pub use dynamic::{
-    DType, DynElement, DynamicBinding, HostArray, HostArrayRef, HostData, HostDataRef,
+    DType, DynDims, DynElement, DynInputsMut, DynamicBinding, DynamicIo, HostArray, HostArrayRef,
+    HostData, HostDataRef,
 };
 pub use element::{
     Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,

@@ -17,13 +17,15 @@
 //! and shapes when data is set, copies input data once into buffers it owns, and is meant
 //! for command-line tools and tests.
 
-use std::ffi::CString;
 use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::time::Duration;
 
 use ort::sys::ONNXTensorElementDataType as Onnx;
 
 use ort::sys::ONNXType;
 
+use crate::binding::{Binder, Bound};
 use crate::device::Cpu;
 pub use crate::element::DType;
 use crate::element::{
@@ -33,12 +35,16 @@ use crate::element::{
 use crate::error::{Error, Result};
 use crate::session::Session;
 use crate::shape::AnyRank;
-use crate::sys::{IoBinding, MemoryInfo, Value};
+use crate::sys::Value;
 use crate::tensor::{AllocatedOutput, Tensor};
 use crate::values::any::check_dims;
 use crate::values::{DynMap, DynValue, ElemType, Strings, ValueType, expect_kind};
 
 pub use crate::values::host::{DynElement, HostArray, HostArrayRef, HostData, HostDataRef};
+
+mod io;
+
+pub use io::{DynDims, DynInputsMut, DynamicIo};
 
 /// The binding engine's per-type input tensors and output slots, from the element table.
 macro_rules! any_values {
@@ -59,6 +65,14 @@ macro_rules! any_values {
 
             fn set_dims(&mut self, dims: &[usize]) -> Result<()> {
                 match self { $(AnyTensor::$variant(t) => t.set_dims(dims).map(drop),)* }
+            }
+
+            fn dims(&self) -> &[usize] {
+                match self { $(AnyTensor::$variant(t) => t.dims(),)* }
+            }
+
+            fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>, index: usize) -> Result<()> {
+                match self { $(AnyTensor::$variant(t) => binder.input(index, t),)* }
             }
 
             /// Copies `data` in; the element type must match (checked by the caller).
@@ -94,6 +108,14 @@ macro_rules! any_values {
 
             fn accept(&mut self, value: Value) -> Result<()> {
                 match self { $(AnyOutput::$variant(o) => o.accept(value),)* }
+            }
+
+            fn clear(&mut self) {
+                match self { $(AnyOutput::$variant(o) => o.clear(),)* }
+            }
+
+            fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>, index: usize) -> Result<()> {
+                match self { $(AnyOutput::$variant(o) => binder.allocated_output(index, o),)* }
             }
 
             fn get(&self) -> Result<HostArrayRef<'_>> {
@@ -166,6 +188,8 @@ impl ValueInfo {
 
 /// The ONNX Runtime value of an input that is not a numeric tensor, and what it rests on.
 struct Built {
+    // The input's ONNX name.
+    name: String,
     // `None`: an optional input without a value (left unbound).
     root: Option<Part>,
     // Declared before `tensors`: values may view their buffers.
@@ -352,165 +376,111 @@ fn read_value(name: &str, value: Value, ty: &ValueType) -> Result<DynValue> {
     })
 }
 
-struct DynInput {
-    info: ValueInfo,
-    c_name: CString,
-    tensor: Option<AnyTensor>,
-    built: Option<Built>,
-}
+impl crate::values::sealed::Sealed for Built {}
 
-enum DynSlot {
-    // A numeric tensor, read in place.
-    Tensor(AnyOutput),
-    // Anything else, read out of ONNX Runtime's value after the run.
-    Value(Option<DynValue>),
-}
+impl crate::values::InputValue for Built {
+    fn name(&self) -> &str {
+        &self.name
+    }
 
-impl DynSlot {
-    fn new(info: &ValueInfo) -> DynSlot {
-        match info.dtype() {
-            Some(d) => DynSlot::Tensor(AnyOutput::new(d, &info.name)),
-            None => DynSlot::Value(None),
-        }
+    fn bound_value(&self) -> Result<Option<&Value>> {
+        Ok(self.root.map(|root| self.get(root)))
     }
 }
 
-struct DynOutput {
-    info: ValueInfo,
-    c_name: CString,
-    slot: DynSlot,
-}
-
-/// A binding whose element types and shapes are read from the session at run time.
+/// A binding whose element types and shapes are read from the session at run time:
+/// [`Bound`] over a [`DynamicIo`], so it has the whole serving API of typed bindings
+/// through `Deref`: [`Bound::run_async`], [`Bound::run_with_timeout`],
+/// [`Bound::run_async_with_timeout`], [`Bound::terminator`], and shape buckets
+/// ([`Bound::keep_recent_dims`]; its dims are the input shapes, [`DynDims`]).
 ///
 /// Each input gets a tensor it owns, sized by the array set into it with
-/// [`DynamicBinding::set_input`] (capacity is reused when the next array is no larger);
-/// every output is allocated by ONNX Runtime during the run and read in place with
+/// [`DynamicBinding::set_input`] (capacity is reused when the next array is no larger, and
+/// switching back to recently used input shapes reuses their ONNX Runtime binding); every
+/// output is allocated by ONNX Runtime during the run and read in place with
 /// [`DynamicBinding::output`].
+#[derive(Debug)]
 pub struct DynamicBinding {
-    // Declared first: dropped before the tensors it points at.
-    io_binding: IoBinding,
-    inputs: Vec<DynInput>,
-    outputs: Vec<DynOutput>,
-    // False while the ONNX Runtime binding may point at stale memory; `run` rebinds then.
-    ready: bool,
-    session: Session,
+    bound: Bound<DynamicIo>,
 }
 
-impl fmt::Debug for DynamicBinding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DynamicBinding")
-            .field(
-                "inputs",
-                &self.inputs.iter().map(|i| &i.info).collect::<Vec<_>>(),
-            )
-            .field(
-                "outputs",
-                &self.outputs.iter().map(|o| &o.info).collect::<Vec<_>>(),
-            )
-            .field("ready", &self.ready)
-            .finish_non_exhaustive()
+impl Deref for DynamicBinding {
+    type Target = Bound<DynamicIo>;
+
+    fn deref(&self) -> &Bound<DynamicIo> {
+        &self.bound
     }
 }
 
-fn input_at(inputs: &mut [DynInput], index: usize) -> Result<&mut DynInput> {
-    let count = inputs.len();
-    inputs
-        .get_mut(index)
-        .ok_or_else(|| Error::SignatureMismatch {
-            problem: format!("input index {index} is out of range (the model has {count})"),
-        })
-}
-
-fn c_name(name: &str) -> Result<CString> {
-    CString::new(name).map_err(|_| Error::SignatureMismatch {
-        problem: format!("value name {name:?} contains a NUL byte"),
-    })
+impl DerefMut for DynamicBinding {
+    fn deref_mut(&mut self) -> &mut Bound<DynamicIo> {
+        &mut self.bound
+    }
 }
 
 impl DynamicBinding {
     /// A binding for `session`; fails with [`Error::Unsupported`] when an input or output has
     /// an element type ort-bind does not bind.
     pub fn new(session: &Session) -> Result<Self> {
-        let mut inputs = Vec::new();
-        for outlet in session.ort().inputs() {
-            let info = ValueInfo::from_outlet("input", outlet)?;
-            inputs.push(DynInput {
-                c_name: c_name(&info.name)?,
-                info,
-                tensor: None,
-                built: None,
-            });
-        }
-        let mut outputs = Vec::new();
-        for outlet in session.ort().outputs() {
-            let info = ValueInfo::from_outlet("output", outlet)?;
-            outputs.push(DynOutput {
-                c_name: c_name(&info.name)?,
-                slot: DynSlot::new(&info),
-                info,
-            });
-        }
-        // SAFETY: the session pointer is live and `DynamicBinding` holds a counted reference
-        // to the session (`session` field) for as long as the binding exists.
-        let io_binding = unsafe { IoBinding::new(session.raw())? };
         Ok(DynamicBinding {
-            io_binding,
-            inputs,
-            outputs,
-            ready: false,
-            session: session.clone(),
+            bound: Bound::new_unbound(session, DynamicIo::new(session)?)?,
         })
     }
 
     /// The model's inputs, in model order.
     pub fn input_info(&self) -> impl ExactSizeIterator<Item = &ValueInfo> {
-        self.inputs.iter().map(|i| &i.info)
+        self.bound.io().input_info()
     }
 
     /// The model's outputs, in model order.
     pub fn output_info(&self) -> impl ExactSizeIterator<Item = &ValueInfo> {
-        self.outputs.iter().map(|o| &o.info)
+        self.bound.io().output_info()
     }
 
     /// The position of the input named `name`.
     pub fn input_index(&self, name: &str) -> Option<usize> {
-        self.inputs.iter().position(|i| i.info.name == name)
+        self.bound.io().input_index(name)
     }
 
     /// The position of the output named `name`.
     pub fn output_index(&self, name: &str) -> Option<usize> {
-        self.outputs.iter().position(|o| o.info.name == name)
+        self.bound.io().output_index(name)
     }
 
     /// Sets input `index` to any value: a numeric tensor goes to [`DynamicBinding::set_input`];
     /// string tensors, sequences, maps and optionals are checked against the model's type
     /// and copied into values ONNX Runtime owns (an absent optional is left unbound).
     pub fn set_input_value(&mut self, index: usize, value: &DynValue) -> Result<()> {
+        let input = self.bound.io().input(index)?;
         if let DynValue::Tensor(a) = value
-            && input_at(&mut self.inputs, index)?.info.dtype().is_some()
+            && input.info.dtype().is_some()
         {
             return self.set_input(index, a.view());
         }
-        let input = input_at(&mut self.inputs, index)?;
         value.check_type(&input.info.name, &input.info.ty)?;
         let mut built = Built {
+            name: input.info.name.clone(),
             root: None,
             values: Vec::new(),
             tensors: Vec::new(),
         };
         built.root = built.add(&input.info.name, value, &input.info.ty)?;
-        self.ready = false;
-        input.tensor = None;
-        input.built = Some(built);
-        Ok(())
+        self.bound.modify_later(|io| {
+            io.put_built(index, built);
+            Ok(())
+        })
     }
 
     /// Copies `array` into input `index`, after checking its element type and that its dims
     /// fit the model's declared rank and fixed dims. For inputs of other types, see
     /// [`DynamicBinding::set_input_value`].
+    ///
+    /// Once every input is set, a change of shape is a change of the binding's dims
+    /// ([`Bound::set_dims`]): switching back to recently used input shapes reuses their
+    /// binding.
     pub fn set_input(&mut self, index: usize, array: HostArrayRef<'_>) -> Result<()> {
-        let input = input_at(&mut self.inputs, index)?;
+        let io = self.bound.io();
+        let input = io.input(index)?;
         let Some(dtype) = input.info.dtype() else {
             return Err(Error::InputType {
                 input: input.info.name.clone(),
@@ -526,44 +496,16 @@ impl DynamicBinding {
             });
         }
         input.info.check_dims(array.dims())?;
-        // The binding may point at this tensor's old buffer until it is rebound.
-        self.ready = false;
-        match &mut input.tensor {
-            Some(tensor) => tensor.set_dims(array.dims())?,
-            None => {
-                input.tensor = Some(AnyTensor::new(dtype, &input.info.name, array.dims())?);
-                input.built = None;
-            }
+        let has_tensor = input.tensor.is_some();
+        if has_tensor && io.complete() {
+            let mut dims = io.dims();
+            dims[index] = array.dims().to_vec();
+            self.bound.set_dims(&dims)?;
+            self.bound.inputs().copy_in(index, array)
+        } else {
+            self.bound
+                .modify_later(|io| io.put_tensor(index, dtype, array))
         }
-        input
-            .tensor
-            .as_mut()
-            .expect("set just above")
-            .copy_from(array.data())
-    }
-
-    fn rebind(&mut self) -> Result<()> {
-        self.ready = false;
-        for input in &self.inputs {
-            if let Some(tensor) = &input.tensor {
-                self.io_binding.bind_input(&input.c_name, tensor.value())?;
-            } else if let Some(built) = &input.built {
-                // An absent optional stays unbound: ONNX Runtime takes it as `None`.
-                if let Some(root) = built.root {
-                    self.io_binding.bind_input(&input.c_name, built.get(root))?;
-                }
-            } else {
-                return Err(Error::MissingInput {
-                    input: input.info.name.clone(),
-                });
-            }
-        }
-        let cpu = MemoryInfo::cpu()?;
-        for output in &self.outputs {
-            self.io_binding.bind_output_to_device(&output.c_name, cpu)?;
-        }
-        self.ready = true;
-        Ok(())
     }
 
     /// Runs the model on the inputs set so far (every input must have been set once).
@@ -571,79 +513,30 @@ impl DynamicBinding {
     /// After a failed run no output is readable ([`Error::NotRun`]) until a run succeeds:
     /// values of an earlier run are not passed off as this one's.
     pub fn run(&mut self) -> Result<()> {
-        let result = self.run_inner();
-        if result.is_err() {
-            for output in &mut self.outputs {
-                output.slot = DynSlot::new(&output.info);
-            }
-        }
-        result
+        self.bound.run()
     }
 
-    fn run_inner(&mut self) -> Result<()> {
-        if !self.ready {
-            self.rebind()?;
-        }
-        self.io_binding.run()?;
-        let outputs = &mut self.outputs;
-        let mut result = Ok(());
-        self.io_binding.bound_outputs(|index, value| {
-            if result.is_ok()
-                && let Some(output) = outputs.get_mut(index)
-            {
-                result = match &mut output.slot {
-                    DynSlot::Tensor(slot) => slot.accept(value),
-                    DynSlot::Value(slot) => read_value(&output.info.name, value, &output.info.ty)
-                        .map(|v| {
-                            *slot = Some(v);
-                        }),
-                };
-            }
-        })?;
-        result
-    }
-
-    fn output_at(&self, index: usize) -> Result<&DynOutput> {
-        self.outputs
-            .get(index)
-            .ok_or_else(|| Error::SignatureMismatch {
-                problem: format!(
-                    "output index {index} is out of range (the model has {})",
-                    self.outputs.len()
-                ),
-            })
+    /// [`DynamicBinding::run`], stopped with [`Error::TimedOut`] when it has not finished
+    /// after `timeout` ([`Bound::run_with_timeout`]).
+    pub fn run_with_timeout(&mut self, timeout: Duration) -> Result<()> {
+        self.bound.run_with_timeout(timeout)
     }
 
     /// Output `index` of the last run, a numeric tensor read in place (for outputs of other
     /// types, see [`DynamicBinding::output_value`]).
     pub fn output(&self, index: usize) -> Result<HostArrayRef<'_>> {
-        let output = self.output_at(index)?;
-        match &output.slot {
-            DynSlot::Tensor(slot) => slot.get(),
-            DynSlot::Value(_) => Err(Error::OutputType {
-                output: output.info.name.clone(),
-                expected: "a numeric tensor (use `output_value`)".into(),
-                found: output.info.ty.to_string(),
-            }),
-        }
+        self.bound.io().output(index)
     }
 
     /// Output `index` of the last run, of any type, copied out (a numeric tensor is copied
     /// from ONNX Runtime's memory; other values were read out of it after the run).
     pub fn output_value(&self, index: usize) -> Result<DynValue> {
-        let output = self.output_at(index)?;
-        match &output.slot {
-            DynSlot::Tensor(slot) => Ok(DynValue::Tensor(slot.get()?.to_owned_array())),
-            DynSlot::Value(Some(v)) => Ok(v.clone()),
-            DynSlot::Value(None) => Err(Error::NotRun {
-                output: output.info.name.clone(),
-            }),
-        }
+        self.bound.io().output_value(index)
     }
 
     /// The session this binding runs.
     pub fn session(&self) -> &Session {
-        &self.session
+        self.bound.session()
     }
 }
 
