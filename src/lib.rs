@@ -75,8 +75,9 @@ pub use ort_bind_runtime::{
 
 /// The binding every route builds on: [`Bound`] owns an I/O binding and the buffers it
 /// points at (the derive's structs run through it); a hand-written set of tensors
-/// implements [`BindingIo`] with a [`Binder`].
-pub use ort_bind_runtime::{Binder, BindingIo, Bound, OutputValue};
+/// implements [`BindingIo`] (its values described by [`ValueSpec`]s) with a [`Binder`],
+/// and [`SplitIo`] for inputs and outputs at once.
+pub use ort_bind_runtime::{Binder, BindingIo, Bound, OutputValue, SplitIo, ValueSpec};
 
 /// Serving: stop a run ([`Terminator`]), async runs ([`RunFuture`]), pools of bindings
 /// ([`Pool`]), dynamic batching ([`Batcher`], whose items hold [`Row`]s).
@@ -99,23 +100,17 @@ pub use ort_bind_runtime::{dynamic, library, logging};
 #[cfg(feature = "ndarray")]
 pub use ort_bind_runtime::ndarray;
 
-// What generated code and the derive's expansions name: public so they can, hidden because
-// they are not an API (they change with the code generators). The dynamic route's types are
-// also kept at the root for programs written before they moved behind `dynamic`.
+// Kept at the root, hidden, for programs that name them there: the dynamic route's types
+// (from before they moved behind `dynamic`), `OutputSlot` (the bound of `Optional<V>`),
+// `element` (`ort_bind::element::narrow::pack_into`) and `ndarray_views`. What only
+// generated code names lives in `__private`.
 #[cfg(feature = "ndarray")]
 #[doc(hidden)]
 pub use ort_bind_runtime::ndarray_views;
 #[doc(hidden)]
 pub use ort_bind_runtime::{
-    AcceptsFixed, AxisRule, DEFAULT_RECENT_DIMS, DType, DimsSolver, DynElement, DynKey, DynMap,
-    DynValue, DynamicBinding, ElemType, HasRank, HostArray, HostArrayRef, HostData, HostDataRef,
-    InputSlot, InputValue, ONNXTensorElementDataType, OutputSlot, Slot, SplitIo, ValueKind,
-    ValueSpec, ValueType,
-};
-#[doc(hidden)]
-pub use ort_bind_runtime::{
-    assert, batch, binding, cancel, device, dims, element, error, model_file, pool, run_async,
-    session, shape, slot, tensor,
+    DType, DynElement, DynKey, DynMap, DynValue, DynamicBinding, ElemType, HostArray, HostArrayRef,
+    HostData, HostDataRef, OutputSlot, ValueType, element,
 };
 
 /// Derives a zero-copy binding for a struct of tensors, checked against an ONNX model
@@ -156,7 +151,7 @@ pub use ort_bind_runtime::{
 /// (written in place) or [`AllocatedOutput`]s (allocated by ONNX Runtime, for
 /// data-dependent shapes). `#[onnx(device = Cpu)]` on the struct requires every field
 /// to live on that device. Types behind aliases or from other modules are checked by
-/// trait bounds (see [`assert`](mod@assert)). Every mistake is a `compile_error!` at the
+/// trait bounds (see `ort_bind_runtime::assert`). Every mistake is a `compile_error!` at the
 /// field (or at the attribute, for a missing or malformed model), all of a struct's
 /// mistakes at once.
 ///
@@ -201,10 +196,14 @@ pub use ort_bind_macros::OnnxBinding;
 /// makes the next `cargo build` regenerate the module.
 pub use ort_bind_macros::bindings;
 
-/// Items the macros' expansions use; not a public API.
+/// Not public API: the names generated code and the derive's expansions reach through
+/// `::ort_bind::__private::…`. No semver promise: they change with the code generators
+/// (like serde's `__private`). The runtime's names come from `ort_bind_runtime::__private`,
+/// so generated code pointed at `ort_bind_runtime` directly finds the same paths.
 #[doc(hidden)]
 pub mod __private {
     pub use ort_bind_macros::track_model;
+    pub use ort_bind_runtime::__private::*;
 }
 
 /// Includes the bindings `build.rs` generated for the model named `$name`

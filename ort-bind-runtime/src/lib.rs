@@ -91,3 +91,19 @@ pub use ndarray;
 
 /// Re-exported so generated code can name ONNX element codes.
 pub use ort::sys::ONNXTensorElementDataType;
+
+/// Not public API: the names generated code and the derive's expansions reach through
+/// `<runtime>::__private::…` (`::ort_bind::__private` re-exports this module). No semver
+/// promise: these change with the code generators (like serde's `__private`).
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::assert;
+    pub use crate::batch::{NoBatchDim, gather_row, scatter_row};
+    pub use crate::binding::DEFAULT_RECENT_DIMS;
+    pub use crate::dims::{AxisRule, DimsSolver};
+    pub use crate::session::ValueKind;
+    pub use crate::shape::{AcceptsFixed, HasRank};
+    pub use crate::slot::{InputSlot, Slot, spec, spec_any_rank};
+    pub use crate::values::InputValue;
+    pub use ort::sys::ONNXTensorElementDataType;
+}

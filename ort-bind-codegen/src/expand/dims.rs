@@ -66,11 +66,11 @@ pub(crate) fn unsolved_from_inputs(plan: &Plan) -> impl Iterator<Item = &str> {
 }
 
 /// How generated code names the runtime items `from_input_shapes` uses: through the
-/// runtime path (`::ort_bind::AxisRule`), or through short names imported where the
+/// runtime path (`::ort_bind::__private::AxisRule`), or through short names imported where the
 /// function is emitted (`__AxisRule`, `__DimsSolver`, `__Result`: the derive's `const`
 /// block), which keeps the tokens of models with thousands of inputs small.
 pub(crate) enum Paths<'a> {
-    /// `#rt::AxisRule`, `#rt::DimsSolver`, `#rt::Result`.
+    /// `#rt::__private::AxisRule`, `#rt::__private::DimsSolver`, `#rt::Result`.
     Full(&'a syn::Path),
     /// `__AxisRule`, `__DimsSolver`, `__Result`.
     Short,
@@ -86,8 +86,8 @@ pub(crate) fn from_input_shapes(
 ) -> TokenStream {
     let (rule, solver, result) = match paths {
         Paths::Full(rt) => (
-            quote!(#rt::AxisRule),
-            quote!(#rt::DimsSolver),
+            quote!(#rt::__private::AxisRule),
+            quote!(#rt::__private::DimsSolver),
             quote!(#rt::Result),
         ),
         Paths::Short => (quote!(__AxisRule), quote!(__DimsSolver), quote!(__Result)),

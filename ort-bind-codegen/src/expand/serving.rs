@@ -70,7 +70,7 @@ fn no_batching(rt: &syn::Path) -> TokenStream {
             /// `ModelOptions::batch_dim`, or `batch_dim("..")` in `bindings!`). Calling it
             /// is a compile error that says so.
             #[doc(hidden)]
-            pub fn batcher<O: #rt::batch::NoBatchDim>(&self, options: O) -> ::core::convert::Infallible {
+            pub fn batcher<O: #rt::__private::NoBatchDim>(&self, options: O) -> ::core::convert::Infallible {
                 options.unavailable()
             }
         }
@@ -99,7 +99,7 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
             elem_tokens(rt, v.elem),
             row_doc("Input", v),
         );
-        quote!(#[doc = #doc] pub #f: #rt::batch::Row<#elem>,)
+        quote!(#[doc = #doc] pub #f: #rt::Row<#elem>,)
     });
     let reply_fields = plan.outputs.iter().map(|v| {
         let (f, elem, doc) = (
@@ -107,7 +107,7 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
             elem_tokens(rt, v.elem),
             row_doc("Output", v),
         );
-        quote!(#[doc = #doc] pub #f: #rt::batch::Row<#elem>,)
+        quote!(#[doc = #doc] pub #f: #rt::Row<#elem>,)
     });
     // Every input is a tensor here (the plan's rule), so each has a shape parameter.
     let shapes = plan.inputs.iter().map(|v| {
@@ -116,21 +116,21 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
     });
     let gathers = plan.inputs.iter().map(|v| {
         let f = to_ident(&v.field);
-        quote!(#rt::batch::gather_row(&mut inputs.#f, row, item.#f.data())?;)
+        quote!(#rt::__private::gather_row(&mut inputs.#f, row, item.#f.data())?;)
     });
     let scatters = plan.outputs.iter().map(|v| {
         let f = to_ident(&v.field);
         let name = &v.name;
         match v.storage {
             Storage::Allocated => quote! {
-                #f: #rt::batch::scatter_row(
+                #f: #rt::__private::scatter_row(
                     outputs.#f.as_ref().ok_or_else(|| #rt::Error::NotRun {
                         output: ::std::string::String::from(#name),
                     })?,
                     row,
                 )?,
             },
-            _ => quote!(#f: #rt::batch::scatter_row(&outputs.#f, row)?,),
+            _ => quote!(#f: #rt::__private::scatter_row(&outputs.#f, row)?,),
         }
     });
     let item_doc = format!(

@@ -29,7 +29,7 @@
 //!   for recurrent pairs (found by name like the generated module's, or declared with
 //!   `#[onnx(feed_back = "stateN -> state")]`);
 //! - `AddIo::MODEL_PATH`;
-//! - a `const _` block of trait-bound checks (see `ort_bind::assert`) for whatever the
+//! - a `const _` block of trait-bound checks (see `ort_bind_runtime::assert`) for whatever the
 //!   syntactic checks could not settle;
 //! - the dependency tracking of the model file (see [`track`](super::track)).
 //!

@@ -1,6 +1,6 @@
 //! The derive's trait-bound checks: for what the syntactic checks could not settle (a
 //! type alias, say), a call that compiles only when the field's type binds the model's
-//! value (see `ort_bind::assert`).
+//! value (see `ort_bind_runtime::assert`).
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};

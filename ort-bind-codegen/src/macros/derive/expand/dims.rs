@@ -65,7 +65,8 @@ pub(super) fn items(cx: &Ctx<'_, '_>) -> TokenStream {
         quote! {
             const _: () = {
                 use #krate::{
-                    AxisRule as __AxisRule, DimsSolver as __DimsSolver, Result as __Result,
+                    Result as __Result,
+                    __private::{AxisRule as __AxisRule, DimsSolver as __DimsSolver},
                 };
                 #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
                 impl #dims_name {

@@ -111,9 +111,11 @@ pub(super) fn expand(
         // the expansion small for models with thousands of values.
         const _: () = {
         use #krate::{
-            Slot as __Slot, InputSlot as __InputSlot, Dyn as __Dyn, Fix as __Fix,
-            AnyRank as __AnyRank, assert as __assert,
-            slot::{spec as __spec, spec_any_rank as __spec_any_rank},
+            Dyn as __Dyn, Fix as __Fix, AnyRank as __AnyRank,
+            __private::{
+                Slot as __Slot, InputSlot as __InputSlot, assert as __assert,
+                spec as __spec, spec_any_rank as __spec_any_rank,
+            },
         };
 
         #[allow(dead_code, unreachable_pub)]

@@ -78,12 +78,12 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
         ViewKind::Projected => {
             if mutable {
                 (
-                    quote!(<#ty as #krate::Slot>::Mut<'__a>),
+                    quote!(<#ty as #krate::__private::Slot>::Mut<'__a>),
                     quote!(__Slot::slot_mut(&mut self.#id)),
                 )
             } else {
                 (
-                    quote!(<#ty as #krate::Slot>::Ref<'__a>),
+                    quote!(<#ty as #krate::__private::Slot>::Ref<'__a>),
                     quote!(__Slot::slot_ref(&self.#id)),
                 )
             }
