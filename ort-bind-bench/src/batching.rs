@@ -47,14 +47,6 @@ struct Model {
     expect: fn(f32) -> f32,
 }
 
-fn slow(v: f32) -> f32 {
-    let mut v = f64::from(v);
-    for _ in 0..64 {
-        v = (v * (0.5 + 256e-3)).tanh();
-    }
-    v as f32
-}
-
 fn elementwise(v: f32) -> f32 {
     let mut v = v;
     for _ in 0..12 {
@@ -435,7 +427,7 @@ pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
         name: "slow.onnx",
         file: "slow.onnx",
         about: "64 x MatMul 256x256 + Tanh: gains from batching",
-        expect: slow,
+        expect: crate::serving::slow_row,
     };
     static LOSES: Model = Model {
         name: "elementwise.onnx",

@@ -239,7 +239,7 @@ impl Batching<SlowIo> for SlowRows {
 }
 
 /// The slow model's output for a constant row `v`.
-fn slow_row(v: f32) -> f32 {
+pub(crate) fn slow_row(v: f32) -> f32 {
     let factor = 0.5 + SLOW_WIDTH as f64 * 1e-3;
     let mut v = f64::from(v);
     for _ in 0..SLOW_LAYERS {
