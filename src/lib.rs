@@ -90,10 +90,14 @@ pub use ort_bind_runtime::{
 /// (`Decoder`, `SharedDecoder`).
 pub use ort_bind_runtime::decode;
 
-/// Bindings decided at run time, for tools that take any model ([`dynamic::DynamicBinding`],
-/// [`dynamic::HostArray`], [`values::DynValue`]); finding and loading ONNX Runtime
-/// ([`library`]); its log lines ([`logging`]).
-pub use ort_bind_runtime::{dynamic, library, logging};
+/// Finding and loading ONNX Runtime ([`library`]); its log lines ([`logging`]).
+pub use ort_bind_runtime::{library, logging};
+
+/// Bindings decided at run time, for tools that take any model (the `dynamic` feature):
+/// [`dynamic::DynamicBinding`], [`dynamic::HostArray`], [`values::DynValue`]. Typed
+/// bindings never need it, so a program that does not enable it does not compile it.
+#[cfg(feature = "dynamic")]
+pub use ort_bind_runtime::dynamic;
 
 /// `ndarray` views of host tensors (the `ndarray` feature), and the `ndarray` crate they
 /// are built on.
@@ -108,9 +112,12 @@ pub use ort_bind_runtime::ndarray;
 #[doc(hidden)]
 pub use ort_bind_runtime::ndarray_views;
 #[doc(hidden)]
+pub use ort_bind_runtime::{DType, ElemType, OutputSlot, ValueType, element};
+#[cfg(feature = "dynamic")]
+#[doc(hidden)]
 pub use ort_bind_runtime::{
-    DType, DynElement, DynKey, DynMap, DynValue, DynamicBinding, ElemType, HostArray, HostArrayRef,
-    HostData, HostDataRef, OutputSlot, ValueType, element,
+    DynElement, DynKey, DynMap, DynValue, DynamicBinding, HostArray, HostArrayRef, HostData,
+    HostDataRef,
 };
 
 /// Derives a zero-copy binding for a struct of tensors, checked against an ONNX model

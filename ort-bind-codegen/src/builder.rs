@@ -10,6 +10,7 @@
 //! ```
 //! and in the crate: `mod detector { ort_bind::include_bindings!("detector"); }`.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::expand::{ExpandOptions, expand};
@@ -19,41 +20,68 @@ use crate::plan::{ModelOptions, PlanError, plan_with};
 use crate::signature::ModelSignature;
 
 /// Why code generation failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum CodegenError {
     /// The model file could not be read or decoded.
-    #[error(transparent)]
-    Model(#[from] ModelError),
+    Model(ModelError),
     /// The model has values ort-bind cannot bind.
-    #[error("`{path}`: {source}")]
     Plan {
         /// The model file.
         path: String,
         /// What cannot be bound.
-        #[source]
         source: PlanError,
     },
     /// Writing the generated file failed.
-    #[error("cannot write `{path}`: {source}")]
     Write {
         /// The output file.
         path: String,
         /// The I/O error.
-        #[source]
         source: std::io::Error,
     },
     /// `OUT_DIR` is not set (not running inside a build script) and no output dir was given.
-    #[error("OUT_DIR is not set: call Builder::compile from build.rs, or set Builder::out_dir")]
     NoOutDir,
     /// The runtime path given to [`Builder::runtime_path`] is not a Rust path.
-    #[error("`{0}` is not a valid Rust path for the runtime crate")]
     RuntimePath(String),
     /// Two models would be written to the same module file.
-    #[error(
-        "two models map to the module name `{0}`; give one another name with Builder::model_as"
-    )]
     DuplicateName(String),
+}
+
+impl fmt::Display for CodegenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CodegenError::Model(inner) => fmt::Display::fmt(inner, f),
+            CodegenError::Plan { path, source } => write!(f, "`{path}`: {source}"),
+            CodegenError::Write { path, source } => write!(f, "cannot write `{path}`: {source}"),
+            CodegenError::NoOutDir => f.write_str(
+                "OUT_DIR is not set: call Builder::compile from build.rs, or set Builder::out_dir",
+            ),
+            CodegenError::RuntimePath(f0) => {
+                write!(f, "`{f0}` is not a valid Rust path for the runtime crate")
+            }
+            CodegenError::DuplicateName(f0) => write!(
+                f,
+                "two models map to the module name `{f0}`; give one another name with Builder::model_as"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CodegenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CodegenError::Model(inner) => std::error::Error::source(inner),
+            CodegenError::Plan { source, .. } => Some(source),
+            CodegenError::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<ModelError> for CodegenError {
+    fn from(e: ModelError) -> Self {
+        CodegenError::Model(e)
+    }
 }
 
 /// One generated module.

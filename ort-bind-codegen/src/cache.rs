@@ -31,6 +31,7 @@
 //! kept for information only. `metadata_props` are not cached (codegen does not use
 //! them, and some models keep large blobs there).
 
+use std::fmt;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
@@ -50,19 +51,12 @@ pub const OFFLINE_ENV: &str = "ORT_BIND_OFFLINE";
 const FORMAT: u64 = 1;
 
 /// Why a cache could not be written, read or used.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum CacheError {
     /// The model could not be read (and no cache could stand in for it, or it is needed).
-    #[error(transparent)]
-    Model(#[from] ModelError),
+    Model(ModelError),
     /// Neither the model nor a cache for it exists.
-    #[error(
-        "ONNX model `{}` not found, and there is no offline signature cache for it at `{}`; \
-         add the model file, or write the cache where the model is present with \
-         `ort-bind prepare {}` (run from the crate root) and commit it",
-        model.display(), cache.display(), rel.display()
-    )]
     Missing {
         /// The model path, resolved.
         model: PathBuf,
@@ -72,11 +66,6 @@ pub enum CacheError {
         rel: PathBuf,
     },
     /// Offline mode was asked for and there is no cache.
-    #[error(
-        "{OFFLINE_ENV} is set, but there is no offline signature cache for `{}` at `{}`; \
-         write it with `ort-bind prepare {}` (run from the crate root)",
-        rel.display(), cache.display(), rel.display()
-    )]
     OfflineMissing {
         /// Where the cache would be.
         cache: PathBuf,
@@ -84,7 +73,6 @@ pub enum CacheError {
         rel: PathBuf,
     },
     /// The cache file could not be read or written.
-    #[error("cannot {action} the offline signature cache `{}`: {source}", path.display())]
     Io {
         /// `read` or `write`.
         action: &'static str,
@@ -94,11 +82,6 @@ pub enum CacheError {
         source: std::io::Error,
     },
     /// The cache file is not a cache this version understands, or was edited by hand.
-    #[error(
-        "the offline signature cache `{}` is unreadable ({detail}); delete it and run \
-         `ort-bind prepare {}` again",
-        path.display(), rel.display()
-    )]
     Corrupt {
         /// The cache file.
         path: PathBuf,
@@ -108,11 +91,6 @@ pub enum CacheError {
         detail: String,
     },
     /// The cache does not match the model.
-    #[error(
-        "stale offline signature cache: `{}` no longer matches `{}` ({}); refresh it with \
-         `ort-bind prepare {}` (run from the crate root) and commit it",
-        cache.display(), model.display(), changes.join("; "), rel.display()
-    )]
     Stale {
         /// The cache file.
         cache: PathBuf,
@@ -123,6 +101,77 @@ pub enum CacheError {
         /// What changed, one entry per difference.
         changes: Vec<String>,
     },
+}
+
+impl fmt::Display for CacheError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CacheError::Model(inner) => fmt::Display::fmt(inner, f),
+            CacheError::Missing { model, cache, rel } => write!(
+                f,
+                "ONNX model `{}` not found, and there is no offline signature cache for it at `{}`; \
+         add the model file, or write the cache where the model is present with \
+         `ort-bind prepare {}` (run from the crate root) and commit it",
+                model.display(),
+                cache.display(),
+                rel.display()
+            ),
+            CacheError::OfflineMissing { cache, rel } => write!(
+                f,
+                "{OFFLINE_ENV} is set, but there is no offline signature cache for `{}` at `{}`; \
+         write it with `ort-bind prepare {}` (run from the crate root)",
+                rel.display(),
+                cache.display(),
+                rel.display()
+            ),
+            CacheError::Io {
+                action,
+                path,
+                source,
+            } => write!(
+                f,
+                "cannot {action} the offline signature cache `{}`: {source}",
+                path.display()
+            ),
+            CacheError::Corrupt { path, rel, detail } => write!(
+                f,
+                "the offline signature cache `{}` is unreadable ({detail}); delete it and run \
+         `ort-bind prepare {}` again",
+                path.display(),
+                rel.display()
+            ),
+            CacheError::Stale {
+                cache,
+                model,
+                rel,
+                changes,
+            } => write!(
+                f,
+                "stale offline signature cache: `{}` no longer matches `{}` ({}); refresh it with \
+         `ort-bind prepare {}` (run from the crate root) and commit it",
+                cache.display(),
+                model.display(),
+                changes.join("; "),
+                rel.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CacheError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CacheError::Model(inner) => std::error::Error::source(inner),
+            CacheError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<ModelError> for CacheError {
+    fn from(e: ModelError) -> Self {
+        CacheError::Model(e)
+    }
 }
 
 /// Where a signature came from.

@@ -26,6 +26,7 @@ pub mod model;
 pub mod plan;
 pub mod report;
 pub mod signature;
+mod written;
 
 /// ONNX's protobuf messages for tensor data files (`TensorProto`, `SequenceProto`,
 /// `MapProto`, `OptionalProto`), declared once in `model/proto.rs` beside the messages the

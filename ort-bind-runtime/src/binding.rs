@@ -62,7 +62,7 @@ pub unsafe trait BindingIo {
     /// binding order ([`Binder`] indices are positions in these lists); [`Bound::new`] calls
     /// it once. The default checks [`BindingIo::INPUTS`] and [`BindingIo::OUTPUTS`] (what
     /// generated code declares); an `Io` whose values are known only at run time (the
-    /// dynamic route's [`DynamicIo`](crate::dynamic::DynamicIo)) reads them from itself.
+    /// dynamic route's `DynamicIo`, the `dynamic` feature) reads them from itself.
     fn names(&self, session: &Session) -> Result<IoNames> {
         session.check_signature(Self::INPUTS, Self::OUTPUTS)?;
         IoNames::new(
@@ -810,6 +810,7 @@ impl<Io: BindingIo> Bound<Io> {
     /// [`Bound::modify`] without the rebind: `f` may change anything, and the next run
     /// (or [`Bound::set_dims`]) binds everything again. For an `Io` whose values are set one
     /// by one (the dynamic route's), which cannot be bound until every one is set.
+    #[cfg(feature = "dynamic")]
     pub(crate) fn modify_later<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
         self.settle();
         self.ready = false;

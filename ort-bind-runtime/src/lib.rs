@@ -20,7 +20,7 @@
 //! | 6 | `values` | string tensors, sequences, maps, optionals, host arrays of any type |
 //! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Bound`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads) |
 //! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views |
-//! | 9 | `dynamic`, `decode` | [`DynamicBinding`] (element types read at run time: a [`Bound`] over [`DynamicIo`], so async, stops, timeouts and shape buckets too); [`decode::Decoder`] (the KV-cache decode loop) |
+//! | 9 | `dynamic`, `decode` | `DynamicBinding` (the `dynamic` feature; element types read at run time: a [`Bound`] over `DynamicIo`, so async, stops, timeouts and shape buckets too); [`decode::Decoder`] (the KV-cache decode loop) |
 
 pub mod assert;
 pub mod batch;
@@ -30,6 +30,7 @@ mod deadline;
 pub mod decode;
 pub mod device;
 pub mod dims;
+#[cfg(feature = "dynamic")]
 pub mod dynamic;
 pub mod element;
 pub mod error;
@@ -57,13 +58,14 @@ pub use device::{Cpu, Device, HostDevice};
 #[cfg(feature = "cuda")]
 pub use device::{Cuda, CudaPinned, cuda_provider_available};
 pub use dims::{AxisRule, DimsSolver};
+#[cfg(feature = "dynamic")]
 pub use dynamic::{
-    DType, DynDims, DynElement, DynInputsMut, DynamicBinding, DynamicIo, HostArray, HostArrayRef,
+    DynDims, DynElement, DynInputsMut, DynamicBinding, DynamicIo, HostArray, HostArrayRef,
     HostData, HostDataRef,
 };
 pub use element::{
-    Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
-    Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, Unpacked, bf16, f16, narrow,
+    DType, Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
+    Float8E8M0, Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, Unpacked, bf16, f16, narrow,
 };
 pub use error::{CudaErrorKind, Error, Result};
 pub use model_file::ModelFile;
@@ -73,10 +75,11 @@ pub use session::{Session, SessionOptions, ValueKind, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
 pub use slot::{InputSlot, Slot};
 pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
+#[cfg(feature = "dynamic")]
+pub use values::{DynKey, DynMap, DynValue};
 pub use values::{
-    DynKey, DynMap, DynValue, ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional,
-    OutputSlot, Sequence, SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings,
-    ValueType,
+    ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional, OutputSlot, Sequence,
+    SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings, ValueType,
 };
 
 /// The `cudarc` crate ort-bind's CUDA devices are built on (the `cuda` feature), so

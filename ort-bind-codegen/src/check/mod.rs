@@ -30,12 +30,14 @@ mod tensor;
 mod value;
 
 use std::collections::HashMap;
+use std::fmt;
 
 use proc_macro2::Span;
 
 use crate::dtype::ElementType;
 use crate::ident::IdentAllocator;
 use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
+use crate::written::Written;
 use names::*;
 pub use suggest::closest;
 use syntax::{AxisSyntax, ElemSyntax, FieldType, Range, ShapeSyntax, SlotKind};
@@ -48,7 +50,7 @@ pub const MAX_TUPLE_RANK: usize = 12;
 pub use crate::plan::Role;
 
 /// One field of the user's struct.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FieldSpec {
     /// Field name, without `r#`.
     pub ident: String,
@@ -66,8 +68,22 @@ pub struct FieldSpec {
     pub ty_range: Range,
 }
 
+impl fmt::Debug for FieldSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FieldSpec")
+            .field("ident", &self.ident)
+            .field("ident_span", &self.ident_span)
+            .field("name", &self.name)
+            .field("role", &self.role)
+            .field("written", &Written(&self.written))
+            .field("ty", &self.ty)
+            .field("ty_range", &self.ty_range)
+            .finish()
+    }
+}
+
 /// The struct being checked.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct StructSpec<'a> {
     /// Where the struct's name is written (model-wide problems such as a missing input
     /// are reported there).
@@ -76,6 +92,16 @@ pub struct StructSpec<'a> {
     pub fields: &'a [FieldSpec],
     /// `#[onnx(device = ...)]`: the device every field must use.
     pub device: Option<&'a syn::Type>,
+}
+
+impl fmt::Debug for StructSpec<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StructSpec")
+            .field("name_span", &self.name_span)
+            .field("fields", &self.fields)
+            .field("device", &self.device.map(Written))
+            .finish()
+    }
 }
 
 /// One problem, at one place, with what to do about it.

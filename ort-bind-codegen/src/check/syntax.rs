@@ -3,10 +3,13 @@
 //! const parameter) is [`Opaque`](ElemSyntax::Opaque) and left to the trait-bound checks
 //! the derive emits next to the syntactic ones.
 
+use std::fmt;
+
 use proc_macro2::Span;
 use quote::ToTokens;
 
 use crate::dtype::ElementType;
+use crate::written::written_opt;
 
 /// Where something is written: the spans of its first and last tokens (on stable Rust a
 /// span cannot cover several tokens; a `compile_error!` spread over the two can).
@@ -101,7 +104,7 @@ impl ShapeSyntax {
 }
 
 /// A field type that reads as `Tensor<..>` or `AllocatedOutput<..>`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TensorSyntax {
     /// Which slot type.
     pub kind: SlotKind,
@@ -152,7 +155,7 @@ impl ValueSlot {
 
 /// A field type that reads as one of the runtime's value types: `StringOutput<(Dyn,)>`,
 /// `MapSequence<String, f32>`, `Optional<AllocatedOutput<f32, (Dyn,)>>`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ValueSyntax {
     /// Which type.
     pub slot: ValueSlot,
@@ -168,6 +171,33 @@ pub struct ValueSyntax {
     pub inner: Option<Box<FieldType>>,
     /// What an `Optional` holds, as written.
     pub inner_written: Option<syn::Type>,
+}
+
+impl fmt::Debug for TensorSyntax {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorSyntax")
+            .field("kind", &self.kind)
+            .field("kind_span", &self.kind_span)
+            .field("elem", &self.elem)
+            .field("shape", &self.shape)
+            .field("device", &written_opt(&self.device))
+            .field("device_is_not_a_device", &self.device_is_not_a_device)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ValueSyntax {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValueSyntax")
+            .field("slot", &self.slot)
+            .field("slot_span", &self.slot_span)
+            .field("elem", &self.elem)
+            .field("key", &self.key)
+            .field("shape", &self.shape)
+            .field("inner", &self.inner)
+            .field("inner_written", &written_opt(&self.inner_written))
+            .finish()
+    }
 }
 
 /// What a field's type is, as far as its syntax tells.

@@ -29,9 +29,10 @@ use quote::{format_ident, quote};
 
 use crate::plan::{Plan, PlannedValue};
 use crate::signature::ModelSignature;
+use crate::written::Written;
 
 /// Options that shape the generated code without changing what it binds.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ExpandOptions {
     /// Path of the runtime crate in generated code, e.g. `::ort_bind`.
     pub runtime: syn::Path,
@@ -46,6 +47,18 @@ pub struct ExpandOptions {
     pub embed: bool,
     /// Short label for docs (usually the file name).
     pub label: String,
+}
+
+impl std::fmt::Debug for ExpandOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExpandOptions")
+            .field("runtime", &Written(&self.runtime))
+            .field("model_path", &self.model_path)
+            .field("model_relative", &self.model_relative)
+            .field("embed", &self.embed)
+            .field("label", &self.label)
+            .finish()
+    }
 }
 
 impl Default for ExpandOptions {

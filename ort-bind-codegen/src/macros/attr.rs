@@ -9,10 +9,13 @@
 //! `#[onnx(dims = "batch, 3, height, width")]` (one entry per axis: a dim name, a size,
 //! or `_`).
 
+use std::fmt;
+
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::check::{Role, closest};
+use crate::written::{Written, written_opt};
 
 /// Collects errors so every problem of a struct is reported at once.
 #[derive(Debug, Default)]
@@ -47,7 +50,7 @@ impl Errors {
 }
 
 /// The container attribute.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ContainerAttrs {
     /// `model = "..."`.
     pub model: Option<syn::LitStr>,
@@ -68,8 +71,26 @@ pub struct ContainerAttrs {
     pub had_errors: bool,
 }
 
+impl fmt::Debug for ContainerAttrs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContainerAttrs")
+            .field("model", &written_opt(&self.model))
+            .field("device", &written_opt(&self.device))
+            .field("krate", &written_opt(&self.krate))
+            .field(
+                "feed_back",
+                &self.feed_back.iter().map(Written).collect::<Vec<_>>(),
+            )
+            .field("no_auto_feed_back", &self.no_auto_feed_back)
+            .field("decoder", &self.decoder)
+            .field("from_input_shapes", &self.from_input_shapes)
+            .field("had_errors", &self.had_errors)
+            .finish()
+    }
+}
+
 /// A field attribute.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct FieldAttrs {
     /// `name = "..."`.
     pub name: Option<syn::LitStr>,
@@ -77,6 +98,16 @@ pub struct FieldAttrs {
     pub role: Option<(Role, Span)>,
     /// `dims = "..."`.
     pub dims: Option<syn::LitStr>,
+}
+
+impl fmt::Debug for FieldAttrs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FieldAttrs")
+            .field("name", &written_opt(&self.name))
+            .field("role", &self.role)
+            .field("dims", &written_opt(&self.dims))
+            .finish()
+    }
 }
 
 fn unknown(errors: &mut Errors, path: &syn::Path, known: &[&str]) {

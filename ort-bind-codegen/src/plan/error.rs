@@ -1,5 +1,7 @@
 //! Why a model cannot be planned: [`PlanError`] and its parts, and [`Role`].
 
+use std::fmt;
+
 #[cfg(doc)]
 use super::{ModelOptions, plan_struct};
 
@@ -23,11 +25,10 @@ impl Role {
 }
 
 /// Why a model cannot get generated bindings.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanError {
     /// A graph input or output has a type generated code does not bind.
-    #[error("{role} `{name}` is {kind}: {reason}")]
     Unsupported {
         /// `input` or `output`.
         role: &'static str,
@@ -39,10 +40,8 @@ pub enum PlanError {
         reason: String,
     },
     /// The model has no outputs.
-    #[error("the model declares no outputs")]
     NoOutputs,
     /// A [`ModelOptions`] entry names a value the model does not have.
-    #[error("{what}: the model has no input or output `{name}` (it has {known})")]
     UnknownValue {
         /// Which option.
         what: String,
@@ -52,9 +51,6 @@ pub enum PlanError {
         known: String,
     },
     /// A [`ModelOptions::rename_dim`] entry names a dim no value carries.
-    #[error(
-        "rename_dim(`{name}`, ..): no value of the model has a dim named `{name}` (named dims: {known})"
-    )]
     UnknownDim {
         /// The name given.
         name: String,
@@ -62,7 +58,6 @@ pub enum PlanError {
         known: String,
     },
     /// A [`ModelOptions::dim`] entry contradicts the model.
-    #[error("dim(`{value}`, {axis}, `{dim}`): {reason}")]
     DimContradicts {
         /// ONNX name of the value.
         value: String,
@@ -74,7 +69,6 @@ pub enum PlanError {
         reason: String,
     },
     /// The dim named by [`ModelOptions::batch_dim`] cannot batch the model.
-    #[error("batch_dim(`{dim}`): {reason}")]
     BatchDim {
         /// The dim name given.
         dim: String,
@@ -82,7 +76,6 @@ pub enum PlanError {
         reason: String,
     },
     /// An output declared (with [`ModelOptions::feed_back`]) to feed an input cannot.
-    #[error("feed_back(`{output}`, `{input}`): {reason}")]
     FeedBack {
         /// ONNX name of the output.
         output: String,
@@ -92,17 +85,53 @@ pub enum PlanError {
         reason: String,
     },
     /// Two fields of a user's struct ([`plan_struct`]) fix one dim to different sizes.
-    #[error("{0}")]
     PinsDisagree(Box<PinsDisagree>),
     /// A field of a user's struct fixes an axis that the model (through a recurrent
     /// pair) sizes otherwise.
-    #[error("{0}")]
     PinContradicts(Box<PinContradicts>),
     /// The model is (or was declared) a decoder, but its signature does not fit a decode
     /// loop: the reason is in the model's terms.
-    #[error("decoder: {0}")]
     Decoder(String),
 }
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::Unsupported {
+                role,
+                name,
+                kind,
+                reason,
+            } => write!(f, "{role} `{name}` is {kind}: {reason}"),
+            PlanError::NoOutputs => f.write_str("the model declares no outputs"),
+            PlanError::UnknownValue { what, name, known } => write!(
+                f,
+                "{what}: the model has no input or output `{name}` (it has {known})"
+            ),
+            PlanError::UnknownDim { name, known } => write!(
+                f,
+                "rename_dim(`{name}`, ..): no value of the model has a dim named `{name}` (named dims: {known})"
+            ),
+            PlanError::DimContradicts {
+                value,
+                axis,
+                dim,
+                reason,
+            } => write!(f, "dim(`{value}`, {axis}, `{dim}`): {reason}"),
+            PlanError::BatchDim { dim, reason } => write!(f, "batch_dim(`{dim}`): {reason}"),
+            PlanError::FeedBack {
+                output,
+                input,
+                reason,
+            } => write!(f, "feed_back(`{output}`, `{input}`): {reason}"),
+            PlanError::PinsDisagree(f0) => write!(f, "{f0}"),
+            PlanError::PinContradicts(f0) => write!(f, "{f0}"),
+            PlanError::Decoder(f0) => write!(f, "decoder: {f0}"),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
 
 impl PlanError {
     /// For the errors about one field of a user's struct ([`plan_struct`]): the field's
@@ -117,11 +146,7 @@ impl PlanError {
 }
 
 /// Two fields fix one dim to different sizes ([`PlanError::PinsDisagree`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{dim} is {size} in field `{field}` (axis {axis}: `Fix<{size}>`) but {other_size} in \
-     field `{other_field}` (axis {other_axis}: `Fix<{other_size}>`): one binding cannot have both"
-)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinsDisagree {
     /// The dim, in words (``dim `batch` ``, ``unnamed axis 1 of input `state` ``).
     pub dim: String,
@@ -141,9 +166,30 @@ pub struct PinsDisagree {
     pub other_size: u64,
 }
 
+impl fmt::Display for PinsDisagree {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let PinsDisagree {
+            dim,
+            field,
+            axis,
+            size,
+            other_field,
+            other_axis,
+            other_size,
+            ..
+        } = self;
+        write!(
+            f,
+            "{dim} is {size} in field `{field}` (axis {axis}: `Fix<{size}>`) but {other_size} in \
+     field `{other_field}` (axis {other_axis}: `Fix<{other_size}>`): one binding cannot have both"
+        )
+    }
+}
+
+impl std::error::Error for PinsDisagree {}
+
 /// A field fixes an axis the plan sizes otherwise ([`PlanError::PinContradicts`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("axis {axis} of field `{field}` is `Fix<{size}>`, but the binding sizes it {want}: {why}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinContradicts {
     /// Index of the field (in [`plan_struct`]'s `fields`).
     pub at: usize,
@@ -158,3 +204,22 @@ pub struct PinContradicts {
     /// Where that size comes from.
     pub why: String,
 }
+
+impl fmt::Display for PinContradicts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let PinContradicts {
+            field,
+            axis,
+            size,
+            want,
+            why,
+            ..
+        } = self;
+        write!(
+            f,
+            "axis {axis} of field `{field}` is `Fix<{size}>`, but the binding sizes it {want}: {why}"
+        )
+    }
+}
+
+impl std::error::Error for PinContradicts {}

@@ -47,6 +47,7 @@ macro_rules! element_table {
         }
     };
 }
+#[cfg(feature = "dynamic")]
 pub(crate) use element_table;
 
 macro_rules! dtype_enum {

@@ -11,6 +11,7 @@ mod dtype;
 pub mod narrow;
 
 pub use dtype::DType;
+#[cfg(feature = "dynamic")]
 pub(crate) use dtype::element_table;
 
 pub use narrow::{

@@ -55,21 +55,16 @@ pub struct Attempt {
 }
 
 /// Why the ONNX Runtime library could not be made ready.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum LibraryError {
     /// No candidate could be loaded. The message lists each one and why it failed, then how to
     /// provide the library.
-    #[error("{}", not_loaded_message(attempts))]
     NotLoaded {
         /// Every place tried, in order.
         attempts: Vec<Attempt>,
     },
     /// The library loaded, but `ort` could not create its global environment.
-    #[error(
-        "loaded ONNX Runtime {version} from `{}`, but creating its environment failed: {message}",
-        path.display()
-    )]
     Environment {
         /// The library that was loaded.
         path: PathBuf,
@@ -79,15 +74,35 @@ pub enum LibraryError {
         message: String,
     },
     /// [`init_with`](crate::library::init_with) was called after the environment had already been created.
-    #[error(
-        "the ONNX Runtime environment already exists (library `{}`), so init_with cannot configure it; call init_with before anything else uses ort-bind",
-        path.display()
-    )]
     AlreadyInitialized {
         /// The library already loaded.
         path: PathBuf,
     },
 }
+
+impl fmt::Display for LibraryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LibraryError::NotLoaded { attempts } => write!(f, "{}", not_loaded_message(attempts)),
+            LibraryError::Environment {
+                path,
+                version,
+                message,
+            } => write!(
+                f,
+                "loaded ONNX Runtime {version} from `{}`, but creating its environment failed: {message}",
+                path.display()
+            ),
+            LibraryError::AlreadyInitialized { path } => write!(
+                f,
+                "the ONNX Runtime environment already exists (library `{}`), so init_with cannot configure it; call init_with before anything else uses ort-bind",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LibraryError {}
 
 fn not_loaded_message(attempts: &[Attempt]) -> String {
     use fmt::Write as _;

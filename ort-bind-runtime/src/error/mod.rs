@@ -11,20 +11,19 @@ pub(crate) mod model_search;
 
 pub use decode::DecodeError;
 use library::LibraryError;
+use std::fmt;
 
 /// Result alias for the runtime.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong when loading a model, binding buffers or running.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// The ONNX Runtime shared library could not be found or loaded.
-    #[error(transparent)]
-    Library(#[from] LibraryError),
+    Library(LibraryError),
 
     /// An ONNX Runtime call failed; `context` says which step.
-    #[error("ONNX Runtime failed while {context}: {message}")]
     Ort {
         /// What ort-bind was doing.
         context: String,
@@ -33,7 +32,6 @@ pub enum Error {
     },
 
     /// A tensor was given dims that do not fit its type or the model.
-    #[error("tensor `{tensor}`: dims {found:?} do not fit: {reason}")]
     Shape {
         /// ONNX name of the tensor.
         tensor: String,
@@ -44,7 +42,6 @@ pub enum Error {
     },
 
     /// Data of the wrong length was written into a tensor.
-    #[error("tensor `{tensor}`: expected {expected} elements (dims {dims:?}), found {found}")]
     Length {
         /// ONNX name of the tensor.
         tensor: String,
@@ -57,7 +54,6 @@ pub enum Error {
     },
 
     /// The product of a tensor's dims overflows `usize`.
-    #[error("tensor `{tensor}`: dims {dims:?} hold more elements than fit in memory")]
     TooLarge {
         /// ONNX name of the tensor.
         tensor: String,
@@ -66,7 +62,6 @@ pub enum Error {
     },
 
     /// Two values of a symbolic dimension disagree, or a dim contradicts the model.
-    #[error("dimension `{dim}`: {reason}")]
     Dim {
         /// Name of the dimension.
         dim: String,
@@ -75,23 +70,18 @@ pub enum Error {
     },
 
     /// The model loaded at run time does not match the signature the bindings were generated from.
-    #[error(
-        "the model does not match the bindings generated for it: {problem}; regenerate the bindings (rebuild) or load the model they were generated from"
-    )]
     SignatureMismatch {
         /// What differs.
         problem: String,
     },
 
     /// An output was read before any successful run produced it.
-    #[error("output `{output}` has not been produced yet: call `run` first")]
     NotRun {
         /// ONNX name of the output.
         output: String,
     },
 
     /// ONNX Runtime produced a value whose type differs from the declared one.
-    #[error("output `{output}`: ONNX Runtime produced {found} where the model declares {expected}")]
     OutputType {
         /// ONNX name of the output.
         output: String,
@@ -102,7 +92,6 @@ pub enum Error {
     },
 
     /// A buffer could not be allocated.
-    #[error("tensor `{tensor}`: cannot allocate {bytes} bytes on {device}")]
     OutOfMemory {
         /// ONNX name of the tensor.
         tensor: String,
@@ -113,7 +102,6 @@ pub enum Error {
     },
 
     /// A CUDA problem (the `cuda` feature); `kind` says which, `message` what to do about it.
-    #[error("{kind}: {message}")]
     Cuda {
         /// What went wrong.
         kind: CudaErrorKind,
@@ -122,7 +110,6 @@ pub enum Error {
     },
 
     /// Data of one element type was given for an input of another.
-    #[error("input `{input}` is {expected} in the model, the data is {found}")]
     InputType {
         /// ONNX name of the input.
         input: String,
@@ -133,7 +120,6 @@ pub enum Error {
     },
 
     /// A run was asked for before every input had data.
-    #[error("input `{input}` has no data: set every input before running")]
     MissingInput {
         /// ONNX name of the input.
         input: String,
@@ -141,7 +127,6 @@ pub enum Error {
 
     /// A model value ort-bind cannot bind (an element type it has no Rust type for, a
     /// sparse tensor, ...).
-    #[error("{role} `{name}` is {kind}, which ort-bind does not bind")]
     Unsupported {
         /// `input` or `output`.
         role: &'static str,
@@ -154,7 +139,6 @@ pub enum Error {
     /// A string tensor, sequence, map or optional value is malformed or does not fit its
     /// type (strings that are not UTF-8, a map with a duplicate key, keys and values of
     /// different lengths, a sequence element of the wrong type, ...).
-    #[error("value `{value}`: {problem}")]
     Value {
         /// ONNX name of the value.
         value: String,
@@ -164,12 +148,10 @@ pub enum Error {
 
     /// A run was stopped by its binding's [`Terminator`](crate::Terminator) (or its
     /// asynchronous run's future was dropped); the binding stays usable.
-    #[error("the run was terminated before it finished")]
     Terminated,
 
     /// A run did not finish within its timeout and was stopped
     /// ([`Bound::run_with_timeout`](crate::Bound::run_with_timeout)); the binding stays usable.
-    #[error("the run did not finish within {timeout:?} and was stopped")]
     TimedOut {
         /// The timeout the run was given.
         timeout: std::time::Duration,
@@ -177,7 +159,6 @@ pub enum Error {
 
     /// [`Bound::run_async`](crate::Bound::run_async) could not run: no worker thread could
     /// be started (or one panicked), or its future was polled again after it completed.
-    #[error("cannot run asynchronously: {reason}")]
     AsyncRun {
         /// Why, and what to do instead.
         reason: String,
@@ -186,41 +167,141 @@ pub enum Error {
     /// The batch a request of a [`Batcher`](crate::Batcher) ran in failed; every request
     /// of that batch gets this error, with the batch's own error as its `cause` (shared by
     /// them, to match on: `Error::Batch { cause } if matches!(*cause, Error::Terminated)`).
-    #[error("the batch this request ran in failed: {cause}")]
     Batch {
         /// The error of the batch's binding or run.
-        #[source]
         cause: std::sync::Arc<Error>,
     },
 
     /// The decode loop refused a request ([`decode::Decoder`](crate::decode::Decoder)); the
     /// decoder is unchanged.
-    #[error(transparent)]
-    Decode(#[from] DecodeError),
+    Decode(DecodeError),
 
     /// A file could not be read.
-    #[error("cannot read `{path}`: {source}")]
     Io {
         /// The file.
         path: String,
         /// The I/O error.
-        #[source]
         source: std::io::Error,
     },
 
     /// A model file was found in none of the places [`ModelFile::find`] looks.
     ///
     /// [`ModelFile::find`]: crate::ModelFile::find
-    #[error(
-        "model `{model}` not found; looked at:{}",
-        model_search::describe_search(looked)
-    )]
     ModelNotFound {
         /// The model's file name.
         model: String,
         /// Every place looked at, in order.
         looked: Vec<model_search::LookedAt>,
     },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Library(inner) => fmt::Display::fmt(inner, f),
+            Error::Ort { context, message } => {
+                write!(f, "ONNX Runtime failed while {context}: {message}")
+            }
+            Error::Shape {
+                tensor,
+                found,
+                reason,
+            } => write!(f, "tensor `{tensor}`: dims {found:?} do not fit: {reason}"),
+            Error::Length {
+                tensor,
+                expected,
+                found,
+                dims,
+            } => write!(
+                f,
+                "tensor `{tensor}`: expected {expected} elements (dims {dims:?}), found {found}"
+            ),
+            Error::TooLarge { tensor, dims } => write!(
+                f,
+                "tensor `{tensor}`: dims {dims:?} hold more elements than fit in memory"
+            ),
+            Error::Dim { dim, reason } => write!(f, "dimension `{dim}`: {reason}"),
+            Error::SignatureMismatch { problem } => write!(
+                f,
+                "the model does not match the bindings generated for it: {problem}; regenerate the bindings (rebuild) or load the model they were generated from"
+            ),
+            Error::NotRun { output } => write!(
+                f,
+                "output `{output}` has not been produced yet: call `run` first"
+            ),
+            Error::OutputType {
+                output,
+                expected,
+                found,
+            } => write!(
+                f,
+                "output `{output}`: ONNX Runtime produced {found} where the model declares {expected}"
+            ),
+            Error::OutOfMemory {
+                tensor,
+                bytes,
+                device,
+            } => write!(
+                f,
+                "tensor `{tensor}`: cannot allocate {bytes} bytes on {device}"
+            ),
+            Error::Cuda { kind, message } => write!(f, "{kind}: {message}"),
+            Error::InputType {
+                input,
+                expected,
+                found,
+            } => write!(
+                f,
+                "input `{input}` is {expected} in the model, the data is {found}"
+            ),
+            Error::MissingInput { input } => write!(
+                f,
+                "input `{input}` has no data: set every input before running"
+            ),
+            Error::Unsupported { role, name, kind } => {
+                write!(f, "{role} `{name}` is {kind}, which ort-bind does not bind")
+            }
+            Error::Value { value, problem } => write!(f, "value `{value}`: {problem}"),
+            Error::Terminated => f.write_str("the run was terminated before it finished"),
+            Error::TimedOut { timeout } => write!(
+                f,
+                "the run did not finish within {timeout:?} and was stopped"
+            ),
+            Error::AsyncRun { reason } => write!(f, "cannot run asynchronously: {reason}"),
+            Error::Batch { cause } => write!(f, "the batch this request ran in failed: {cause}"),
+            Error::Decode(inner) => fmt::Display::fmt(inner, f),
+            Error::Io { path, source } => write!(f, "cannot read `{path}`: {source}"),
+            Error::ModelNotFound { model, looked } => write!(
+                f,
+                "model `{model}` not found; looked at:{}",
+                model_search::describe_search(looked)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Library(inner) => std::error::Error::source(inner),
+            Error::Batch { cause, .. } => Some(&**cause),
+            Error::Decode(inner) => std::error::Error::source(inner),
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<LibraryError> for Error {
+    fn from(e: LibraryError) -> Self {
+        Error::Library(e)
+    }
+}
+
+impl From<DecodeError> for Error {
+    fn from(e: DecodeError) -> Self {
+        Error::Decode(e)
+    }
 }
 
 impl Error {

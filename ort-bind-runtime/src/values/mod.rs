@@ -42,8 +42,10 @@
 //! types' constructors (`from_strs`, `from_arrays`, `from_pairs`, ...); ONNX Runtime
 //! copies map entries into its own maps and keeps references to sequence elements.
 
+#[cfg(feature = "dynamic")]
 pub(crate) mod any;
 pub(crate) mod empty;
+#[cfg(feature = "dynamic")]
 pub(crate) mod host;
 pub(crate) mod map;
 mod optional;
@@ -54,6 +56,7 @@ use std::fmt;
 
 use ort::sys::ONNXType;
 
+#[cfg(feature = "dynamic")]
 pub use any::{DynKey, DynMap, DynValue};
 pub use map::{Map, MapItem, MapIter, MapKey, MapSequence, MapValue};
 pub use optional::Optional;
@@ -74,7 +77,7 @@ pub(crate) mod sealed {
 /// A slot ONNX Runtime writes an output into during a run: every output type of this
 /// module and [`AllocatedOutput`](crate::AllocatedOutput).
 ///
-/// Generated bindings and [`DynamicBinding`](crate::DynamicBinding) bind such outputs with
+/// Generated bindings and `DynamicBinding` (the `dynamic` feature) bind such outputs with
 /// [`Binder::value_output`](crate::Binder::value_output) and give each run's value to the
 /// slot with [`OutputValue::store_in_slot`](crate::OutputValue::store_in_slot).
 pub trait OutputSlot: sealed::Sealed + Send {
