@@ -28,17 +28,6 @@ pub mod report;
 pub mod signature;
 mod written;
 
-/// ONNX's protobuf messages for tensor data files (`TensorProto`, `SequenceProto`,
-/// `MapProto`, `OptionalProto`), declared once in `model/proto.rs` beside the messages the
-/// model decoder reads, for `ort-bind-cli`'s readers of `.pb` files. Not part of the
-/// public API: semver-exempt, and may change in any release.
-#[doc(hidden)]
-pub mod onnx_proto {
-    pub use crate::model::proto::{
-        MapProto, OptionalProto, Segment, SequenceProto, Skipped, TensorProto,
-    };
-}
-
 pub use builder::{Builder, CodegenError, GeneratedModule};
 pub use dtype::ElementType;
 pub use model::{ModelError, read_signature};

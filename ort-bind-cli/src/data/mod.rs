@@ -23,6 +23,7 @@
 
 mod compare;
 pub mod npy;
+pub mod onnx_proto;
 pub mod tensor_proto;
 pub mod value_proto;
 

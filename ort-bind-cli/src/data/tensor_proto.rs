@@ -1,9 +1,8 @@
 //! ONNX `TensorProto` files (`.pb`): the serialized tensors ONNX's backend test data and
 //! model zoos ship as `input_N.pb` / `output_N.pb`.
 //!
-//! The message is declared by hand for `prost` with the official field numbers of
-//! `onnx/onnx.proto`, once for the workspace, in `ort-bind-codegen`
-//! (`ort_bind_codegen::onnx_proto`). Payloads are read from `raw_data` (little-endian, fixed width) or from
+//! The message is declared for `prost` with the official field numbers of `onnx/onnx.proto`
+//! in [`onnx_proto`](super::onnx_proto). Payloads are read from `raw_data` (little-endian, fixed width) or from
 //! the typed fields ONNX uses when `raw_data` is empty: `float_data` (float32),
 //! `double_data` (float64), `int64_data` (int64), `uint64_data` (uint32, uint64) and
 //! `int32_data` (every narrower type, float16/bfloat16 as their bit patterns, bool as 0/1).
@@ -17,8 +16,8 @@
 
 use std::path::Path;
 
+use super::onnx_proto::TensorProto;
 use super::{DataError, element_count, read_file, write_file};
-use ort_bind_codegen::onnx_proto::TensorProto;
 use ort_bind_runtime::{
     DType, DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
     Float8E8M0, HostArray, HostArrayRef, HostData, HostDataRef, Int2x4, Int4x2, Strings, UInt2x4,

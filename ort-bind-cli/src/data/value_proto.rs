@@ -2,9 +2,8 @@
 //! sequences, maps and optionals ONNX's backend test data holds for inputs and outputs of
 //! those types.
 //!
-//! The messages are declared by hand for `prost` with the field numbers of `onnx/onnx.proto`
-//! (only the fields ort-bind reads), once for the workspace, in `ort-bind-codegen`
-//! (`ort_bind_codegen::onnx_proto`). A `.pb` file does not say which message it holds: the
+//! The messages are declared for `prost` with the field numbers of `onnx/onnx.proto` (only
+//! the fields ort-bind reads) in [`onnx_proto`](super::onnx_proto). A `.pb` file does not say which message it holds: the
 //! reader is told ([`ProtoKind`], from the model's declared type, as ONNX's own test runner
 //! does).
 //!
@@ -15,11 +14,11 @@
 //! optional whose declared element type contradicts the value it holds. An empty sequence
 //! and an optional without a value decode (as `Sequence([])` and `Optional(None)`).
 
+use super::onnx_proto::{MapProto, OptionalProto, SequenceProto, TensorProto};
 use super::tensor_proto::{
     STRING_CODE, onnx_code, proto_of_array, proto_of_strings, value_from_proto,
 };
 use super::{DataError, read_file, write_file};
-use ort_bind_codegen::onnx_proto::{MapProto, OptionalProto, SequenceProto, TensorProto};
 use ort_bind_runtime::{DynMap, DynValue, HostArray, Strings, ValueType};
 
 /// Values nest at most this deep (a sequence of sequences of ... counts one per level);

@@ -1,7 +1,7 @@
 //! Reading an ONNX model file into a [`ModelSignature`]. This is the crate's only file I/O.
 //!
-//! The file is memory-mapped and decoded with hand-written `prost` messages that declare
-//! only the fields ort-bind reads (see the private `proto` module), so weights and graph
+//! The file is memory-mapped and decoded by the private `wire` module into messages that
+//! declare only the fields ort-bind reads (the private `proto` module), so weights and graph
 //! nodes are skipped without being copied, and external data files are never opened.
 //!
 //! What the signature holds:
@@ -51,12 +51,11 @@ mod error;
 pub(crate) mod proto;
 #[cfg(test)]
 pub(crate) mod tests;
+pub(crate) mod wire;
 
 use std::fs::File;
 use std::io::ErrorKind;
 use std::path::Path;
-
-use prost::Message;
 
 pub use self::error::ModelError;
 use crate::signature::ModelSignature;
@@ -64,7 +63,7 @@ use crate::signature::ModelSignature;
 /// The deepest type nesting ort-bind reads: a graph value's own type is level 1,
 /// `seq(float32)` has 2 levels, `seq(map(string, float32))` 3. Real models stay under 5;
 /// the limit bounds the recursion of everything that walks a type (decoding, display,
-/// code generation). protobuf decoding itself stops at 100 nested messages (about 47
+/// code generation). protobuf decoding itself stops at 100 nested messages (`wire::RECURSION_LIMIT`) (about 47
 /// levels of type nesting), which is a [`ModelError::Decode`] that says so.
 pub const MAX_TYPE_DEPTH: usize = 16;
 
@@ -128,11 +127,11 @@ pub fn signature_from_bytes(bytes: &[u8], origin: &str) -> Result<ModelSignature
             origin: origin.to_owned(),
         });
     }
-    let model = proto::ModelProto::decode(bytes).map_err(|e| {
+    let model = wire::decode::<proto::ModelProto>(bytes).map_err(|e| {
         let mut detail = e.to_string();
-        if detail.ends_with("recursion limit reached") {
-            // prost reports its nesting limit (100 messages) this way; in the fields
-            // ort-bind reads only types nest.
+        if e.is_recursion_limit() {
+            // Messages nest at most `wire::RECURSION_LIMIT` deep; in the fields ort-bind
+            // reads only types nest.
             detail.push_str(&format!(
                 " (a type nested too deeply: ort-bind reads types up to {MAX_TYPE_DEPTH} levels)"
             ));

@@ -1,7 +1,10 @@
-//! Unit tests: models are built in memory by encoding the decoder's own prost messages,
-//! plus a few richer test-only messages for initializer payloads.
+//! Unit tests: models are built in memory by encoding the decoder's own messages (with
+//! `wire`'s test-only writer), plus a few richer test-only messages for initializer
+//! payloads, encoded by prost (an encoder independent of the decoder).
 
 use prost::Message;
+
+use super::wire::Message as _;
 
 use super::proto::{
     GraphProto, InitializerName, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto,
@@ -159,7 +162,7 @@ struct RichTensor {
     #[prost(bytes = "vec", tag = "9")]
     raw_data: Vec<u8>,
     #[prost(message, repeated, tag = "13")]
-    external_data: Vec<StringStringEntryProto>,
+    external_data: Vec<RichEntry>,
     #[prost(int32, tag = "14")]
     data_location: i32,
 }
@@ -186,10 +189,11 @@ struct RichGraph {
     name: String,
     #[prost(message, repeated, tag = "5")]
     initializer: Vec<RichTensor>,
-    #[prost(message, repeated, tag = "11")]
-    input: Vec<ValueInfoProto>,
-    #[prost(message, repeated, tag = "12")]
-    output: Vec<ValueInfoProto>,
+    /// Encoded `ValueInfoProto`s (an embedded message is its bytes on the wire).
+    #[prost(bytes = "vec", repeated, tag = "11")]
+    input: Vec<Vec<u8>>,
+    #[prost(bytes = "vec", repeated, tag = "12")]
+    output: Vec<Vec<u8>>,
 }
 
 /// Test-only `ModelProto` around a [`RichGraph`].
@@ -200,7 +204,25 @@ struct RichModel {
     #[prost(message, optional, tag = "7")]
     graph: Option<RichGraph>,
     #[prost(message, repeated, tag = "8")]
-    opset_import: Vec<OperatorSetIdProto>,
+    opset_import: Vec<RichOpset>,
+}
+
+/// Test-only `StringStringEntryProto`.
+#[derive(Clone, PartialEq, Message)]
+struct RichEntry {
+    #[prost(string, tag = "1")]
+    key: String,
+    #[prost(string, tag = "2")]
+    value: String,
+}
+
+/// Test-only `OperatorSetIdProto`.
+#[derive(Clone, PartialEq, Message)]
+struct RichOpset {
+    #[prost(string, tag = "1")]
+    domain: String,
+    #[prost(int64, tag = "2")]
+    version: i64,
 }
 
 const F32: i32 = 1;
@@ -590,11 +612,11 @@ fn initializer_payloads_and_nodes_are_skipped() {
         name: "ext".into(),
         raw_data: Vec::new(),
         external_data: vec![
-            StringStringEntryProto {
+            RichEntry {
                 key: "location".into(),
                 value: "does-not-exist.data".into(),
             },
-            StringStringEntryProto {
+            RichEntry {
                 key: "length".into(),
                 value: "16".into(),
             },
@@ -612,10 +634,13 @@ fn initializer_payloads_and_nodes_are_skipped() {
             }],
             name: "rich".into(),
             initializer: vec![big, floats, external],
-            input: vec![tensor("x", F32, &[D::V(4)]), tensor("ext", F32, &[D::V(4)])],
-            output: vec![tensor("y", F32, &[D::V(4)])],
+            input: vec![
+                tensor("x", F32, &[D::V(4)]).encode_to_vec(),
+                tensor("ext", F32, &[D::V(4)]).encode_to_vec(),
+            ],
+            output: vec![tensor("y", F32, &[D::V(4)]).encode_to_vec()],
         }),
-        opset_import: vec![OperatorSetIdProto {
+        opset_import: vec![RichOpset {
             domain: String::new(),
             version: 17,
         }],

@@ -1,0 +1,563 @@
+//! The protobuf wire format, as far as reading an ONNX model's signature needs it.
+//!
+//! A message is a sequence of fields, each a key (field number and wire type) and a value:
+//! a varint, a fixed 4 or 8 bytes, a length-delimited run of bytes (strings, bytes and
+//! nested messages), or a group (obsolete; only skipped). Fields a message does not declare
+//! are skipped without being copied: that is how initializer payloads are never read.
+//!
+//! Written here rather than derived with `prost-derive`: the macros run this at compile
+//! time, and the derive brought four crates and syn's `extra-traits` into every user's
+//! build for seventeen small messages. The rules are protobuf's: the last value of a
+//! scalar field wins, a repeated message field appends, an embedded message field that
+//! appears twice is merged. Nesting is limited to [`RECURSION_LIMIT`] messages (groups
+//! included), as prost limits it, so hostile files cannot exhaust the stack.
+
+use std::fmt;
+
+/// How deep messages (and skipped groups) may nest below the top-level message.
+pub(crate) const RECURSION_LIMIT: u32 = 100;
+
+/// The wire type of a field: how its value is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// A base-128 varint.
+    Varint,
+    /// 8 bytes.
+    Fixed64,
+    /// A varint length, then that many bytes.
+    LengthDelimited,
+    /// The start of a group (ended by an end-group key of the same field).
+    StartGroup,
+    /// The end of a group.
+    EndGroup,
+    /// 4 bytes.
+    Fixed32,
+}
+
+/// Why bytes are not a valid message: what is wrong, and the fields it was found in
+/// (outermost first), as `ModelProto.graph: GraphProto.input: invalid varint`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WireError {
+    problem: String,
+    // Innermost first: each message a decoding error passes through adds its field.
+    path: Vec<(&'static str, &'static str)>,
+}
+
+impl WireError {
+    fn new(problem: impl Into<String>) -> Self {
+        WireError {
+            problem: problem.into(),
+            path: Vec::new(),
+        }
+    }
+
+    /// Adds the field the error was found in: field `field` of message `message`.
+    pub(crate) fn within(mut self, message: &'static str, field: &'static str) -> Self {
+        self.path.push((message, field));
+        self
+    }
+
+    /// Whether the error is the nesting limit (callers explain it in their own terms).
+    pub(crate) fn is_recursion_limit(&self) -> bool {
+        self.problem == RECURSION_PROBLEM
+    }
+}
+
+const RECURSION_PROBLEM: &str = "recursion limit reached";
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (message, field) in self.path.iter().rev() {
+            write!(f, "{message}.{field}: ")?;
+        }
+        f.write_str(&self.problem)
+    }
+}
+
+/// A message that can be read from (and, for tests, written to) the wire.
+pub(crate) trait Message: Default {
+    /// The message's name in `onnx.proto`, for errors.
+    const NAME: &'static str;
+
+    /// Reads the value of field `number` (of wire type `wire`) into `self`; fields the
+    /// message does not declare are skipped with [`Reader::skip`].
+    fn merge_field(&mut self, number: u32, wire: Wire, r: &mut Reader<'_>)
+    -> Result<(), WireError>;
+
+    /// Appends the message's fields (the declared ones that are not at their default).
+    #[cfg(test)]
+    fn encode(&self, w: &mut Writer);
+
+    /// The encoded message.
+    #[cfg(test)]
+    fn encode_to_vec(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        self.encode(&mut w);
+        w.bytes
+    }
+}
+
+/// Decodes `bytes` as one `M`.
+pub(crate) fn decode<M: Message>(bytes: &[u8]) -> Result<M, WireError> {
+    let mut message = M::default();
+    Reader {
+        buf: bytes,
+        depth: 0,
+    }
+    .merge_fields(&mut message)?;
+    Ok(message)
+}
+
+/// Reads the fields of one message: the bytes left of it, and how deep it is nested.
+#[derive(Debug)]
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+    depth: u32,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads every field into `message`.
+    fn merge_fields<M: Message>(&mut self, message: &mut M) -> Result<(), WireError> {
+        while !self.buf.is_empty() {
+            // An end-group key here is an error: a declared field reports it as the wrong
+            // wire type (naming the field), an undeclared one through `skip`.
+            let (number, wire) = self.key()?;
+            message.merge_field(number, wire, self)?;
+        }
+        Ok(())
+    }
+
+    fn key(&mut self) -> Result<(u32, Wire), WireError> {
+        let key = self.varint()?;
+        let wire = match key & 7 {
+            0 => Wire::Varint,
+            1 => Wire::Fixed64,
+            2 => Wire::LengthDelimited,
+            3 => Wire::StartGroup,
+            4 => Wire::EndGroup,
+            5 => Wire::Fixed32,
+            other => return Err(WireError::new(format!("invalid wire type value: {other}"))),
+        };
+        let number = u32::try_from(key >> 3)
+            .ok()
+            .filter(|&n| (1..(1 << 29)).contains(&n))
+            .ok_or_else(|| WireError::new(format!("invalid field number: {}", key >> 3)))?;
+        Ok((number, wire))
+    }
+
+    fn varint(&mut self) -> Result<u64, WireError> {
+        let mut value = 0u64;
+        for (i, &byte) in self.buf.iter().enumerate().take(10) {
+            // The tenth byte may only hold the top bit of a 64-bit value.
+            if i == 9 && byte > 1 {
+                break;
+            }
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte < 0x80 {
+                self.buf = &self.buf[i + 1..];
+                return Ok(value);
+            }
+        }
+        if self.buf.len() < 10 && self.buf.iter().all(|&b| b >= 0x80) {
+            Err(WireError::new("buffer underflow"))
+        } else {
+            Err(WireError::new("invalid varint"))
+        }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        if n > self.buf.len() {
+            return Err(WireError::new("buffer underflow"));
+        }
+        let (head, rest) = self.buf.split_at(n);
+        self.buf = rest;
+        Ok(head)
+    }
+
+    fn expect(wire: Wire, expected: Wire) -> Result<(), WireError> {
+        if wire == expected {
+            Ok(())
+        } else {
+            Err(WireError::new(format!(
+                "invalid wire type: {wire:?} (expected {expected:?})"
+            )))
+        }
+    }
+
+    fn delimited(&mut self) -> Result<&'a [u8], WireError> {
+        let len = self.varint()?;
+        let len = usize::try_from(len).map_err(|_| WireError::new("buffer underflow"))?;
+        self.take(len)
+    }
+
+    /// Skips a field this message does not declare.
+    pub(crate) fn skip(&mut self, wire: Wire) -> Result<(), WireError> {
+        match wire {
+            Wire::Varint => self.varint().map(drop),
+            Wire::Fixed64 => self.take(8).map(drop),
+            Wire::Fixed32 => self.take(4).map(drop),
+            Wire::LengthDelimited => self.delimited().map(drop),
+            Wire::StartGroup => self.skip_group(),
+            Wire::EndGroup => Err(WireError::new("unexpected end group tag")),
+        }
+    }
+
+    /// Skips a group, nested groups included (each level counts toward the limit).
+    fn skip_group(&mut self) -> Result<(), WireError> {
+        let mut open = 1u32;
+        while open > 0 {
+            if self.depth + open > RECURSION_LIMIT {
+                return Err(WireError::new(RECURSION_PROBLEM));
+            }
+            let (_, wire) = self.key()?;
+            match wire {
+                Wire::StartGroup => open += 1,
+                Wire::EndGroup => open -= 1,
+                other => self.skip(other)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// An `int64` field.
+    pub(crate) fn int64(&mut self, wire: Wire, slot: &mut i64) -> Result<(), WireError> {
+        Self::expect(wire, Wire::Varint)?;
+        // Two's complement: the varint holds the 64 bits as they are.
+        *slot = self.varint()? as i64;
+        Ok(())
+    }
+
+    /// An `int32` field (negative values are sign-extended to 64 bits on the wire).
+    pub(crate) fn int32(&mut self, wire: Wire, slot: &mut i32) -> Result<(), WireError> {
+        Self::expect(wire, Wire::Varint)?;
+        // Truncation is protobuf's rule for an int32 read from a wider varint.
+        *slot = self.varint()? as i32;
+        Ok(())
+    }
+
+    /// A `bytes` field.
+    pub(crate) fn bytes(&mut self, wire: Wire, slot: &mut Vec<u8>) -> Result<(), WireError> {
+        Self::expect(wire, Wire::LengthDelimited)?;
+        let bytes = self.delimited()?;
+        slot.clear();
+        slot.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn utf8(&mut self, wire: Wire) -> Result<String, WireError> {
+        Self::expect(wire, Wire::LengthDelimited)?;
+        let bytes = self.delimited()?;
+        std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| WireError::new("invalid string value: data is not UTF-8 encoded"))
+    }
+
+    /// A `string` field.
+    pub(crate) fn string(&mut self, wire: Wire, slot: &mut String) -> Result<(), WireError> {
+        *slot = self.utf8(wire)?;
+        Ok(())
+    }
+
+    /// A `repeated string` field.
+    pub(crate) fn strings(&mut self, wire: Wire, slot: &mut Vec<String>) -> Result<(), WireError> {
+        slot.push(self.utf8(wire)?);
+        Ok(())
+    }
+
+    /// Reads an embedded message into `message` (merging into what it holds).
+    pub(crate) fn merge<M: Message>(
+        &mut self,
+        wire: Wire,
+        message: &mut M,
+    ) -> Result<(), WireError> {
+        Self::expect(wire, Wire::LengthDelimited)?;
+        if self.depth >= RECURSION_LIMIT {
+            return Err(WireError::new(RECURSION_PROBLEM));
+        }
+        let buf = self.delimited()?;
+        Reader {
+            buf,
+            depth: self.depth + 1,
+        }
+        .merge_fields(message)
+    }
+
+    /// An embedded message field.
+    pub(crate) fn message<M: Message>(
+        &mut self,
+        wire: Wire,
+        slot: &mut Option<M>,
+    ) -> Result<(), WireError> {
+        self.merge(wire, slot.get_or_insert_with(M::default))
+    }
+
+    /// An embedded message field held in a `Box` (a message that can contain itself).
+    pub(crate) fn boxed<M: Message>(
+        &mut self,
+        wire: Wire,
+        slot: &mut Option<Box<M>>,
+    ) -> Result<(), WireError> {
+        self.merge(wire, &mut **slot.get_or_insert_with(Box::default))
+    }
+
+    /// A `repeated` message field.
+    pub(crate) fn messages<M: Message>(
+        &mut self,
+        wire: Wire,
+        slot: &mut Vec<M>,
+    ) -> Result<(), WireError> {
+        let mut message = M::default();
+        self.merge(wire, &mut message)?;
+        slot.push(message);
+        Ok(())
+    }
+}
+
+/// Writes messages (tests build models with it).
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct Writer {
+    bytes: Vec<u8>,
+}
+
+#[cfg(test)]
+impl Writer {
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.bytes.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.bytes.push(v as u8);
+    }
+
+    fn key(&mut self, number: u32, wire: u64) {
+        self.varint((u64::from(number) << 3) | wire);
+    }
+
+    fn delimited(&mut self, number: u32, bytes: &[u8]) {
+        self.key(number, 2);
+        self.varint(bytes.len() as u64);
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    pub(crate) fn int64(&mut self, number: u32, v: &i64) {
+        if *v != 0 {
+            self.key(number, 0);
+            self.varint(*v as u64);
+        }
+    }
+
+    pub(crate) fn int32(&mut self, number: u32, v: &i32) {
+        if *v != 0 {
+            self.key(number, 0);
+            self.varint(i64::from(*v) as u64);
+        }
+    }
+
+    pub(crate) fn bytes(&mut self, number: u32, v: &[u8]) {
+        if !v.is_empty() {
+            self.delimited(number, v);
+        }
+    }
+
+    pub(crate) fn string(&mut self, number: u32, v: &str) {
+        self.bytes(number, v.as_bytes());
+    }
+
+    pub(crate) fn strings(&mut self, number: u32, v: &[String]) {
+        for s in v {
+            self.delimited(number, s.as_bytes());
+        }
+    }
+
+    pub(crate) fn message<M: Message>(&mut self, number: u32, v: &Option<M>) {
+        if let Some(m) = v {
+            self.delimited(number, &m.encode_to_vec());
+        }
+    }
+
+    pub(crate) fn boxed<M: Message>(&mut self, number: u32, v: &Option<Box<M>>) {
+        if let Some(m) = v {
+            self.delimited(number, &m.encode_to_vec());
+        }
+    }
+
+    pub(crate) fn messages<M: Message>(&mut self, number: u32, v: &[M]) {
+        for m in v {
+            self.delimited(number, &m.encode_to_vec());
+        }
+    }
+
+    /// An `int64` oneof member: written even when 0 (it is present).
+    pub(crate) fn present_int64(&mut self, number: u32, v: i64) {
+        self.key(number, 0);
+        self.varint(v as u64);
+    }
+
+    /// A `string` oneof member: written even when empty (it is present).
+    pub(crate) fn present_string(&mut self, number: u32, v: &str) {
+        self.delimited(number, v.as_bytes());
+    }
+
+    /// An embedded message that is present even when empty (a oneof's variant).
+    pub(crate) fn present<M: Message>(&mut self, number: u32, m: &M) {
+        self.delimited(number, &m.encode_to_vec());
+    }
+}
+
+/// Declares a message the way `onnx.proto` does, one field per line
+/// (`number => name: kind<Type>`), and implements [`Message`] for it. Kinds: `int64`,
+/// `int32`, `bytes`, `string`, `strings` (repeated), `message<M>` (optional),
+/// `boxed<M>` (optional, boxed), `messages<M>` (repeated).
+macro_rules! message {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident = $proto:literal {
+            $( $(#[$field_meta:meta])* $number:literal => $field:ident: $kind:ident $(<$ty:ty>)?, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq)]
+        $vis struct $name {
+            $( $(#[$field_meta])* pub(crate) $field: $crate::model::wire::field_type!($kind $(<$ty>)?), )*
+        }
+
+        impl $crate::model::wire::Message for $name {
+            const NAME: &'static str = $proto;
+
+            fn merge_field(
+                &mut self,
+                number: u32,
+                wire: $crate::model::wire::Wire,
+                r: &mut $crate::model::wire::Reader<'_>,
+            ) -> Result<(), $crate::model::wire::WireError> {
+                match number {
+                    $( $number => r
+                        .$kind(wire, &mut self.$field)
+                        .map_err(|e| e.within($proto, stringify!($field))), )*
+                    _ => r.skip(wire),
+                }
+            }
+
+            #[cfg(test)]
+            fn encode(&self, w: &mut $crate::model::wire::Writer) {
+                $( w.$kind($number, &self.$field); )*
+            }
+        }
+    };
+}
+
+/// The Rust type of a field kind (see [`message!`]).
+macro_rules! field_type {
+    (int64) => { i64 };
+    (int32) => { i32 };
+    (bytes) => { Vec<u8> };
+    (string) => { String };
+    (strings) => { Vec<String> };
+    (message<$ty:ty>) => { Option<$ty> };
+    (boxed<$ty:ty>) => { Option<Box<$ty>> };
+    (messages<$ty:ty>) => { Vec<$ty> };
+}
+
+pub(crate) use {field_type, message};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::proto::{GraphProto, ModelProto, OperatorSetIdProto};
+
+    fn key(number: u32, wire: u8) -> u8 {
+        u8::try_from(number << 3).unwrap() | wire
+    }
+
+    #[test]
+    fn a_message_reads_back_what_was_written() {
+        let m = ModelProto {
+            ir_version: -3,
+            producer_name: "p".into(),
+            graph: Some(GraphProto {
+                name: "g".into(),
+                ..GraphProto::default()
+            }),
+            opset_import: vec![OperatorSetIdProto::default(); 2],
+            ..ModelProto::default()
+        };
+        assert_eq!(decode::<ModelProto>(&m.encode_to_vec()), Ok(m));
+    }
+
+    #[test]
+    fn an_embedded_message_given_twice_is_merged_and_a_scalar_is_replaced() {
+        let graph = |field: u32, text: &[u8]| {
+            let inner = [&[key(field, 2), text.len() as u8][..], text].concat();
+            [&[key(7, 2), inner.len() as u8][..], &inner].concat()
+        };
+        let bytes = [
+            graph(2, b"first"),
+            graph(2, b"second"),
+            vec![key(1, 0), 5, key(1, 0), 6],
+        ]
+        .concat();
+        let m = decode::<ModelProto>(&bytes).unwrap();
+        assert_eq!(m.graph.unwrap().name, "second");
+        assert_eq!(m.ir_version, 6);
+    }
+
+    #[test]
+    fn errors_name_the_fields_they_were_found_in() {
+        // graph { input { <length 9, but 1 byte follows> } }
+        let bytes = [key(7, 2), 3, key(11, 2), 9, 0];
+        let e = decode::<ModelProto>(&bytes).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "ModelProto.graph: GraphProto.input: buffer underflow"
+        );
+        let e = decode::<ModelProto>(&[key(2, 0), 1]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "ModelProto.producer_name: invalid wire type: Varint (expected LengthDelimited)"
+        );
+    }
+
+    #[test]
+    fn varints_take_at_most_ten_bytes() {
+        let mut max = vec![key(1, 0)];
+        max.extend([0xff; 9]);
+        max.push(0x01);
+        assert_eq!(decode::<ModelProto>(&max).unwrap().ir_version, -1);
+        let mut long = vec![key(1, 0)];
+        long.extend([0xff; 10]);
+        long.push(0x01);
+        assert_eq!(
+            decode::<ModelProto>(&long).unwrap_err().to_string(),
+            "ModelProto.ir_version: invalid varint"
+        );
+        assert_eq!(
+            decode::<ModelProto>(&[key(1, 0), 0x80])
+                .unwrap_err()
+                .to_string(),
+            "ModelProto.ir_version: buffer underflow"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_groups_are_skipped_and_nesting_is_limited() {
+        // Field 20 as each wire type, then a group holding a group.
+        let bytes = [
+            vec![0xa0, 0x01, 7],          // 20: varint
+            vec![0xa1, 0x01],             // 20: fixed64
+            vec![0; 8],                   //
+            vec![0xa5, 0x01, 0, 0, 0, 0], // 20: fixed32
+            vec![0xa2, 0x01, 2, 9, 9],    // 20: length-delimited
+            vec![0xa3, 0x01, 0xa3, 0x01], // 20: start group, twice
+            vec![0xa4, 0x01, 0xa4, 0x01], // 20: end group, twice
+            vec![key(2, 2), 1, b'p'],     // producer_name
+        ]
+        .concat();
+        assert_eq!(decode::<ModelProto>(&bytes).unwrap().producer_name, "p");
+        let deep = [0xa3, 0x01].repeat(RECURSION_LIMIT as usize + 1);
+        let e = decode::<ModelProto>(&deep).unwrap_err();
+        assert!(e.is_recursion_limit(), "{e}");
+        let e = decode::<ModelProto>(&[0xa4, 0x01]).unwrap_err();
+        assert_eq!(e.to_string(), "unexpected end group tag");
+    }
+}
