@@ -75,8 +75,8 @@ pub use slot::{InputSlot, Slot};
 pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
 pub use values::{
     DynKey, DynMap, DynValue, ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional,
-    OutputSlot, Sequence, SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings,
-    ValueType,
+    OutputRef, OutputSlot, Sequence, SequenceElement, StringOutput, StringTensor, StringTensorMut,
+    Strings, ValueType,
 };
 
 /// The `cudarc` crate ort-bind's CUDA devices are built on (the `cuda` feature), so

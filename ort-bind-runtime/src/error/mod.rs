@@ -84,7 +84,7 @@ pub enum Error {
     },
 
     /// An output was read before any successful run produced it.
-    #[error("output `{output}` has not been produced yet: call `run` first")]
+    #[error("output `{output}` has no value yet: run the binding first")]
     NotRun {
         /// ONNX name of the output.
         output: String,
