@@ -69,8 +69,8 @@ pub use ort_bind_runtime::{
 
 /// String tensors, sequences, maps and optionals (module [`values`]).
 pub use ort_bind_runtime::{
-    Map, MapKey, MapSequence, MapValue, Optional, Sequence, SequenceElement, StringOutput,
-    StringTensor, StringTensorMut, Strings, values,
+    Map, MapKey, MapSequence, MapValue, Optional, OutputRef, Sequence, SequenceElement,
+    StringOutput, StringTensor, StringTensorMut, Strings, values,
 };
 
 /// The binding every route builds on: [`Bound`] owns an I/O binding and the buffers it

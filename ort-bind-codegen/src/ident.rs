@@ -213,3 +213,31 @@ mod tests {
         }
     }
 }
+
+/// The indefinite article before `word` in a message: "an" before a vowel sound
+/// (`an AllocatedOutput`, `an int64 tensor`, `an optional`), "a" otherwise (`a uint8
+/// tensor`, `a map`).
+pub(crate) fn a_or_an(word: &str) -> &'static str {
+    let w = word.trim_start_matches(['`', '(']).to_ascii_lowercase();
+    let vowel = w.starts_with(['a', 'e', 'i', 'o', 'u']);
+    // `u` read as "you", `one` as "won".
+    let exception = ["uint", "uni", "use", "one"]
+        .iter()
+        .any(|p| w.starts_with(p));
+    if vowel && !exception { "an" } else { "a" }
+}
+
+#[cfg(test)]
+mod article_tests {
+    use super::a_or_an;
+
+    #[test]
+    fn articles_follow_the_sound() {
+        assert_eq!(a_or_an("`AllocatedOutput`"), "an");
+        assert_eq!(a_or_an("int64"), "an");
+        assert_eq!(a_or_an("optional"), "an");
+        assert_eq!(a_or_an("uint8"), "a");
+        assert_eq!(a_or_an("`Tensor`"), "a");
+        assert_eq!(a_or_an("float32"), "a");
+    }
+}

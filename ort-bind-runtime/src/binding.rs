@@ -34,7 +34,10 @@ use crate::values::{InputValue, OutputSlot};
 /// Implementors promise that no method other than [`BindingIo::set_dims`] (and code run
 /// inside [`Bound::modify`]) moves, replaces, reallocates or frees a tensor that
 /// [`BindingIo::bind`] bound: the views returned by `inputs_mut`/`outputs` may only
-/// read and write elements in place. ONNX Runtime keeps raw pointers to that memory.
+/// read and write elements in place. ONNX Runtime keeps raw pointers to that memory. The
+/// one exception: when [`BindingIo::HAS_VALUE_INPUTS`] is `true`, the inputs view may
+/// replace the value inputs it hands out (maps, sequences, sequences of maps, optionals),
+/// and [`Bound`] binds everything again before the next run after each `inputs_mut`.
 pub unsafe trait BindingIo {
     /// Input specs, in binding order (index = position). Empty for an `Io` whose values
     /// are known only at run time, which overrides [`BindingIo::names`] instead.
@@ -46,6 +49,11 @@ pub unsafe trait BindingIo {
     /// and every [`Binder::value_output`]: strings, sequences, maps, optionals), so their
     /// values must be collected after each run.
     const HAS_ALLOCATED_OUTPUTS: bool;
+    /// Whether the inputs view hands out value inputs (maps, sequences, sequences of maps,
+    /// optionals) to fill in place (`inputs().m.set_pairs(..)`): such a value is a new ONNX
+    /// Runtime value once filled, so [`Bound::inputs`] and [`Bound::split`] make the next
+    /// run bind everything again. `false` by default.
+    const HAS_VALUE_INPUTS: bool = false;
     /// The values of the model's symbolic dimensions (compared to find the binding of
     /// dims used recently; see [`Bound::set_dims`]).
     type Dims: Clone + PartialEq + Send;
@@ -91,6 +99,12 @@ pub unsafe trait BindingIo {
     /// [`AllocatedOutput::clear`]), so they read as absent; [`Bound`] calls it when dims
     /// change and when a run fails. The default does nothing (no allocated outputs).
     fn clear_allocated(&mut self) {}
+    /// The binding index of the first value input that has no value yet (a map,
+    /// sequence or sequence of maps never filled): a run is then
+    /// [`Error::MissingInput`] naming it. The default: none.
+    fn missing_input(&self) -> Option<usize> {
+        None
+    }
     /// Views for filling inputs in place.
     fn inputs_mut(&mut self) -> Self::InputsMut<'_>;
     /// Views for reading outputs in place.
@@ -197,8 +211,15 @@ impl<'io> Binder<'_, 'io> {
     /// Binds a string tensor, sequence, map or optional (any [`InputValue`]) as input number
     /// `index`. An [`Optional`](crate::Optional) without a value is left unbound, which ONNX
     /// Runtime takes as an absent optional input.
+    ///
+    /// A value input with no value yet ([`InputValue::is_set`] is `false`) is left
+    /// unbound; [`BindingIo::missing_input`] names it when a run is asked for.
     pub fn value_input<V: InputValue>(&mut self, index: usize, value: &'io V) -> Result<()> {
-        let bound = value.bound_value()?;
+        let bound = if value.is_set() {
+            value.bound_value()?
+        } else {
+            None
+        };
         if let Some(storage) = &mut self.storage {
             // A binding kept for other dims (`Bound::set_dims`) holds ONNX Runtime's own
             // reference to the value bound then, so a new value that happens to sit at a
@@ -460,6 +481,9 @@ impl<Io: BindingIo> Bound<Io> {
         self.binds += 1;
         self.args.clear();
         self.storage.clear();
+        // An input this bind leaves out (an optional made absent, a value input emptied)
+        // must not stay bound to the value an earlier bind gave it.
+        self.io_binding.clear_inputs();
         let mut binder = Binder {
             io: Some(&mut self.io_binding),
             input_names: &self.input_names,
@@ -589,7 +613,21 @@ impl<Io: BindingIo> Bound<Io> {
         }
     }
 
+    /// [`Error::MissingInput`] when a value input has no value yet.
+    fn check_inputs(&self) -> Result<()> {
+        match self.io.missing_input() {
+            None => Ok(()),
+            Some(index) => Err(Error::MissingInput {
+                input: self
+                    .input_names
+                    .get(index)
+                    .map_or_else(|| format!("#{index}"), |n| n.to_string_lossy().into_owned()),
+            }),
+        }
+    }
+
     fn run_sync(&mut self) -> Result<()> {
+        self.check_inputs()?;
         if !self.ready {
             self.rebind()?;
         } else if Io::HAS_ALLOCATED_OUTPUTS && !self.allocated_fresh {
@@ -774,9 +812,14 @@ impl<Io: BindingIo> Bound<Io> {
         self.io.bind(&mut binder).is_ok()
     }
 
-    /// Mutable views of the inputs, to fill them in place.
+    /// Mutable views of the inputs, to fill them in place. With value inputs
+    /// ([`BindingIo::HAS_VALUE_INPUTS`]: maps, sequences, optionals, which filling makes new
+    /// ONNX Runtime values) the next run binds everything again.
     pub fn inputs(&mut self) -> Io::InputsMut<'_> {
         self.settle();
+        if Io::HAS_VALUE_INPUTS {
+            self.ready = false;
+        }
         self.io.inputs_mut()
     }
 
@@ -792,6 +835,9 @@ impl<Io: BindingIo> Bound<Io> {
         Io: SplitIo,
     {
         self.settle();
+        if Io::HAS_VALUE_INPUTS {
+            self.ready = false;
+        }
         self.io.split()
     }
 
@@ -863,6 +909,7 @@ impl<Io: BindingIo> Bound<Io> {
     }
 
     fn start_async_inner(&mut self, waker: &Waker, timeout: Option<Duration>) -> Result<()> {
+        self.check_inputs()?;
         if !self.ready {
             self.rebind()?;
         }

@@ -78,8 +78,8 @@ pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
 #[cfg(feature = "dynamic")]
 pub use values::{DynKey, DynMap, DynValue};
 pub use values::{
-    ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional, OutputSlot, Sequence,
-    SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings, ValueType,
+    ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional, OutputRef, OutputSlot,
+    Sequence, SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings, ValueType,
 };
 
 /// The `cudarc` crate ort-bind's CUDA devices are built on (the `cuda` feature), so

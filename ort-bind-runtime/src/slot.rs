@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::session::ValueSpec;
 use crate::shape::Shape;
 use crate::tensor::{AllocatedOutput, Tensor, TensorMut, TensorRef};
+use crate::values::OutputRef;
 
 mod sealed {
     pub trait Sealed {}
@@ -44,8 +45,9 @@ pub trait Slot: sealed::Sealed + Sized {
     type Mut<'a>: Debug
     where
         Self: 'a;
-    /// View handed out by the binding's `outputs()`: [`TensorRef`], or `Option<TensorRef>`
-    /// for an [`AllocatedOutput`] (`None` before the first run).
+    /// View handed out by the binding's `outputs()`: [`TensorRef`], or for an
+    /// [`AllocatedOutput`] an [`OutputRef`], read with `get()` like every output ONNX
+    /// Runtime allocates ([`Error::NotRun`](crate::Error::NotRun) before the first run).
     type Ref<'a>: Debug
     where
         Self: 'a;
@@ -135,8 +137,8 @@ impl<T: Element, S: Shape, D: Device> Slot for AllocatedOutput<T, S, D> {
     type Elem = T;
     type Shape = S;
     type Device = D;
-    type Mut<'a> = Option<TensorRef<'a, T, S, D>>;
-    type Ref<'a> = Option<TensorRef<'a, T, S, D>>;
+    type Mut<'a> = OutputRef<'a, Self>;
+    type Ref<'a> = OutputRef<'a, Self>;
     const ALLOCATED: bool = true;
 
     fn allocate(name: &str, device: &D, _dims: &[usize]) -> Result<Self> {
@@ -147,12 +149,12 @@ impl<T: Element, S: Shape, D: Device> Slot for AllocatedOutput<T, S, D> {
         Ok(())
     }
 
-    fn slot_mut(&mut self) -> Option<TensorRef<'_, T, S, D>> {
-        self.get().ok()
+    fn slot_mut(&mut self) -> OutputRef<'_, Self> {
+        OutputRef::new(self)
     }
 
-    fn slot_ref(&self) -> Option<TensorRef<'_, T, S, D>> {
-        self.get().ok()
+    fn slot_ref(&self) -> OutputRef<'_, Self> {
+        OutputRef::new(self)
     }
 
     fn bind_output<'io>(&'io self, binder: &mut Binder<'_, 'io>, index: usize) -> Result<()> {

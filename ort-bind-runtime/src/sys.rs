@@ -340,7 +340,10 @@ impl Value {
         let status =
             unsafe { (ort::api().CreateValue)(pointers.as_ptr(), pointers.len(), kind, &mut out) };
         check(status, || {
-            format!("creating a {kind:?} of {} parts", pointers.len())
+            format!(
+                "creating an ONNX value of type {kind:?} from {} parts",
+                pointers.len()
+            )
         })?;
         Ok(Value(non_null(out, "CreateValue")?))
     }
@@ -452,6 +455,13 @@ impl IoBinding {
         let status =
             unsafe { (ort::api().BindInput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
         check(status, || format!("binding input {name:?}"))
+    }
+
+    /// Unbinds every input, so that one a full bind leaves out (an optional input made
+    /// absent) is absent for the next run rather than still bound to its old value.
+    pub(crate) fn clear_inputs(&mut self) {
+        // SAFETY: the binding is alive; ORT drops its references to the bound values.
+        unsafe { (ort::api().ClearBoundInputs)(self.ptr.as_ptr()) }
     }
 
     /// Binds `value` as the buffer output `name` is written into.

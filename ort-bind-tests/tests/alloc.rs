@@ -83,7 +83,8 @@ fn sklearn_iris_steady_state_allocations() -> R {
                 return;
             }
             let out = b.outputs();
-            let (Some(labels), Some(maps)) = (out.output_label, out.output_probability) else {
+            let (Ok(labels), Ok(maps)) = (out.output_label.get(), out.output_probability.get())
+            else {
                 result = Err(ort_bind::Error::NotRun {
                     output: "output_label".into(),
                 });
@@ -138,6 +139,7 @@ fn sklearn_text_steady_state_allocations() -> R {
             total += b
                 .outputs()
                 .label
+                .get()
                 .map_or(0, |l| l.iter().map(str::len).sum());
         }
     });
@@ -283,7 +285,7 @@ fn outputs_onnx_runtime_allocates_cost_ort_bind_nothing() -> R {
                 result = Err(e);
                 return;
             }
-            let indices = b.outputs().indices.expect("produced");
+            let indices = b.outputs().indices.get().expect("produced");
             assert_eq!(indices.dims(), &[1, 3 + i % 2]);
         }
     });
@@ -344,7 +346,7 @@ fn dims_changes_with_allocated_outputs_allocate_only_to_grow() -> R {
             }
         }));
         std::mem::replace(&mut result, Ok(()))?;
-        assert_eq!(b.outputs().z.expect("produced").dims(), &[batch, 3]);
+        assert_eq!(b.outputs().z.get().expect("produced").dims(), &[batch, 3]);
     }
     println!("dynamic.onnx batch 2, 4, 3, 4, 8: {counts:?} allocations");
     // Only 4 -> 8 grows x and y past their capacity.

@@ -368,14 +368,18 @@ fn data_dependent_outputs_live_on_the_device() -> ort_bind::Result<()> {
         .x
         .copy_from_host(&[0.0, 1.5, 0.0, -2.0, 0.0, 3.0])?;
     binding.run()?;
-    let indices = binding.outputs().indices.expect("produced by the run");
+    let indices = binding
+        .outputs()
+        .indices
+        .get()
+        .expect("produced by the run");
     assert_eq!(indices.dims(), &[1, 3]);
     assert!(indices.cuda_view().is_none(), "ONNX Runtime allocated it");
     assert_eq!(indices.to_vec()?, vec![1, 3, 5]);
     binding.inputs().x.copy_from_host(&[1.0; 6])?;
     binding.run()?;
     assert_eq!(
-        binding.outputs().indices.expect("run").to_vec()?,
+        binding.outputs().indices.get().expect("run").to_vec()?,
         vec![0, 1, 2, 3, 4, 5]
     );
     Ok(())

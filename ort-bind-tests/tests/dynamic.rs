@@ -86,13 +86,13 @@ fn unset_minus_one_and_question_mark_dims_are_user_sized() -> ort_bind::Result<(
         );
         // Outputs whose dims nothing names are allocated by ONNX Runtime, typed, with
         // the shape the run produced.
-        let sig = o.sigmoid_0_tmp_0.expect("produced");
+        let sig = o.sigmoid_0_tmp_0.get().expect("produced");
         assert_eq!(sig.dims(), &[ty]);
         assert!(sig.as_slice().iter().all(|&v| v == 0.5));
-        let neg: TensorRef<'_, f32, (Dyn,)> = o.out_1x.expect("produced");
+        let neg: TensorRef<'_, f32, (Dyn,)> = o.out_1x.get().expect("produced");
         assert_eq!(neg.dims(), &[one_x]);
         assert!(neg.as_slice().iter().all(|&v| v == 2.0));
-        let same = o.save_infer_model_scale_1_tmp_1.expect("produced");
+        let same = o.save_infer_model_scale_1_tmp_1.get().expect("produced");
         assert_eq!(same.dims(), &[2, unset]);
         assert_eq!(o.a_b.as_slice(), &[11.0, 22.0, 33.0, 44.0]);
         let step: TensorRef<'_, i64, ()> = o.self_;
@@ -154,7 +154,7 @@ fn output_dims_named_differently_are_allocated_or_renamed() -> ort_bind::Result<
     // As exported, `z` [N, 3]: `N` is on no input, so ONNX Runtime allocates `z`.
     let model = dynamic::Model::load()?;
     let mut b = model.bind(dynamic::Dims { batch: 2 })?;
-    assert!(b.outputs().z.is_none(), "nothing before the first run");
+    assert!(b.outputs().z.get().is_err(), "nothing before the first run");
     // With `rename_dim("N", "batch")`, `z` is pre-allocated: a plain typed view.
     let renamed = dynamic_renamed::Model::load()?;
     let mut r = renamed.bind(dynamic_renamed::Dims { batch: 2 })?;
@@ -168,7 +168,7 @@ fn output_dims_named_differently_are_allocated_or_renamed() -> ort_bind::Result<
         b.run()?;
         let out = b.outputs();
         assert!(close(out.y.as_slice(), &y));
-        let got = out.z.expect("produced");
+        let got = out.z.get().expect("produced");
         assert_eq!(got.dims(), &[batch, 3]);
         assert!(close(got.as_slice(), &z));
 
@@ -186,7 +186,7 @@ fn output_dims_named_differently_are_allocated_or_renamed() -> ort_bind::Result<
 fn data_dependent_output_shapes_follow_each_run() -> ort_bind::Result<()> {
     let model = nonzero::Model::load()?;
     let mut b = model.bind(nonzero::Dims {})?;
-    assert!(b.outputs().indices.is_none());
+    assert!(b.outputs().indices.get().is_err());
     for x in [
         [0.0, 1.5, 0.0, -2.0, 0.0, 3.0],
         [1.0; 6],
@@ -197,7 +197,7 @@ fn data_dependent_output_shapes_follow_each_run() -> ort_bind::Result<()> {
         b.inputs().x.copy_from_slice(&x)?;
         b.run()?;
         let want: Vec<i64> = (0..6).filter(|&i| x[i] != 0.0).map(|i| i as i64).collect();
-        let got: TensorRef<'_, i64, (Fix<1>, Dyn)> = b.outputs().indices.expect("produced");
+        let got: TensorRef<'_, i64, (Fix<1>, Dyn)> = b.outputs().indices.get().expect("produced");
         assert_eq!(got.dims(), &[1, want.len()]);
         assert_eq!(got.as_slice(), want.as_slice());
     }
@@ -236,7 +236,7 @@ fn an_open_state_output_feeds_back_without_naming_any_dim() -> Result<(), BoxErr
         }
         b.run()?;
         let out = b.outputs();
-        let p: TensorRef<'_, f32, (Dyn, Fix<1>)> = out.output.expect("produced");
+        let p: TensorRef<'_, f32, (Dyn, Fix<1>)> = out.output.get().expect("produced");
         assert_eq!(p.dims(), &[1, 1]);
         probs.push(p.as_slice()[0]);
         let state_n: TensorRef<'_, f32, (Fix<2>, Dyn, Fix<128>)> = out.state_n;
@@ -341,7 +341,7 @@ fn real_text_detector_output_follows_the_image_size() -> Result<(), BoxError> {
         b.set_dims(ppocr_det::Dims::from_input_shapes(&[1, 3, h, w])?)?;
         b.inputs().x.copy_from_slice(&image)?;
         b.run()?;
-        check_det(b.outputs().sigmoid_0_tmp_0.expect("produced"), want);
+        check_det(b.outputs().sigmoid_0_tmp_0.get().expect("produced"), want);
 
         s.set_dims(ppocr_det_sized::Dims::from_input_shapes(&[1, 3, h, w])?)?;
         s.inputs().x.copy_from_slice(&image)?;

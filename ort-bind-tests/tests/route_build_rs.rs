@@ -110,15 +110,19 @@ fn messy_names_bind_and_run() -> ort_bind::Result<()> {
         &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     );
     assert_eq!(
-        o.sigmoid_0_tmp_0.expect("produced by the run").as_slice(),
+        o.sigmoid_0_tmp_0
+            .get()
+            .expect("produced by the run")
+            .as_slice(),
         &[0.5]
     );
     assert_eq!(
-        o.out_1x.expect("produced by the run").as_slice(),
+        o.out_1x.get().expect("produced by the run").as_slice(),
         &[-1.0, 2.0]
     );
     assert_eq!(
         o.save_infer_model_scale_1_tmp_1
+            .get()
             .expect("produced by the run")
             .as_slice(),
         &[1.0; 10]
@@ -271,15 +275,20 @@ fn sklearn_iris_classifier_equals_python() -> ort_bind::Result<()> {
     let mut binding = model.bind(sklearn_iris::Dims {
         float_input_dim0: rows.len(),
     })?;
-    assert!(binding.outputs().output_label.is_none(), "no run yet");
+    let err = binding.outputs().output_label.get().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("output `output_label` has no value yet: run the binding first"),
+        "{err}"
+    );
     let features: Vec<f32> = rows.iter().flat_map(|r| r.input).collect();
     binding.inputs().float_input.copy_from_slice(&features)?;
     for _ in 0..2 {
         binding.run()?;
         let out = binding.outputs();
-        let labels = out.output_label.expect("after a run");
+        let labels = out.output_label.get()?;
         assert_eq!(labels.dims(), &[rows.len()]);
-        let maps = out.output_probability.expect("after a run");
+        let maps = out.output_probability.get()?;
         assert_eq!(maps.len(), rows.len());
         for ((row, label), map) in rows.iter().zip(labels).zip(maps) {
             assert_eq!(label, row.label);
@@ -298,13 +307,8 @@ fn sklearn_iris_classifier_equals_python() -> ort_bind::Result<()> {
         .copy_from_slice(&rows[2].input)?;
     binding.run()?;
     let out = binding.outputs();
-    assert_eq!(out.output_label.unwrap().to_vec(), [rows[2].label.clone()]);
-    let hm = out
-        .output_probability
-        .unwrap()
-        .get(0)
-        .unwrap()
-        .to_hash_map();
+    assert_eq!(out.output_label.get()?.to_vec(), [rows[2].label.clone()]);
+    let hm = out.output_probability.get()?.get(0).unwrap().to_hash_map();
     assert!((hm["versicolor"] - rows[2].probabilities[1].1).abs() <= 1e-6);
     Ok(())
 }
@@ -323,8 +327,8 @@ fn sklearn_text_pipeline_equals_python() -> ort_bind::Result<()> {
     binding.inputs().text.fill(&sentences)?;
     binding.run()?;
     let out = binding.outputs();
-    let labels = out.label.expect("after a run");
-    let probs = out.probabilities.expect("after a run");
+    let labels = out.label.get()?;
+    let probs = out.probabilities.get()?;
     assert_eq!(probs.dims(), &[rows.len(), 3]);
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(&labels[i], row.label, "{:?}", row.input);
@@ -346,14 +350,14 @@ fn sklearn_text_pipeline_equals_python() -> ort_bind::Result<()> {
     binding.set_dims(sklearn_text::Dims::from_input_shapes(&[2, 1])?)?;
     binding.inputs().text.fill(&sentences[..2])?;
     binding.run()?;
-    let labels = binding.outputs().label.unwrap().to_vec();
+    let labels = binding.outputs().label.get()?.to_vec();
     assert_eq!(labels, [rows[0].label.clone(), rows[1].label.clone()]);
     // Back to the first size: still right (a fresh tensor, bound again).
     binding.set_dims(dims)?;
     binding.inputs().text.fill(&sentences)?;
     binding.run()?;
-    assert_eq!(binding.outputs().label.unwrap().len(), rows.len());
-    assert_eq!(&binding.outputs().label.unwrap()[4], rows[4].label);
+    assert_eq!(binding.outputs().label.get()?.len(), rows.len());
+    assert_eq!(&binding.outputs().label.get()?[4], rows[4].label);
     Ok(())
 }
 
@@ -377,7 +381,7 @@ fn generated_sequences_in_and_out() -> ort_bind::Result<()> {
     binding.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
     binding.inputs().y.copy_from_slice(&[4.0, 5.0])?;
     binding.inputs().text.fill(&["a", "bc"])?;
-    assert!(binding.inputs().s.is_none());
+    assert!(binding.inputs().s.is_empty());
     let err = binding.run().unwrap_err();
     assert!(
         matches!(&err, Error::MissingInput { input } if input == "s"),
@@ -405,23 +409,24 @@ fn generated_sequences_in_and_out() -> ort_bind::Result<()> {
         matches!(&err, Error::MissingInput { input } if input == "s"),
         "{err}"
     );
-    binding.set_input_s(ort_bind::Sequence::from_arrays(
-        "s",
-        [(&[2][..], &[7.0f32, 8.0][..]), (&[1][..], &[9.0][..])],
-    )?)?;
+    binding
+        .inputs()
+        .s
+        .set_arrays([(&[2][..], &[7.0f32, 8.0][..]), (&[1][..], &[9.0][..])])?;
     binding.run()?;
     let out = binding.outputs();
-    let pair: Vec<Vec<f32>> = out.pair.unwrap().iter().map(|t| t.to_vec()).collect();
+    let pair: Vec<Vec<f32>> = out.pair.get()?.iter().map(|t| t.to_vec()).collect();
     assert_eq!(pair, [vec![1.0, 2.0, 3.0], vec![4.0, 5.0]]);
-    assert_eq!(out.pieces.unwrap().len(), 3);
-    let echo: Vec<Vec<f32>> = out.echo.unwrap().iter().map(|t| t.to_vec()).collect();
+    assert_eq!(out.pieces.get()?.len(), 3);
+    let echo: Vec<Vec<f32>> = out.echo.get()?.iter().map(|t| t.to_vec()).collect();
     assert_eq!(echo, [vec![7.0, 8.0], vec![9.0]]);
-    let words: Vec<Vec<String>> = out.words.unwrap().iter().map(|s| s.to_vec()).collect();
+    let words: Vec<Vec<String>> = out.words.get()?.iter().map(|s| s.to_vec()).collect();
     assert_eq!(words, [vec!["a".to_owned()], vec!["bc".to_owned()]]);
     Ok(())
 }
 
-/// Maps through a generated module (`maps.onnx`): a map input set from pairs, a map
+/// Maps through a generated module (`maps.onnx`): a map input filled in place through
+/// `inputs()` like a tensor (named after the model input, refilled between runs), a map
 /// output sorted by key as ONNX Runtime keeps it, and sequences of maps.
 #[test]
 fn generated_maps_in_and_out() -> ort_bind::Result<()> {
@@ -431,15 +436,23 @@ fn generated_maps_in_and_out() -> ort_bind::Result<()> {
         .inputs()
         .probs
         .copy_from_slice(&[0.1, 0.2, 0.7, 0.3, 0.3, 0.4])?;
-    binding.set_input_m(ort_bind::Map::from_pairs(
-        "m",
-        [("c".to_owned(), 3.0f32), ("a".to_owned(), 1.0)],
-    )?)?;
+    // Not filled yet: a run names the input.
+    let err = binding.run().unwrap_err();
+    assert!(
+        matches!(&err, Error::MissingInput { input } if input == "m"),
+        "{err}"
+    );
+    // Filled in place, the same way as a tensor input; the map is the model input's.
+    assert_eq!(binding.inputs().m.name(), "m");
+    binding
+        .inputs()
+        .m
+        .set_pairs([("c".to_owned(), 3.0f32), ("a".to_owned(), 1.0)])?;
     binding.run()?;
     let out = binding.outputs();
     let by_id: Vec<Vec<(i64, f32)>> = out
         .by_id
-        .unwrap()
+        .get()?
         .iter()
         .map(|m| m.iter().collect())
         .collect();
@@ -450,11 +463,25 @@ fn generated_maps_in_and_out() -> ort_bind::Result<()> {
             vec![(10, 0.3), (20, 0.3), (30, 0.4)]
         ]
     );
-    assert_eq!(out.by_name.unwrap().get(0).unwrap().get("eel"), Some(0.7));
+    assert_eq!(out.by_name.get()?.get(0).unwrap().get("eel"), Some(0.7));
     assert_eq!(
-        out.m.unwrap().iter().collect::<Vec<_>>(),
+        out.m.get()?.iter().collect::<Vec<_>>(),
         [("a", 1.0), ("c", 3.0)]
     );
+    // Filled again with other entries: the next run binds the new map.
+    binding.inputs().m.set_pairs([("b".to_owned(), 2.0f32)])?;
+    binding.run()?;
+    assert_eq!(
+        binding.outputs().m.get()?.iter().collect::<Vec<_>>(),
+        [("b", 2.0)]
+    );
+    // A duplicate key is an error naming the input.
+    let err = binding
+        .inputs()
+        .m
+        .set_pairs([("b".to_owned(), 1.0f32), ("b".to_owned(), 2.0)])
+        .unwrap_err();
+    assert!(err.to_string().contains("`m`"), "{err}");
     Ok(())
 }
 
@@ -473,7 +500,7 @@ fn generated_optionals() -> ort_bind::Result<()> {
     assert_eq!(out.has.as_slice(), &[false]);
     let mut o = ort_bind::Tensor::new("o", &[1])?;
     o.as_mut_slice()[0] = 4.0;
-    binding.set_input_o(ort_bind::Optional::some(o))?;
+    *binding.inputs().o = ort_bind::Optional::some(o);
     binding.run()?;
     assert_eq!(binding.outputs().has.as_slice(), &[true]);
     Ok(())

@@ -205,7 +205,7 @@ fn data_dependent_outputs_are_allocated_by_onnx_runtime() -> ort_bind::Result<()
     let session = session(NonZero::MODEL_PATH)?;
     let mut bound = Bound::new(&session, NonZero::allocate(&Cpu)?)?;
     assert!(
-        bound.outputs().indices.is_none(),
+        bound.outputs().indices.get().is_err(),
         "nothing before the first run"
     );
     bound
@@ -213,12 +213,12 @@ fn data_dependent_outputs_are_allocated_by_onnx_runtime() -> ort_bind::Result<()
         .x
         .copy_from_slice(&[0.0, 1.5, 0.0, -2.0, 0.0, 3.0])?;
     bound.run()?;
-    let indices = bound.outputs().indices.expect("produced by the run");
+    let indices = bound.outputs().indices.get()?;
     assert_eq!(indices.dims(), &[1, 3]);
     assert_eq!(indices.as_slice(), &[1, 3, 5]);
     bound.inputs().x.fill(1.0);
     bound.run()?;
-    assert_eq!(bound.outputs().indices.unwrap().dims(), &[1, 6]);
+    assert_eq!(bound.outputs().indices.get()?.dims(), &[1, 6]);
     Ok(())
 }
 
@@ -311,10 +311,7 @@ fn every_element_type() -> ort_bind::Result<()> {
     assert_eq!(o.y_int8.as_slice(), &[-8, 8]);
     assert_eq!(o.y_int16.as_slice(), &[-16, 16]);
     assert_eq!(o.y_int32.as_slice(), &[-32, 32]);
-    assert_eq!(
-        o.y_int64.expect("allocated by the run").as_slice(),
-        &[-64, 64]
-    );
+    assert_eq!(o.y_int64.get()?.as_slice(), &[-64, 64]);
     assert_eq!(o.y_uint8.as_slice(), &[8, 255]);
     assert_eq!(o.y_uint16.as_slice(), &[16, 65535]);
     assert_eq!(o.y_uint32.as_slice(), &[32, u32::MAX]);
@@ -469,12 +466,16 @@ fn allocated_outputs_are_absent_after_set_dims() -> ort_bind::Result<()> {
     )?;
     bound.inputs().x.fill(1.0);
     bound.run()?;
-    assert_eq!(bound.outputs().z.expect("run").dims(), &[2, 3]);
+    assert_eq!(bound.outputs().z.get()?.dims(), &[2, 3]);
     bound.set_dims(&AllocatedDims { batch: 1 })?;
-    assert!(bound.outputs().z.is_none(), "stale output after set_dims");
+    let err = bound.outputs().z.get().unwrap_err();
+    assert!(
+        matches!(&err, ort_bind::Error::NotRun { output } if output == "z"),
+        "stale output after set_dims: {err}"
+    );
     bound.inputs().x.fill(1.0);
     bound.run()?;
-    assert_eq!(bound.outputs().z.expect("run").dims(), &[1, 3]);
+    assert_eq!(bound.outputs().z.get()?.dims(), &[1, 3]);
     Ok(())
 }
 
@@ -508,10 +509,11 @@ fn sklearn_iris_through_the_derive_equals_python() -> ort_bind::Result<()> {
         bound.run()?;
         let out = bound.outputs();
         let labels = out.labels.get()?;
-        assert_eq!(out.probabilities.len(), rows.len());
+        let maps = out.probabilities.get()?;
+        assert_eq!(maps.len(), rows.len());
         for (i, row) in rows.iter().enumerate() {
             assert_eq!(&labels[i], row.label);
-            let map = out.probabilities.get(i).unwrap();
+            let map = maps.get(i).unwrap();
             let got: Vec<(String, f32)> = map.iter().map(|(k, v)| (k.to_owned(), v)).collect();
             assert_eq!(got, row.probabilities);
         }
@@ -539,7 +541,7 @@ fn sklearn_text_through_the_derive_equals_python() -> ort_bind::Result<()> {
     bound.run()?;
     let out = bound.outputs();
     let labels = out.label.get()?;
-    let probs = out.probabilities.expect("after a run");
+    let probs = out.probabilities.get()?;
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(&labels[i], row.label);
         let want: Vec<f32> = row.probabilities.iter().map(|(_, p)| *p).collect();
@@ -591,13 +593,14 @@ fn optionals_through_the_derive() -> ort_bind::Result<()> {
     let seq = out.some_seq.get()?.expect("a value");
     assert_eq!(seq.len(), 2);
     assert_eq!(out.has.as_slice(), &[false]);
-    // With a value for `o`: rebound through `modify`.
-    bound.modify(|io| {
-        io.o.set_present(true);
-        Ok(())
-    })?;
+    // With a value for `o`: set through `inputs()`, as in a generated module; the next
+    // run binds it.
+    bound.inputs().o.set_present(true);
     bound.run()?;
     assert_eq!(bound.outputs().has.as_slice(), &[true]);
+    bound.inputs().o.set_present(false);
+    bound.run()?;
+    assert_eq!(bound.outputs().has.as_slice(), &[false]);
     Ok(())
 }
 
@@ -673,5 +676,133 @@ fn narrow_types_bind_through_the_derive() -> ort_bind::Result<()> {
     assert_eq!(o.q_int4.unpacked().collect::<Vec<_>>(), [1, -3, 7, 7, -6]);
     assert_eq!(o.d_int4.as_slice(), &[-4.0, 3.5, 0.0, -0.5, 2.5]);
     assert_eq!(o.d_int2.as_slice(), &[-1.0, 0.5, 0.0, -0.5, 0.5]);
+    Ok(())
+}
+
+// Issue 22, point 2: one way to read each output kind and to fill each input kind,
+// whichever route made the struct. The build.rs module of `sklearn_iris.onnx` and a
+// derived struct whose fields are named like the module's: the same code (one macro body)
+// drives both, so every difference between the routes would fail to compile here.
+mod sklearn_iris_module {
+    ort_bind::include_bindings!("sklearn_iris");
+}
+
+/// The iris classifier through the derive, fields named as the module names them and no
+/// `dims` attribute: its dims struct is the module's (`float_input_dim0`).
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/sklearn_iris.onnx")]
+struct IrisAsModule {
+    float_input: Tensor<f32, (Dyn, Fix<4>)>,
+    output_label: ort_bind::StringOutput<(Dyn,)>,
+    output_probability: ort_bind::MapSequence<String, f32>,
+}
+
+/// Fills, runs and reads a binding of `sklearn_iris.onnx` with the same code whichever
+/// route made it: before a run, every output ONNX Runtime allocates reads as
+/// `Error::NotRun`; after it, `get()?` borrows it in place.
+macro_rules! iris_run_and_read {
+    ($binding:expr, $rows:expr) => {{
+        let rows = $rows;
+        let b = &mut $binding;
+        let features: Vec<f32> = rows.iter().flat_map(|r| r.input).collect();
+        b.inputs().float_input.copy_from_slice(&features)?;
+        let err = b.outputs().output_label.get().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "output `output_label` has no value yet: run the binding first"
+        );
+        assert!(b.outputs().output_probability.get().is_err());
+        b.run()?;
+        let out = b.outputs();
+        let labels = out.output_label.get()?;
+        let maps = out.output_probability.get()?;
+        labels
+            .iter()
+            .zip(maps)
+            .map(|(l, m)| {
+                let pairs: Vec<(String, f32)> = m.iter().map(|(k, v)| (k.to_owned(), v)).collect();
+                (l.to_owned(), pairs)
+            })
+            .collect::<Vec<_>>()
+    }};
+}
+
+#[test]
+fn sklearn_iris_reads_the_same_through_the_module_and_the_derive() -> ort_bind::Result<()> {
+    let rows = sklearn::iris();
+    // Same model, same dim names, whichever route: `float_input_dim0` in both.
+    let module_dims = sklearn_iris_module::Dims {
+        float_input_dim0: rows.len(),
+    };
+    let derive_dims = IrisAsModuleDims {
+        float_input_dim0: rows.len(),
+    };
+    let model = sklearn_iris_module::Model::load()?;
+    let mut module = model.bind(module_dims)?;
+    let from_module = iris_run_and_read!(module, &rows);
+
+    let session = session(IrisAsModule::MODEL_PATH)?;
+    let mut derived = Bound::new(&session, IrisAsModule::allocate(&Cpu, &derive_dims)?)?;
+    let from_derive = iris_run_and_read!(derived, &rows);
+
+    assert_eq!(from_module, from_derive);
+    for (row, (label, probabilities)) in rows.iter().zip(&from_module) {
+        assert_eq!(label, &row.label);
+        assert_eq!(probabilities, &row.probabilities);
+    }
+    Ok(())
+}
+
+/// `maps.onnx` through the derive: its map input is filled through `inputs()` as in a
+/// generated module (`route_build_rs::generated_maps_in_and_out`), and its outputs (a
+/// map, sequences of maps, an `AllocatedOutput`) are read with `get()?`.
+#[derive(OnnxBinding)]
+#[onnx(model = "../ort-bind-runtime/tests/data/maps.onnx")]
+struct Maps {
+    probs: Tensor<f32, (Dyn, Fix<3>)>,
+    #[onnx(input, name = "m")]
+    m: ort_bind::Map<String, f32>,
+    by_id: ort_bind::MapSequence<i64, f32>,
+    by_name: ort_bind::MapSequence<String, f32>,
+    dense: AllocatedOutput<f32, (Fix<1>, Fix<3>)>,
+    #[onnx(output, name = "m")]
+    m_out: ort_bind::Map<String, f32>,
+}
+
+#[test]
+fn a_map_input_fills_through_inputs_in_the_derive() -> ort_bind::Result<()> {
+    let session = session(Maps::MODEL_PATH)?;
+    let mut bound = Bound::new(&session, Maps::allocate(&Cpu, &MapsDims { n: 2 })?)?;
+    bound
+        .inputs()
+        .probs
+        .copy_from_slice(&[0.1, 0.2, 0.7, 0.3, 0.3, 0.4])?;
+    // Not filled yet: the run names the input, as a generated module's does.
+    let err = bound.run().unwrap_err();
+    assert!(
+        matches!(&err, ort_bind::Error::MissingInput { input } if input == "m"),
+        "{err}"
+    );
+    assert_eq!(bound.inputs().m.name(), "m");
+    bound
+        .inputs()
+        .m
+        .set_pairs([("c".to_owned(), 3.0f32), ("a".to_owned(), 1.0)])?;
+    bound.run()?;
+    let out = bound.outputs();
+    assert_eq!(
+        out.m_out.get()?.iter().collect::<Vec<_>>(),
+        [("a", 1.0), ("c", 3.0)]
+    );
+    assert_eq!(out.by_name.get()?.get(0).unwrap().get("eel"), Some(0.7));
+    assert_eq!(out.by_id.get()?.len(), 2);
+    assert_eq!(out.dense.get()?.dims(), &[1, 3]);
+    // Refilled in place: the next run binds the new map.
+    bound.inputs().m.set_pairs([("z".to_owned(), 5.0f32)])?;
+    bound.run()?;
+    assert_eq!(
+        bound.outputs().m_out.get()?.iter().collect::<Vec<_>>(),
+        [("z", 5.0)]
+    );
     Ok(())
 }

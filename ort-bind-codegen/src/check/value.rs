@@ -47,8 +47,23 @@ pub(super) fn slot_words(slot: syntax::ValueSlot) -> &'static str {
         V::StringOutput => "a string tensor output",
         V::Sequence => "a sequence of tensors",
         V::MapSequence => "a sequence of maps",
-        V::Map => "a map",
+        V::Map => "a single map",
         V::Optional => "an optional value",
+    }
+}
+
+/// The value type that holds a model value of `form` in `role` (`None`: a numeric tensor).
+fn want_slot(form: crate::plan::Form, role: Role) -> Option<syntax::ValueSlot> {
+    use crate::plan::Form;
+    use syntax::ValueSlot as V;
+    match (form, role) {
+        (Form::Tensor, _) => None,
+        (Form::Strings, Role::Input) => Some(V::StringTensor),
+        (Form::Strings, Role::Output) => Some(V::StringOutput),
+        (Form::Sequence, _) => Some(V::Sequence),
+        (Form::MapSequence { .. }, _) => Some(V::MapSequence),
+        (Form::Map { .. }, _) => Some(V::Map),
+        (Form::OptionalTensor | Form::OptionalSequence, _) => Some(V::Optional),
     }
 }
 
@@ -105,29 +120,26 @@ pub(super) fn check_value(
             } else {
                 ""
             };
-            diags.push(
-                Diagnostic::new(
-                    t.kind_span,
-                    format!(
-                        "model {role_word} `{name}` is {model}; a `{slot}` holds a tensor of \
-                         numbers{why}"
-                    ),
-                )
-                .help(format!("write `{expected}`")),
-            );
+            let a = crate::ident::a_or_an(slot);
+            // Say what the model value is in words, unless its description already does.
+            let words = match form {
+                Form::Tensor | Form::Strings => String::new(),
+                _ => want_slot(form, role)
+                    .map_or_else(String::new, |w| format!(", {}", slot_words(w))),
+            };
+            // The message says what to write (one line, as an editor shows it).
+            diags.push(Diagnostic::new(
+                t.kind_span,
+                format!(
+                    "model {role_word} `{name}` is {model}{words}; {a} `{slot}` holds a tensor \
+                     of numbers{why}; use `{expected}`"
+                ),
+            ));
             return none;
         }
         FieldType::Value(v) => v,
     };
-    let want = match (form, role) {
-        (Form::Tensor, _) => None,
-        (Form::Strings, Role::Input) => Some(V::StringTensor),
-        (Form::Strings, Role::Output) => Some(V::StringOutput),
-        (Form::Sequence, _) => Some(V::Sequence),
-        (Form::MapSequence { .. }, _) => Some(V::MapSequence),
-        (Form::Map { .. }, _) => Some(V::Map),
-        (Form::OptionalTensor | Form::OptionalSequence, _) => Some(V::Optional),
-    };
+    let want = want_slot(form, role);
     if want != Some(t.slot) {
         let message = match (want, t.slot) {
             (Some(V::StringOutput), V::StringTensor) => format!(
@@ -139,17 +151,32 @@ pub(super) fn check_value(
                  `StringTensor`s you fill before each run"
             ),
             (None, _) => format!(
-                "model {role_word} `{name}` is {model}, a tensor of numbers; `{}` is {}",
+                "model {role_word} `{name}` is {model}, a tensor of numbers; `{}` is {}: \
+                 use `{expected}`",
                 t.slot.name(),
                 slot_words(t.slot)
             ),
-            _ => format!(
-                "model {role_word} `{name}` is {model}; `{}` is {}",
+            (Some(w), _) => format!(
+                "model {role_word} `{name}` is {model}{}; `{}` is {}: use `{expected}`",
+                // A string tensor's description already says what it is.
+                if form == Form::Strings {
+                    String::new()
+                } else {
+                    format!(", {}", slot_words(w))
+                },
                 t.slot.name(),
                 slot_words(t.slot)
             ),
         };
-        diags.push(Diagnostic::new(t.slot_span, message).help(format!("write `{expected}`")));
+        // The kind mismatches say what to write in the message itself.
+        let diag = Diagnostic::new(t.slot_span, message);
+        let diag = match (want, t.slot) {
+            (Some(V::StringOutput), V::StringTensor) | (Some(V::StringTensor), V::StringOutput) => {
+                diag.help(format!("write `{expected}`"))
+            }
+            _ => diag,
+        };
+        diags.push(diag);
         return none;
     }
     let mut ok = true;

@@ -20,8 +20,10 @@ pub(crate) enum SlotRecipe {
     /// A string tensor, sequence, map or optional, bound through the runtime's value API;
     /// as an output, ONNX Runtime allocates it into an `OutputSlot`.
     Value,
-    /// A value input the caller sets later (`Option<V>`), bound only once set.
-    LaterInput,
+    /// A map, sequence, sequence of maps or optional input: the inputs view hands it out
+    /// to fill in place (a new ONNX Runtime value each time, so the binding rebinds after
+    /// `inputs()`), and it is bound only once it has a value.
+    ValueInput,
 }
 
 /// Whether ONNX Runtime allocates a value reached through `Slot`.
@@ -53,7 +55,7 @@ impl FieldRecipe {
     /// the type knows.
     fn allocated(&self) -> Option<bool> {
         match &self.slot {
-            SlotRecipe::Tensor | SlotRecipe::LaterInput => Some(false),
+            SlotRecipe::Tensor | SlotRecipe::ValueInput => Some(false),
             SlotRecipe::Allocated | SlotRecipe::Value => Some(!self.input),
             SlotRecipe::Slot(Allocation::Known(a)) => Some(*a && !self.input),
             SlotRecipe::Slot(Allocation::OfType(_)) => None,
@@ -124,7 +126,7 @@ pub(crate) fn resize(values: &[FieldRecipe]) -> Vec<TokenStream> {
                 SlotRecipe::Tensor | SlotRecipe::Allocated => quote!(self.#f.set_dims(#d)?;),
                 SlotRecipe::Slot(_) => quote!(__Slot::resize(&mut self.#f, #d)?;),
                 // A string tensor input: a new ONNX Runtime tensor when its dims change.
-                SlotRecipe::Value | SlotRecipe::LaterInput => quote!(self.#f.resize(#d)?;),
+                SlotRecipe::Value | SlotRecipe::ValueInput => quote!(self.#f.resize(#d)?;),
             })
         })
         .collect()
@@ -146,11 +148,8 @@ fn bind(v: &FieldRecipe, allocated_only: bool) -> TokenStream {
         (SlotRecipe::Slot(_), false) => quote!(__Slot::bind_output(&self.#f, binder, #i)?;),
         (SlotRecipe::Value, true) => quote_spanned!(v.span=> binder.value_input(#i, &self.#f)?;),
         (SlotRecipe::Value, false) => quote!(binder.value_output(#i, &self.#f)?;),
-        (SlotRecipe::LaterInput, _) => quote! {
-            if let ::core::option::Option::Some(value) = &self.#f {
-                binder.value_input(#i, value)?;
-            }
-        },
+        // Left unbound while it has no value (`missing_input` names it then).
+        (SlotRecipe::ValueInput, _) => quote_spanned!(v.span=> binder.value_input(#i, &self.#f)?;),
     }
 }
 
@@ -244,6 +243,34 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         }
     });
 
+    // Value inputs the inputs view fills in place: rebound after `inputs()`, and named
+    // when a run is asked for before they have a value.
+    let value_inputs: Vec<&FieldRecipe> = values
+        .iter()
+        .filter(|v| matches!(v.slot, SlotRecipe::ValueInput))
+        .collect();
+    let value_inputs_items = (!value_inputs.is_empty()).then(|| {
+        let checks = value_inputs.iter().map(|v| {
+            let (f, i) = (&v.field, v.index);
+            quote! {
+                if !#rt::__private::InputValue::is_set(&self.#f) {
+                    return ::core::option::Option::Some(#i);
+                }
+            }
+        });
+        quote! {
+            fn missing_input(&self) -> ::core::option::Option<usize> {
+                #(#checks)*
+                ::core::option::Option::None
+            }
+        }
+    });
+    let has_value_inputs = (!value_inputs.is_empty()).then(|| {
+        quote!(
+            const HAS_VALUE_INPUTS: bool = true;
+        )
+    });
+
     let resize = resize(values);
     let set_dims = match &b.set_dims {
         SetDims::Direct => quote! {
@@ -283,13 +310,15 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
     quote! {
         // SAFETY: only `set_dims` (and closures run by `Bound::modify`, which rebinds
         // afterwards) change a bound value's storage; the views read and write elements in
-        // place only. Every field is a runtime tensor or value type (the derive reaches its
+        // place only, but for value inputs (`HAS_VALUE_INPUTS`, which makes `Bound` rebind
+        // after handing the views out). Every field is a runtime tensor or value type (the derive reaches its
         // fields through `Slot`, which only those implement).
         #derived
         unsafe impl #impl_generics #rt::BindingIo for #self_ty #where_clause {
             const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
             const OUTPUTS: &'static [#rt::ValueSpec] = &[#(#output_specs),*];
             const HAS_ALLOCATED_OUTPUTS: bool = #has_allocated;
+            #has_value_inputs
             type Dims = #dims;
             type InputsMut<'__a> = #inputs #args where Self: '__a;
             type OutputsRef<'__a> = #outputs #args where Self: '__a;
@@ -311,6 +340,8 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             }
 
             #clear_allocated
+
+            #value_inputs_items
 
             fn inputs_mut(&mut self) -> #inputs #args_anon {
                 #inputs_mut

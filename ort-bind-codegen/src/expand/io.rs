@@ -5,7 +5,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
 use super::binding_io::{self, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
-use super::tokens::{Side, dims_expr, io_type, new_output_slot, spec_tokens};
+use super::tokens::{Side, dims_expr, io_type, new_input_value, new_output_slot, spec_tokens};
 use super::{in_field, out_field, views};
 use crate::ident::to_ident;
 use crate::plan::{Form, Plan, PlannedValue, Storage};
@@ -28,7 +28,7 @@ fn recipes(plan: &Plan) -> Vec<FieldRecipe> {
         slot: match v.form {
             Form::Tensor => SlotRecipe::Tensor,
             Form::Strings => SlotRecipe::Value,
-            _ => SlotRecipe::LaterInput,
+            _ => SlotRecipe::ValueInput,
         },
         dims: matches!(v.form, Form::Tensor | Form::Strings).then(|| dims_expr(plan, v, &dims)),
         span: Span::call_site(),
@@ -59,11 +59,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let io_fields_in = plan.inputs.iter().map(|v| {
         let f = in_field(v);
         let ty = io_type(rt, Side::Input, v, &device);
-        match v.storage {
-            // Set by the caller (`Binding::set_input_*`); unbound until then.
-            Storage::Value => quote!(#f: ::core::option::Option<#ty>,),
-            _ => quote!(#f: #ty,),
-        }
+        quote!(#f: #ty,)
     });
     let io_fields_out = plan.outputs.iter().map(|v| {
         let f = out_field(v);
@@ -83,7 +79,11 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
                 quote!(let #f: #ty = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
             }
             Form::Strings => quote!(let #f: #ty = #rt::StringTensor::new(#name, #d)?;),
-            _ => quote!(let #f: ::core::option::Option<#ty> = ::core::option::Option::None;),
+            // Filled through the inputs view; without a value (unbound) until then.
+            _ => {
+                let made = new_input_value(rt, v);
+                quote!(let #f: #ty = #made;)
+            }
         }
     });
     let io_init_out = plan.outputs.iter().map(|v| {

@@ -107,7 +107,7 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     let model_path = model::model_path(opts);
     let model = model::model(sig, plan, rt, opts);
     let views = views::structs(plan, rt);
-    let binding = model::binding(plan, rt, feed_back::methods(plan, rt));
+    let binding = model::binding(rt, feed_back::methods(plan, rt));
     let io = io::io(plan, rt);
     let serving = serving::serving(plan, rt);
     let decoder = decoder::items(plan, rt);

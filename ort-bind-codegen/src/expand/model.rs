@@ -2,11 +2,11 @@
 //! typed wrapper around `Bound<Io>`).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::ExpandOptions;
-use super::tokens::{Side, io_type, model_text, type_doc};
-use crate::plan::{Form, Plan, PlannedValue, Storage};
+use super::tokens::{model_text, type_doc};
+use crate::plan::Plan;
 use crate::signature::ModelSignature;
 
 /// `pub const MODEL_PATH`, `pub const MODEL_FILE` (where `Model::load` looks after
@@ -172,56 +172,9 @@ pub(crate) fn model(
     }
 }
 
-/// `Binding::set_input_<field>` for each sequence, map or optional input, and the checks
-/// `Binding::run` makes that the required ones are set.
-fn value_inputs(plan: &Plan, rt: &syn::Path) -> (TokenStream, TokenStream) {
-    let values: Vec<&PlannedValue> = plan
-        .inputs
-        .iter()
-        .filter(|v| v.storage == Storage::Value)
-        .collect();
-    let setters = values.iter().map(|v| {
-        let field = v.field.trim_start_matches("r#");
-        let method = format_ident!("set_input_{}", field);
-        let io = format_ident!("in_{}", field);
-        let ty = io_type(rt, Side::Input, v, &quote!(#rt::Cpu));
-        let doc = format!(
-            " Sets input `{}` ({}) to `value` and binds it (the value is ONNX Runtime's; \
-             nothing is copied). Replaces the value set before.",
-            v.name,
-            type_doc(v)
-        );
-        quote! {
-            #[doc = #doc]
-            pub fn #method(&mut self, value: #ty) -> #rt::Result<()> {
-                self.inner.modify(|io| {
-                    io.#io = ::core::option::Option::Some(value);
-                    ::core::result::Result::Ok(())
-                })
-            }
-        }
-    });
-    let checks = values
-        .iter()
-        .filter(|v| !matches!(v.form, Form::OptionalTensor | Form::OptionalSequence))
-        .map(|v| {
-            let io = format_ident!("in_{}", v.field.trim_start_matches("r#"));
-            let name = &v.name;
-            quote! {
-                if self.inner.io().#io.is_none() {
-                    return ::core::result::Result::Err(#rt::Error::MissingInput {
-                        input: ::std::string::String::from(#name),
-                    });
-                }
-            }
-        });
-    (quote!(#(#setters)*), quote!(#(#checks)*))
-}
-
 /// `Binding` and its impl (with the feed-back methods `feed_back` gives).
-pub(crate) fn binding(plan: &Plan, rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
-    let (setters, checks) = value_inputs(plan, rt);
-    let serving = serving_methods(rt, &checks);
+pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
+    let serving = serving_methods(rt);
     quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         /// Buffers bound to the model once and reused by every [`Binding::run`].
@@ -249,7 +202,6 @@ pub(crate) fn binding(plan: &Plan, rt: &syn::Path, feed_back: TokenStream) -> To
 
             /// Runs the model on the bound buffers; allocates and copies nothing in ort-bind.
             pub fn run(&mut self) -> #rt::Result<()> {
-                #checks
                 self.inner.run()
             }
 
@@ -270,7 +222,6 @@ pub(crate) fn binding(plan: &Plan, rt: &syn::Path, feed_back: TokenStream) -> To
             }
 
             #serving
-            #setters
             #feed_back
         }
     }
@@ -278,35 +229,9 @@ pub(crate) fn binding(plan: &Plan, rt: &syn::Path, feed_back: TokenStream) -> To
 
 /// The serving methods of `Binding`, forwarded to the `Bound` it wraps, so that a single
 /// binding, a pooled one and a derive-made `Bound` have one serving API: `run_with_timeout`,
-/// `terminator`, `run_async`, `run_async_with_timeout`. `checks` (the required value
-/// inputs) run first, as in `Binding::run`; an asynchronous run resolves to their error.
-fn serving_methods(rt: &syn::Path, checks: &TokenStream) -> TokenStream {
-    let checked = !checks.is_empty();
-    let (helper, sync_check, async_check) = if checked {
-        (
-            quote! {
-                /// Fails with `Error::MissingInput` when a required input value has not
-                /// been set.
-                fn check_inputs(&self) -> #rt::Result<()> {
-                    #checks
-                    ::core::result::Result::Ok(())
-                }
-            },
-            quote!(self.check_inputs()?;),
-            quote!(let check = self.check_inputs();),
-        )
-    } else {
-        (quote!(), quote!(), quote!())
-    };
-    let future = |call: TokenStream| {
-        if checked {
-            quote!(self.inner.#call.after_check(check))
-        } else {
-            quote!(self.inner.#call)
-        }
-    };
-    let run_async = future(quote!(run_async()));
-    let run_async_with_timeout = future(quote!(run_async_with_timeout(timeout)));
+/// `terminator`, `run_async`, `run_async_with_timeout`. (A value input never filled is
+/// `Error::MissingInput` from `Bound` itself, on every way to run.)
+fn serving_methods(rt: &syn::Path) -> TokenStream {
     quote! {
         /// [`Binding::run`], stopped when it has not finished after `timeout`: it then
         /// returns `Error::TimedOut` (ONNX Runtime stops after the kernel it is in) and
@@ -316,7 +241,6 @@ fn serving_methods(rt: &syn::Path, checks: &TokenStream) -> TokenStream {
             &mut self,
             timeout: ::core::time::Duration,
         ) -> #rt::Result<()> {
-            #sync_check
             self.inner.run_with_timeout(timeout)
         }
 
@@ -338,8 +262,7 @@ fn serving_methods(rt: &syn::Path, checks: &TokenStream) -> TokenStream {
         /// intra-op threads (`SessionOptions::intra_threads`) and the CPU execution
         /// provider; otherwise the future resolves to `Error::AsyncRun`.
         pub fn run_async(&mut self) -> #rt::RunFuture<'_, Io<D>> {
-            #async_check
-            #run_async
+            self.inner.run_async()
         }
 
         /// [`Binding::run_async`], stopped when it has not finished `timeout` after it
@@ -349,10 +272,8 @@ fn serving_methods(rt: &syn::Path, checks: &TokenStream) -> TokenStream {
             &mut self,
             timeout: ::core::time::Duration,
         ) -> #rt::RunFuture<'_, Io<D>> {
-            #async_check
-            #run_async_with_timeout
+            self.inner.run_async_with_timeout(timeout)
         }
 
-        #helper
     }
 }

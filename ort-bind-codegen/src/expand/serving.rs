@@ -120,15 +120,10 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
     });
     let scatters = plan.outputs.iter().map(|v| {
         let f = to_ident(&v.field);
-        let name = &v.name;
         match v.storage {
+            // Read as every allocated output reads: `get()`, `Error::NotRun` before a run.
             Storage::Allocated => quote! {
-                #f: #rt::__private::scatter_row(
-                    outputs.#f.as_ref().ok_or_else(|| #rt::Error::NotRun {
-                        output: ::std::string::String::from(#name),
-                    })?,
-                    row,
-                )?,
+                #f: #rt::__private::scatter_row(&outputs.#f.get()?, row)?,
             },
             _ => quote!(#f: #rt::__private::scatter_row(&outputs.#f, row)?,),
         }

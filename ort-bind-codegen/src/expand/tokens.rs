@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 use crate::dtype::ElementType;
 use crate::ident::to_ident;
 use crate::plan::{AxisSize, Form, Plan, PlannedValue, Storage};
-use crate::signature::format_dims;
+use crate::signature::{Dim, format_dims};
 
 /// The Rust element type: a primitive, or the runtime's (`f16`, `bf16`, the narrow types
 /// such as `Float8E4M3FN` and `Int4x2`).
@@ -179,6 +179,39 @@ pub(crate) fn new_output_slot(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
             quote!(#rt::Optional::slot(#rt::AllocatedOutput::new_in(#name, #rt::Cpu)))
         }
         Form::OptionalSequence => quote!(#rt::Optional::slot(#rt::Sequence::new(#name))),
+        _ => quote!(<#ty>::new(#name)),
+    }
+}
+
+/// An input of value `v` (a sequence, map, sequence of maps or optional) without a value
+/// yet, named `name`: filled in place through the inputs view. An optional input starts
+/// absent over an empty placeholder of its type (the declared fixed dims, 0 elsewhere).
+pub(crate) fn new_input_value(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
+    let name = &v.name;
+    let ty = io_type(rt, Side::Input, v, &quote!(#rt::Cpu));
+    let placeholder = || {
+        let dims: Vec<usize> = match &v.dims {
+            Some(ds) => ds
+                .iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => usize::try_from(*n).unwrap_or(0),
+                    _ => 0,
+                })
+                .collect(),
+            None => vec![0],
+        };
+        quote!(&[#(#dims),*])
+    };
+    match v.form {
+        Form::OptionalTensor if v.elem == ElementType::String => {
+            let d = placeholder();
+            quote!(#rt::Optional::none(#rt::StringTensor::new(#name, #d)?))
+        }
+        Form::OptionalTensor => {
+            let d = placeholder();
+            quote!(#rt::Optional::none(#rt::Tensor::new(#name, #d)?))
+        }
+        Form::OptionalSequence => quote!(#rt::Optional::none(#rt::Sequence::new(#name))),
         _ => quote!(<#ty>::new(#name)),
     }
 }

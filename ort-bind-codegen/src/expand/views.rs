@@ -27,11 +27,11 @@ pub(crate) fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
     if !v.form.is_tensor() {
         doc.push(' ');
         doc.push_str(&value_note(role == "Input", v));
-    } else if matches!(v.storage, Storage::Allocated) {
+    } else if role == "Output" && matches!(v.storage, Storage::Allocated) {
         doc.push_str(
             " Its shape is decided by ONNX Runtime during the run, which allocates it \
-             (see `AllocatedOutput` for when that memory is reused); \
-             `None` until the first successful run.",
+             (see `AllocatedOutput` for when that memory is reused). Read it with `get()`: \
+             a `TensorRef` in place, or `Error::NotRun` before the first successful run.",
         );
     }
     if role == "Output"
@@ -58,51 +58,62 @@ pub(crate) fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
 
 /// What is copied and what is read in place, for a value that is not a numeric tensor.
 fn value_note(input: bool, v: &PlannedValue) -> String {
-    let field = v.field.trim_start_matches("r#");
-    let set = format!(
-        "Build it whole and give it to `Binding::set_input_{field}`, which binds it (ONNX \
-         Runtime keeps a reference to the value; nothing is copied per run); `None` until then"
-    );
+    const GET: &str = "Read it with `get()`, in place; before the first successful run \
+        `get()` is `Err(Error::NotRun)` (\"run the binding first\").";
+    let fill = "Fill it in place through `inputs()`, like a tensor; the binding binds the \
+        new value before the next run (ONNX Runtime keeps a reference to it; nothing is \
+        copied per run), and a run before it has a value is `Error::MissingInput`";
     match (input, v.form) {
         (true, Form::Strings) => "ONNX Runtime keeps strings in its own string tensors, so \
             `fill` copies each string into the bound tensor (into string buffers ONNX Runtime \
             resizes and reuses); the number of strings follows the dims, and `set_dims` makes \
             a new tensor when they change."
             .into(),
-        (false, Form::Strings) => "ONNX Runtime allocates this string tensor during the run; \
-            its strings are copied into one UTF-8 buffer with offsets (`Strings`, read as \
-            `&str`s) that is reused from run to run. `None` until the first successful run."
-            .into(),
+        (false, Form::Strings) => format!(
+            "ONNX Runtime allocates this string tensor during the run; its strings are \
+             copied into one UTF-8 buffer with offsets (`Strings`, read as `&str`s) that is \
+             reused from run to run. {GET}"
+        ),
         (true, Form::Sequence) => format!(
-            "{set}, and a run before that is `Error::MissingInput`. \
-             `Sequence::from_arrays` (or `from_strings`) copies each element once into a \
-             tensor ONNX Runtime owns."
+            "{fill}. `set_arrays` (or `set_strings`) copies each element once into a tensor \
+             ONNX Runtime owns."
         ),
-        (false, Form::Sequence) => "ONNX Runtime makes this sequence during the run; each \
-            element is read in place through a typed view (`iter()`, `get(i)`), each with \
-            its own dims. `None` until the first successful run."
-            .into(),
-        (true, Form::Map { .. } | Form::MapSequence { .. }) => format!(
-            "{set}, and a run before that is `Error::MissingInput`. `Map::from_pairs` copies \
-             the entries into ONNX Runtime's map (a duplicate key is an error)."
+        (false, Form::Sequence) => format!(
+            "ONNX Runtime makes this sequence during the run; each element is read in place \
+             through a typed view (`iter()`, `get(i)`), each with its own dims. {GET}"
         ),
-        (false, Form::Map { .. }) => "ONNX Runtime makes this map during the run; its keys \
-            and values are copied into two columns reused from run to run, read as pairs \
-            (`iter()`, `get(key)`, `to_hash_map()`). `None` until the first successful run."
-            .into(),
-        (false, Form::MapSequence { .. }) => "ONNX Runtime makes this sequence of maps \
-            during the run (one map per row, as `ZipMap` does); each map's keys and values \
-            are copied into columns reused from run to run, read as pairs (`iter()`, \
-            `get(key)`, `to_hash_map()`). `None` until the first successful run."
-            .into(),
-        (true, _) => {
-            format!("{set}: an optional input left unset, or set to `Optional::none`, is absent.")
+        (true, Form::Map { .. }) => format!(
+            "{fill}. `set_pairs(pairs)` copies the entries into ONNX Runtime's map (a \
+             duplicate key is an error)."
+        ),
+        (true, Form::MapSequence { .. }) => {
+            format!("{fill}. `set_maps(maps)` takes maps built with `Map::from_pairs`.")
         }
+        (false, Form::Map { .. }) => format!(
+            "ONNX Runtime makes this map during the run; its keys and values are copied \
+             into two columns reused from run to run, read as pairs (`iter()`, `get(key)`, \
+             `to_hash_map()`). {GET}"
+        ),
+        (false, Form::MapSequence { .. }) => format!(
+            "ONNX Runtime makes this sequence of maps during the run (one map per row, as \
+             `ZipMap` does); each map's keys and values are copied into columns reused from \
+             run to run, read as pairs (`iter()`, `get(key)`, `to_hash_map()`). {GET}"
+        ),
+        (true, _) => "It starts absent; `set_present(true)` and `inner_mut()` give it a value \
+            through `inputs()`, and the binding binds it before the next run."
+            .into(),
         (false, _) => "The run may produce no value: `get()` is `Ok(None)` then, \
             `Ok(Some(view))` when it produced one, and `Err(Error::NotRun)` before a successful \
             run, so reading it handles absence. A tensor inside is read in place."
             .into(),
     }
+}
+
+/// Whether output `v` is a numeric tensor bound to a buffer before the run (read directly
+/// as a `TensorRef`); every other output is one ONNX Runtime allocates during the run,
+/// read through `OutputRef::get`.
+fn is_bound_buffer(v: &PlannedValue) -> bool {
+    v.form == Form::Tensor && !matches!(v.storage, Storage::Allocated)
 }
 
 /// The two view structs.
@@ -118,7 +129,7 @@ pub(crate) fn structs(plan: &Plan, rt: &syn::Path) -> TokenStream {
             Form::Strings => quote!(#rt::StringTensorMut<'a, #shape>),
             _ => {
                 let ty = io_type(rt, Side::Input, v, &device);
-                quote!(::core::option::Option<&'a #ty>)
+                quote!(&'a mut #ty)
             }
         };
         quote!(#[doc = #doc] pub #f: #ty,)
@@ -128,20 +139,11 @@ pub(crate) fn structs(plan: &Plan, rt: &syn::Path) -> TokenStream {
         let elem = elem_tokens(rt, v.elem);
         let shape = shape_tokens(rt, v);
         let doc = value_doc(plan, "Output", v);
-        let ty = match (v.form, &v.storage) {
-            (Form::Tensor, Storage::Allocated) => {
-                quote!(::core::option::Option<#rt::TensorRef<'a, #elem, #shape, D>>)
-            }
-            (Form::Tensor, _) => quote!(#rt::TensorRef<'a, #elem, #shape, D>),
-            (Form::Strings, _) => quote!(::core::option::Option<&'a #rt::Strings>),
-            (Form::OptionalTensor | Form::OptionalSequence, _) => {
-                let ty = io_type(rt, Side::Output, v, &device);
-                quote!(&'a #ty)
-            }
-            _ => {
-                let ty = io_type(rt, Side::Output, v, &device);
-                quote!(::core::option::Option<&'a #ty>)
-            }
+        let ty = if is_bound_buffer(v) {
+            quote!(#rt::TensorRef<'a, #elem, #shape, D>)
+        } else {
+            let ty = io_type(rt, Side::Output, v, &device);
+            quote!(#rt::OutputRef<'a, #ty>)
         };
         quote!(#[doc = #doc] pub #f: #ty,)
     });
@@ -175,7 +177,7 @@ pub(crate) fn inputs_init(plan: &Plan) -> Vec<TokenStream> {
             let io = in_field(v);
             match v.form {
                 Form::Tensor | Form::Strings => quote!(#f: self.#io.view_mut(),),
-                _ => quote!(#f: self.#io.as_ref(),),
+                _ => quote!(#f: &mut self.#io,),
             }
         })
         .collect()
@@ -188,13 +190,10 @@ pub(crate) fn outputs_init(plan: &Plan, rt: &syn::Path) -> Vec<TokenStream> {
         .map(|v| {
             let f = to_ident(&v.field);
             let io = out_field(v);
-            match (v.form, &v.storage) {
-                (Form::Tensor, Storage::Allocated) | (Form::Strings, _) => {
-                    quote!(#f: self.#io.get().ok(),)
-                }
-                (Form::Tensor, _) => quote!(#f: self.#io.view(),),
-                (Form::OptionalTensor | Form::OptionalSequence, _) => quote!(#f: &self.#io,),
-                _ => quote!(#f: #rt::OutputSlot::view(&self.#io).ok(),),
+            if is_bound_buffer(v) {
+                quote!(#f: self.#io.view(),)
+            } else {
+                quote!(#f: #rt::OutputRef::new(&self.#io),)
             }
         })
         .collect()

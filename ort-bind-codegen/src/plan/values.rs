@@ -101,7 +101,9 @@ pub(super) fn classify<'a>(
 pub(super) fn describe_kind(kind: &ValueKind) -> String {
     match kind {
         ValueKind::Tensor { elem, dims } => {
-            format!("a {elem} tensor {}", format_dims(dims.as_deref()))
+            let elem = elem.to_string();
+            let a = crate::ident::a_or_an(&elem);
+            format!("{a} {elem} tensor {}", format_dims(dims.as_deref()))
         }
         other => kind_word(other),
     }

@@ -485,7 +485,10 @@ impl DynamicBinding {
             return Err(Error::InputType {
                 input: input.info.name.clone(),
                 expected: input.info.ty.to_string(),
-                found: format!("a {} tensor (use `set_input_value`)", array.dtype()),
+                found: format!(
+                    "{} tensor (use `set_input_value`)",
+                    crate::values::with_article(&array.dtype().to_string())
+                ),
             });
         };
         if array.dtype() != dtype {

@@ -227,7 +227,7 @@ impl fmt::Display for Error {
             ),
             Error::NotRun { output } => write!(
                 f,
-                "output `{output}` has not been produced yet: call `run` first"
+                "output `{output}` has no value yet: run the binding first"
             ),
             Error::OutputType {
                 output,

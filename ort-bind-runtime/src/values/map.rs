@@ -179,14 +179,17 @@ impl MapKey for String {
 
 /// `map(K, V)`: keys and values in two columns, read as `(key, value)` pairs.
 ///
-/// ONNX Runtime gives a map's entries sorted by key (it keeps a `std::map`); a map built
-/// with [`Map::from_pairs`] keeps the order it was given, and a duplicate key is an error
-/// ([`Error::Value`]). [`Map::to_hash_map`] and [`Map::to_btree_map`] convert to the std
-/// collections.
+/// ONNX Runtime gives a map's entries sorted by key (it keeps a `std::map`); a map filled
+/// with [`Map::set_pairs`] or built with [`Map::from_pairs`] keeps the order it was given,
+/// and a duplicate key is an error ([`Error::Value`]). [`Map::to_hash_map`] and
+/// [`Map::to_btree_map`] convert to the std collections.
+///
+/// As an input, a binding hands the map out in its `inputs()` view, named after the model
+/// input, to fill in place like a tensor: `binding.inputs().features.set_pairs(pairs)?`.
 ///
 /// ```
 /// use ort_bind_runtime::values::Map;
-/// let m = Map::<String, f32>::from_pairs("m", [("a".to_owned(), 1.0), ("c".to_owned(), 3.0)])?;
+/// let m = Map::<String, f32>::from_pairs([("a".to_owned(), 1.0), ("c".to_owned(), 3.0)])?;
 /// assert_eq!(m.get("c"), Some(3.0));
 /// assert_eq!(m.iter().collect::<Vec<_>>(), [("a", 1.0), ("c", 3.0)]);
 /// assert_eq!(m.to_btree_map()["a"], 1.0);
@@ -232,7 +235,9 @@ impl<K: MapKey, V: MapValue> PartialEq for Map<K, V> {
 }
 
 impl<K: MapKey, V: MapValue> Map<K, V> {
-    /// An output slot named `name`; empty until a run fills it.
+    /// An empty map named `name`, without a value: an output slot until a run fills it,
+    /// or an input until [`Map::set_pairs`] fills it (a run before that is
+    /// [`Error::MissingInput`]).
     pub fn new(name: &str) -> Self {
         Map {
             name: name.into(),
@@ -243,17 +248,41 @@ impl<K: MapKey, V: MapValue> Map<K, V> {
         }
     }
 
-    /// An input map named `name` holding `pairs`, in their order; a duplicate key is an error.
-    pub fn from_pairs(name: &str, pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
-        let mut map = Map::new(name);
-        for (k, v) in pairs {
-            K::push(&mut map.keys, k.as_ref_item());
-            V::push(&mut map.values, v.as_ref_item());
-        }
-        map.check_unique()?;
-        crate::library::init()?;
-        map.whole = Some(map.build()?);
+    /// A map holding `pairs`, in their order; a duplicate key is an error. It has no
+    /// model name of its own: an input map is the one a binding's `inputs()` hands out
+    /// (fill it with [`Map::set_pairs`]), and a map put in a sequence
+    /// ([`MapSequence::from_maps`]) is named after the sequence and its position.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
+        let mut map = Map::new("map");
+        map.set_pairs(pairs)?;
         Ok(map)
+    }
+
+    /// Replaces the entries with `pairs`, in their order, reusing the columns' capacity, and
+    /// makes the ONNX Runtime map to bind (ONNX Runtime copies the entries into it). A
+    /// duplicate key is an [`Error::Value`] naming the map, which is then left without a
+    /// value. Through a binding's `inputs()` view, the binding binds the new map before the
+    /// next run.
+    pub fn set_pairs(&mut self, pairs: impl IntoIterator<Item = (K, V)>) -> Result<()> {
+        self.clear();
+        for (k, v) in pairs {
+            K::push(&mut self.keys, k.as_ref_item());
+            V::push(&mut self.values, v.as_ref_item());
+        }
+        let built = self
+            .check_unique()
+            .and_then(|()| Ok(crate::library::init().map(drop)?))
+            .and_then(|()| self.build());
+        match built {
+            Ok(value) => {
+                self.whole = Some(value);
+                Ok(())
+            }
+            Err(e) => {
+                self.clear();
+                Err(e)
+            }
+        }
     }
 
     /// The ONNX name.
@@ -452,6 +481,10 @@ impl<K: MapKey, V: MapValue> InputValue for Map<K, V> {
     fn bound_value(&self) -> Result<Option<&Value>> {
         bound_whole(&self.name, self.whole.as_ref())
     }
+
+    fn is_set(&self) -> bool {
+        self.whole.is_some()
+    }
 }
 
 /// `sequence(map(K, V))`: what `ai.onnx.ml` `ZipMap` produces (one map per row), read as
@@ -477,7 +510,8 @@ impl<K: MapKey, V: MapValue> fmt::Debug for MapSequence<K, V> {
 }
 
 impl<K: MapKey, V: MapValue> MapSequence<K, V> {
-    /// An output slot named `name`; empty until a run fills it.
+    /// An empty sequence of maps named `name`, without a value: an output slot until a
+    /// run fills it, or an input until [`MapSequence::set_maps`] fills it.
     pub fn new(name: &str) -> Self {
         MapSequence {
             name: name.into(),
@@ -487,28 +521,49 @@ impl<K: MapKey, V: MapValue> MapSequence<K, V> {
         }
     }
 
-    /// An input sequence named `name` of `maps` (each built with [`Map::from_pairs`]).
-    /// No maps is an [`Error::Value`]: ONNX Runtime's C API cannot make an empty sequence
-    /// of maps (empty sequences of tensors, [`Sequence`](super::Sequence), it can).
+    /// An input sequence named `name` of `maps` (each built with [`Map::from_pairs`],
+    /// and named here `name[i]`). No maps is an [`Error::Value`]: ONNX Runtime's C API
+    /// cannot make an empty sequence of maps (empty sequences of tensors,
+    /// [`Sequence`](super::Sequence), it can).
     pub fn from_maps(name: &str, maps: impl IntoIterator<Item = Map<K, V>>) -> Result<Self> {
         let mut s = MapSequence::new(name);
+        s.set_maps(maps)?;
+        Ok(s)
+    }
+
+    /// Replaces the maps with `maps` (see [`MapSequence::from_maps`]), which are then named
+    /// `name[i]`. On an error the sequence is left without a value. Through a binding's
+    /// `inputs()` view, the binding binds the new sequence before the next run.
+    pub fn set_maps(&mut self, maps: impl IntoIterator<Item = Map<K, V>>) -> Result<()> {
+        self.clear();
+        self.maps.clear();
         let mut parts = Vec::new();
-        for mut map in maps {
+        for (i, mut map) in maps.into_iter().enumerate() {
+            map.name = format!("{}[{i}]", self.name).into();
             parts.push(match map.whole.take() {
                 Some(v) => v,
                 None => map.build()?,
             });
-            s.maps.push(map);
+            self.maps.push(map);
         }
-        s.len = s.maps.len();
         if parts.is_empty() {
             return Err(Error::Value {
-                value: name.to_owned(),
+                value: self.name.to_string(),
                 problem: EMPTY_MAP_SEQUENCE.to_owned(),
             });
         }
-        s.whole = Some(Value::compose(&parts, ONNXType::ONNX_TYPE_SEQUENCE)?);
-        Ok(s)
+        let whole = Value::compose(&parts, ONNXType::ONNX_TYPE_SEQUENCE);
+        match whole {
+            Ok(whole) => {
+                self.len = self.maps.len();
+                self.whole = Some(whole);
+                Ok(())
+            }
+            Err(e) => {
+                self.maps.clear();
+                Err(e)
+            }
+        }
     }
 
     /// The ONNX name.
@@ -597,5 +652,9 @@ impl<K: MapKey, V: MapValue> InputValue for MapSequence<K, V> {
 
     fn bound_value(&self) -> Result<Option<&Value>> {
         bound_whole(&self.name, self.whole.as_ref())
+    }
+
+    fn is_set(&self) -> bool {
+        self.whole.is_some()
     }
 }

@@ -38,9 +38,13 @@
 //!
 //! Every output type is an [`OutputSlot`]: ONNX Runtime allocates the value during the run
 //! (the size of a string or a sequence is not known beforehand), the slot takes it and
-//! reads it, reusing its buffers from run to run. Inputs are built from Rust data with the
-//! types' constructors (`from_strs`, `from_arrays`, `from_pairs`, ...); ONNX Runtime
-//! copies map entries into its own maps and keeps references to sequence elements.
+//! reads it, reusing its buffers from run to run. A binding's `outputs()` shows each such
+//! slot as an [`OutputRef`], read the same way for every kind and every route:
+//! `out.x.get()?` ([`OutputRef`] says why a `Result`). Inputs are filled in place through
+//! a binding's `inputs()`, like tensors: [`StringTensorMut::fill`], [`Map::set_pairs`],
+//! [`MapSequence::set_maps`], [`Sequence::set_arrays`], [`Optional::set_present`]; the
+//! binding binds a new map, sequence or optional before the next run. ONNX Runtime copies
+//! map entries into its own maps and keeps references to sequence elements.
 
 #[cfg(feature = "dynamic")]
 pub(crate) mod any;
@@ -96,6 +100,62 @@ pub trait OutputSlot: sealed::Sealed + Send {
     fn accept(&mut self, value: Value) -> Result<()>;
 }
 
+/// An output ONNX Runtime allocates during the run, as a binding's `outputs()` hands it
+/// out: string tensors ([`StringOutput`]), sequences ([`Sequence`]), maps ([`Map`]),
+/// sequences of maps ([`MapSequence`]), optionals ([`Optional`]) and
+/// [`AllocatedOutput`](crate::AllocatedOutput) tensors. Every route shows such an output
+/// this way (a build.rs or `bindings!` module's `Outputs`, and a derived struct's), and
+/// every one reads the same way: [`OutputRef::get`].
+///
+/// # Why `get()` returning a `Result`
+///
+/// Before the first successful run (and after a change of dims or a failed run, which
+/// clear it) such an output has no value. `get()` says so with [`Error::NotRun`], whose
+/// message names the output and says to run the binding first, so `?` carries a useful
+/// error where an `Option` would make every caller invent one. `Option` keeps one meaning
+/// only: a model that may produce nothing ([`Optional`], read as
+/// `Result<Option<view>>`). Reading is zero-copy: `get()` borrows the slot's value for
+/// `'a` (a `&Strings`, a `&MapSequence`, a [`TensorRef`](crate::TensorRef), ...), and the
+/// borrow checker keeps the binding from running while it is held.
+///
+/// Outputs bound to a buffer before the run (numeric tensors whose dims the bindings
+/// know) are read directly as a [`TensorRef`](crate::TensorRef): they always have a value.
+pub struct OutputRef<'a, S> {
+    slot: &'a S,
+}
+
+impl<S> Clone for OutputRef<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for OutputRef<'_, S> {}
+
+impl<S: fmt::Debug> fmt::Debug for OutputRef<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.slot, f)
+    }
+}
+
+impl<'a, S: OutputSlot> OutputRef<'a, S> {
+    /// The output view of `slot` (what generated bindings hand out).
+    pub fn new(slot: &'a S) -> Self {
+        OutputRef { slot }
+    }
+
+    /// The last run's value, in place; [`Error::NotRun`] ("output `x` has no value yet:
+    /// run the binding first") before a successful run.
+    pub fn get(&self) -> Result<S::View<'a>> {
+        self.slot.view()
+    }
+
+    /// The ONNX name.
+    pub fn name(&self) -> &'a str {
+        self.slot.name()
+    }
+}
+
 /// A value ort-bind can bind as an input: every input type of this module and
 /// [`Tensor`](crate::Tensor) (see [`Binder::value_input`](crate::Binder::value_input)).
 pub trait InputValue: sealed::Sealed {
@@ -104,6 +164,13 @@ pub trait InputValue: sealed::Sealed {
     /// The ONNX Runtime value to bind; `None` for an optional input without a value.
     #[doc(hidden)]
     fn bound_value(&self) -> Result<Option<&Value>>;
+    /// Whether the input has a value to bind: `false` for a map, sequence or sequence of
+    /// maps not filled yet (a binding leaves it unbound, and a run is then
+    /// [`Error::MissingInput`]). `true` for everything else (an absent [`Optional`] is a
+    /// value: "absent").
+    fn is_set(&self) -> bool {
+        true
+    }
 }
 
 /// The element type of a tensor as a model declares it: numeric (or bool), or string.
@@ -234,8 +301,8 @@ pub(crate) fn tensor_dims(
         return Err(Error::Value {
             value: name.to_owned(),
             problem: format!(
-                "ONNX Runtime produced a {} where a tensor was expected",
-                kind_name(kind)
+                "ONNX Runtime produced {} where a tensor was expected",
+                with_article(kind_name(kind))
             ),
         });
     }
@@ -270,6 +337,15 @@ pub(crate) fn kind_name(kind: ONNXType) -> &'static str {
     }
 }
 
+/// `word` after its indefinite article: "an optional", "an opaque value", "a map".
+pub(crate) fn with_article(word: &str) -> String {
+    let vowel = word.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U'])
+        && !["uint", "uni", "use", "one"]
+            .iter()
+            .any(|p| word.to_ascii_lowercase().starts_with(p));
+    format!("{} {word}", if vowel { "an" } else { "a" })
+}
+
 /// Checks that `value` is of `kind`.
 pub(crate) fn expect_kind(name: &str, value: &Value, kind: ONNXType) -> Result<()> {
     let found = value.onnx_type()?;
@@ -279,9 +355,9 @@ pub(crate) fn expect_kind(name: &str, value: &Value, kind: ONNXType) -> Result<(
         Err(Error::Value {
             value: name.to_owned(),
             problem: format!(
-                "ONNX Runtime produced a {} where a {} was expected",
-                kind_name(found),
-                kind_name(kind)
+                "ONNX Runtime produced {} where {} was expected",
+                with_article(kind_name(found)),
+                with_article(kind_name(kind))
             ),
         })
     }

@@ -122,4 +122,8 @@ impl<V: InputValue> InputValue for Optional<V> {
             Ok(None)
         }
     }
+
+    fn is_set(&self) -> bool {
+        self.present != Some(true) || self.inner.is_set()
+    }
 }

@@ -125,7 +125,8 @@ impl<T: SequenceElement, S: Shape> fmt::Debug for Sequence<T, S> {
 }
 
 impl<T: SequenceElement, S: Shape> Sequence<T, S> {
-    /// An output slot named `name`; empty until a run fills it.
+    /// An empty sequence named `name`, without a value: an output slot until a run fills
+    /// it, or an input until `set_arrays` / `set_strings` fills it.
     pub fn new(name: &str) -> Self {
         Sequence {
             name: name.into(),
@@ -228,8 +229,8 @@ impl<T: Element, S: Shape> Sequence<T, S> {
         Ok(s)
     }
 
-    /// Replaces the elements with `arrays` (see [`Sequence::from_arrays`]). A bound input
-    /// must be bound again afterwards (the sequence is a new ONNX Runtime value).
+    /// Replaces the elements with `arrays` (see [`Sequence::from_arrays`]). Through a
+    /// binding's `inputs()` view, the binding binds the new sequence before the next run.
     pub fn set_arrays<'d>(
         &mut self,
         arrays: impl IntoIterator<Item = (&'d [usize], &'d [T])>,
@@ -370,5 +371,9 @@ impl<T: SequenceElement, S: Shape> InputValue for Sequence<T, S> {
 
     fn bound_value(&self) -> Result<Option<&Value>> {
         bound_whole(&self.name, self.whole.as_ref())
+    }
+
+    fn is_set(&self) -> bool {
+        self.whole.is_some()
     }
 }

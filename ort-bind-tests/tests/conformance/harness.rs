@@ -277,7 +277,7 @@ impl DataSet {
     }
 
     /// Input `index` built as the typed value `V` (a sequence, an optional) that a
-    /// `Binding::set_input_*` takes.
+    /// binding's `inputs()` view holds.
     pub(crate) fn value<V: FromData>(&self, index: usize, name: &str) -> Result<V, Failure> {
         V::from_data(name, self.input(index)?)
     }

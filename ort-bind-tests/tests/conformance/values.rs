@@ -1,6 +1,6 @@
 //! The typed values of generated bindings, made from and read back into the data sets'
-//! [`DynValue`]s: how the conformance runner gives sequences and optionals to a binding's
-//! `set_input_*` methods, and compares the string tensors, sequences and optionals it reads
+//! [`DynValue`]s: how the conformance runner puts sequences and optionals in a binding's
+//! `inputs()` view, and compares the string tensors, sequences and optionals it reads
 //! through the typed views with the expected values.
 //!
 //! The conversions go through the typed API only (`Sequence::from_arrays`, `iter()`,
@@ -213,6 +213,27 @@ where
             .map(|(i, item)| item.to_data(&format!("{name}[{i}]")))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(DynValue::Sequence(items))
+    }
+}
+
+/// An optional's value as read: absent or present.
+impl<X: ToData> ToData for Option<X> {
+    fn to_data(&self, name: &str) -> Result<DynValue, Failure> {
+        Ok(DynValue::Optional(match self {
+            None => None,
+            Some(view) => Some(Box::new(view.to_data(name)?)),
+        }))
+    }
+}
+
+/// An output ONNX Runtime allocates, read with `get()` as every route reads it (an error
+/// before a run).
+impl<V: OutputSlot> ToData for ort_bind::OutputRef<'_, V>
+where
+    for<'a> V::View<'a>: ToData,
+{
+    fn to_data(&self, name: &str) -> Result<DynValue, Failure> {
+        self.get()?.to_data(name)
     }
 }
 

@@ -57,7 +57,15 @@ fn recipes(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> Vec<FieldRecipe> {
     let recipe = |(f, d): (&crate::macros::derive::Field<'_>, &Option<TokenStream>)| {
         let b = bindable(f)?;
         let slot = if f.value {
-            SlotRecipe::Value
+            match &f.spec.ty {
+                FieldType::Value(v)
+                    if b.role == Role::Input
+                        && v.slot != crate::check::syntax::ValueSlot::StringTensor =>
+                {
+                    SlotRecipe::ValueInput
+                }
+                _ => SlotRecipe::Value,
+            }
         } else {
             // Known from the syntax, or asked of the type.
             SlotRecipe::Slot(match &f.spec.ty {

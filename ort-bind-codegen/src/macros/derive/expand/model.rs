@@ -151,8 +151,9 @@ fn common_device(cx: &Ctx<'_, '_>) -> Option<TokenStream> {
 }
 
 /// How `allocate` makes a string tensor, sequence, map or optional field named `onnx`:
-/// a string tensor input of the dims `d` (empty strings), an empty output slot, or an
-/// empty sequence or map input (to be set before `Bound::new`, which refuses it unset).
+/// a string tensor input of the dims `d` (empty strings), an empty output slot, or a
+/// sequence or map input without a value (filled through `Bound::inputs`; a run before
+/// that is `Error::MissingInput`).
 /// `None` where the syntax does not show how (an alias; an optional input).
 fn value_allocation(
     krate: &syn::Path,

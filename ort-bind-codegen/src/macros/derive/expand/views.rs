@@ -32,8 +32,8 @@ enum ViewKind {
     /// left out of the views, since naming its type again would repeat that error.
     Absent,
     /// A string tensor, sequence, map or optional: a string tensor input fills in place
-    /// through `StringTensorMut`; everything else is the field itself, read-only (its own
-    /// methods read it; a new input value goes in through `Bound::modify`, which rebinds).
+    /// through `StringTensorMut`, another input is the field itself, mutable (filled in
+    /// place; the binding rebinds it), and an output is an `OutputRef` read with `get()`.
     Value,
 }
 
@@ -64,9 +64,8 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
             let view = match (kind, mutable) {
                 (SlotKind::Tensor, true) => quote!(#krate::TensorMut<'__a, #args>),
                 (SlotKind::Tensor, false) => quote!(#krate::TensorRef<'__a, #args>),
-                (SlotKind::Allocated, _) => {
-                    quote!(::core::option::Option<#krate::TensorRef<'__a, #args>>)
-                }
+                // Read with `get()`, like every output ONNX Runtime allocates.
+                (SlotKind::Allocated, _) => quote!(#krate::OutputRef<'__a, #ty>),
             };
             let init = if mutable {
                 quote!(__Slot::slot_mut(&mut self.#id))
@@ -99,14 +98,22 @@ fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, 
             quote!(::core::marker::PhantomData<&'__a ()>),
             quote!(::core::marker::PhantomData),
         ),
-        ViewKind::Value => match (&f.spec.ty, mutable) {
-            (FieldType::Value(v), true) if v.slot == ValueSlot::StringTensor => {
+        ViewKind::Value => match (&f.spec.ty, mutable, f.binding.map(|b| b.role)) {
+            (FieldType::Value(v), true, _) if v.slot == ValueSlot::StringTensor => {
                 let shape = string_shape(ty);
                 (
                     quote!(#krate::StringTensorMut<'__a, #shape>),
                     quote!(self.#id.view_mut()),
                 )
             }
+            // A map, sequence or optional input: filled in place (`set_pairs`, ...); the
+            // binding binds the new value before the next run (`HAS_VALUE_INPUTS`).
+            (_, true, Some(Role::Input)) => (quote!(&'__a mut #ty), quote!(&mut self.#id)),
+            // An output ONNX Runtime allocates: read with `get()`, as in generated modules.
+            (_, false, Some(Role::Output)) => (
+                quote!(#krate::OutputRef<'__a, #ty>),
+                quote!(#krate::OutputRef::new(&self.#id)),
+            ),
             _ => (quote!(&'__a #ty), quote!(&self.#id)),
         },
     }
