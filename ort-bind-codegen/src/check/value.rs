@@ -59,7 +59,7 @@ pub(super) fn slot_words(slot: syntax::ValueSlot) -> &'static str {
 pub(super) fn check_value(
     f: &FieldSpec,
     role: Role,
-    value: &ValueSig,
+    value: &ValueInfo,
     (form, elem, dims): (crate::plan::Form, ElementType, Option<&[Dim]>),
     diags: &mut Vec<Diagnostic>,
 ) -> TraitChecks {

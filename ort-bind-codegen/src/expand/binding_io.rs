@@ -18,7 +18,7 @@ pub(crate) enum SlotRecipe {
     /// imports them.
     Slot(Allocation),
     /// A string tensor, sequence, map or optional, bound through the runtime's value API;
-    /// as an output, ONNX Runtime allocates it into an `OutputSlot`.
+    /// as an output, ONNX Runtime allocates it into a `ValueOutputSlot`.
     Value,
     /// A value input the caller sets later (`Option<V>`), bound only once set.
     LaterInput,
@@ -234,7 +234,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             match v.slot {
                 SlotRecipe::Allocated => quote!(self.#f.clear();),
                 SlotRecipe::Slot(_) => quote!(__Slot::clear(&mut self.#f);),
-                _ => quote!(#rt::OutputSlot::clear(&mut self.#f);),
+                _ => quote!(#rt::ValueOutputSlot::clear(&mut self.#f);),
             }
         });
         quote! {
@@ -281,7 +281,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
     };
 
     quote! {
-        // SAFETY: only `set_dims` (and closures run by `Bound::modify`, which rebinds
+        // SAFETY: only `set_dims` (and closures run by `Binding::modify`, which rebinds
         // afterwards) change a bound value's storage; the views read and write elements in
         // place only. Every field is a runtime tensor or value type (the derive reaches its
         // fields through `Slot`, which only those implement).

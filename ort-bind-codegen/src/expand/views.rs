@@ -194,7 +194,7 @@ pub(crate) fn outputs_init(plan: &Plan, rt: &syn::Path) -> Vec<TokenStream> {
                 }
                 (Form::Tensor, _) => quote!(#f: self.#io.view(),),
                 (Form::OptionalTensor | Form::OptionalSequence, _) => quote!(#f: &self.#io,),
-                _ => quote!(#f: #rt::OutputSlot::view(&self.#io).ok(),),
+                _ => quote!(#f: #rt::ValueOutputSlot::view(&self.#io).ok(),),
             }
         })
         .collect()

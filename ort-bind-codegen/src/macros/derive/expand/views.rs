@@ -33,7 +33,7 @@ enum ViewKind {
     Absent,
     /// A string tensor, sequence, map or optional: a string tensor input fills in place
     /// through `StringTensorMut`; everything else is the field itself, read-only (its own
-    /// methods read it; a new input value goes in through `Bound::modify`, which rebinds).
+    /// methods read it; a new input value goes in through `Binding::modify`, which rebinds).
     Value,
 }
 
@@ -197,10 +197,10 @@ pub(super) fn structs(cx: &Ctx<'_, '_>) -> TokenStream {
     let view_params = &cx.view_generics.params;
     let inputs_doc = format!(
         "The model inputs [`{name}`] binds, to fill in place before a run \
-         (`Bound::inputs`)."
+         (`Binding::inputs`)."
     );
     let outputs_doc = format!(
-        "The model outputs [`{name}`] binds, read in place after a run (`Bound::outputs`)."
+        "The model outputs [`{name}`] binds, read in place after a run (`Binding::outputs`)."
     );
     quote! {
         #[doc = #inputs_doc]
