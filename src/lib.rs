@@ -37,8 +37,35 @@
 //! assert_eq!(binding.outputs().sum.as_slice(), &[11.0, 12.0, 13.0, 14.0]);
 //! ```
 //!
-//! The runtime types ([`Tensor`], [`Bound`], devices, shapes) are re-exported
+//! The runtime types ([`Tensor`], [`Binding`], devices, shapes) are re-exported
 //! from `ort-bind-runtime`.
+//!
+//! ## Vocabulary
+//!
+//! One word per concept, in the runtime, in generated code and in `ort-bind-codegen`:
+//!
+//! - **binding**: buffers bound to a session once, run many times. [`Binding<Io>`](Binding)
+//!   (the derive route uses it directly; each generated module's `Binding` wraps one);
+//!   `dynamic::DynamicBinding` (the `dynamic` feature) when the values are known only at
+//!   run time.
+//! - **pooled binding**: a binding lent by a [`Pool`] that goes back when dropped:
+//!   [`PooledBinding`] (a generated module's `PooledBinding`).
+//! - **I/O**: what a binding binds, its tensors and values: a [`BindingIo`] ([`SplitIo`] when
+//!   inputs and outputs can be borrowed apart), whose `bind` hands them to a [`Binder`].
+//! - **element type**: [`Element`] is the trait of the Rust element types; a
+//!   [`NumericType`] names one of them as a value (numeric or bool); an [`ElementType`] is
+//!   what a model declares, a `NumericType` or `string` (`ort_bind_codegen::ElementType`
+//!   too).
+//! - **value type, value info**: what a model declares for an input or output: a
+//!   [`ValueType`] (tensor, sequence, map, optional), and a `ValueInfo` (name and
+//!   `ValueType`; `dynamic::ValueInfo`, the `dynamic` feature); codegen's `ValueType` and
+//!   `ValueInfo` are the same, read from the model file.
+//! - **spec**: what generated code expects of a value, checked against what the model
+//!   declares: a [`ValueSpec`] (with its `ValueKind`).
+//! - **slot**: where a binding keeps one value: the value slots
+//!   [`ValueInputSlot`](values::ValueInputSlot) and [`ValueOutputSlot`] (strings,
+//!   sequences, maps, optionals, [`AllocatedOutput`]), and the tensor slots of derived
+//!   structs.
 
 // The user API, by name and in the order a newcomer meets it. Every item keeps its
 // runtime path too (`ort_bind_runtime::tensor::Tensor`); this page is the one to read.
@@ -73,16 +100,17 @@ pub use ort_bind_runtime::{
     StringOutput, StringTensor, StringTensorMut, Strings, values,
 };
 
-/// The binding every route builds on: [`Bound`] owns an I/O binding and the buffers it
-/// points at (the derive's structs run through it); a hand-written set of tensors
-/// implements [`BindingIo`] (its values described by [`ValueSpec`]s) with a [`Binder`],
-/// and [`SplitIo`] for inputs and outputs at once.
-pub use ort_bind_runtime::{Binder, BindingIo, Bound, OutputValue, SplitIo, ValueSpec};
+/// The binding every route builds on: [`Binding`] owns an ONNX Runtime I/O binding and the
+/// buffers it points at (the derive's structs run through it); a hand-written set of
+/// tensors implements [`BindingIo`] (its values described by [`ValueSpec`]s, what generated
+/// code expects) with a [`Binder`], and [`SplitIo`] for inputs and outputs at once.
+pub use ort_bind_runtime::{Binder, Binding, BindingIo, OutputValue, SplitIo, ValueSpec};
 
 /// Serving: stop a run ([`Terminator`]), async runs ([`RunFuture`]), pools of bindings
-/// ([`Pool`]), dynamic batching ([`Batcher`], whose items hold [`Row`]s).
+/// ([`Pool`], lending [`PooledBinding`]s), dynamic batching ([`Batcher`], whose items hold
+/// [`Row`]s).
 pub use ort_bind_runtime::{
-    BatchOptions, BatchSizing, Batcher, Batching, GetFuture, Pool, Pooled, ReplyFuture, Row,
+    BatchOptions, BatchSizing, Batcher, Batching, GetFuture, Pool, PooledBinding, ReplyFuture, Row,
     RunFuture, Shutdown, SizingReport, Terminator,
 };
 
@@ -105,26 +133,26 @@ pub use ort_bind_runtime::dynamic;
 pub use ort_bind_runtime::ndarray;
 
 // Kept at the root, hidden, for programs that name them there: the dynamic route's types
-// (from before they moved behind `dynamic`), `OutputSlot` (the bound of `Optional<V>`),
+// (from before they moved behind `dynamic`), `ValueOutputSlot` (the bound of `Optional<V>`),
 // `element` (`ort_bind::element::narrow::pack_into`) and `ndarray_views`. What only
 // generated code names lives in `__private`.
 #[cfg(feature = "ndarray")]
 #[doc(hidden)]
 pub use ort_bind_runtime::ndarray_views;
-#[doc(hidden)]
-pub use ort_bind_runtime::{DType, ElemType, OutputSlot, ValueType, element};
 #[cfg(feature = "dynamic")]
 #[doc(hidden)]
 pub use ort_bind_runtime::{
-    DynElement, DynKey, DynMap, DynValue, DynamicBinding, HostArray, HostArrayRef, HostData,
-    HostDataRef,
+    DynKey, DynMap, DynValue, DynamicBinding, HostArray, HostArrayRef, HostData, HostDataRef,
+    NumericElement,
 };
+#[doc(hidden)]
+pub use ort_bind_runtime::{ElementType, NumericType, ValueOutputSlot, ValueType, element};
 
 /// Derives a zero-copy binding for a struct of tensors, checked against an ONNX model
 /// at compile time (the derive route).
 ///
 /// ```
-/// use ort_bind::{Bound, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
+/// use ort_bind::{Binding, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
 ///
 /// #[derive(OnnxBinding)]
 /// #[onnx(model = "examples/models/add.onnx")] // relative to the crate's Cargo.toml
@@ -138,11 +166,11 @@ pub use ort_bind_runtime::{
 /// # fn main() -> ort_bind::Result<()> {
 /// let session = Session::from_file(AddIo::<Cpu>::MODEL.find()?, &SessionOptions::new())?;
 /// let io = AddIo::allocate(&Cpu, &AddIoDims { n: 3 })?;
-/// let mut bound = Bound::new(&session, io)?; // binds every tensor once
-/// bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
-/// bound.inputs().other.fill(10.0);
-/// bound.run()?;
-/// assert_eq!(bound.outputs().sum.as_slice(), &[11.0, 12.0, 13.0]);
+/// let mut binding = Binding::new(&session, io)?; // binds every tensor once
+/// binding.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
+/// binding.inputs().other.fill(10.0);
+/// binding.run()?;
+/// assert_eq!(binding.outputs().sum.as_slice(), &[11.0, 12.0, 13.0]);
 /// # Ok(())
 /// # }
 /// ```
@@ -169,8 +197,8 @@ pub use ort_bind_runtime::{
 ///
 /// Next to the struct `AddIo` the derive emits `AddIoDims` (one `usize` per symbolic
 /// or unnamed dynamic dimension of the bound values: what `AddIo::allocate` and
-/// [`Bound::set_dims`] take), the view structs `AddIoInputs` / `AddIoOutputs` that
-/// [`Bound::inputs`] / [`Bound::outputs`] hand out (one field per struct field), and
+/// [`Binding::set_dims`] take), the view structs `AddIoInputs` / `AddIoOutputs` that
+/// [`Binding::inputs`] / [`Binding::outputs`] hand out (one field per struct field), and
 /// `AddIo::MODEL_PATH` and `AddIo::MODEL` (a [`ModelFile`]: `MODEL.find()` looks for the model
 /// after deployment, see the README). The model path is relative to the crate's `Cargo.toml`; where
 /// the model is absent at build time the offline signature cache written by

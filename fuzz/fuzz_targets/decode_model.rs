@@ -7,9 +7,9 @@ use std::collections::HashSet;
 
 use libfuzzer_sys::fuzz_target;
 use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
-use ort_bind_codegen::{Dim, ElementType, ModelError, ValueKind, ValueSig};
+use ort_bind_codegen::{Dim, ElementType, ModelError, ValueInfo, ValueType};
 
-fn check_kind(kind: &ValueKind, depth: usize) {
+fn check_kind(kind: &ValueType, depth: usize) {
     assert!(
         depth <= MAX_TYPE_DEPTH,
         "type deeper than the limit accepted"
@@ -19,7 +19,7 @@ fn check_kind(kind: &ValueKind, depth: usize) {
         "depth() disagrees with the nesting"
     );
     match kind {
-        ValueKind::Tensor { elem, dims } => {
+        ValueType::Tensor { elem, dims } => {
             assert!(ElementType::from_onnx(elem.onnx_code()) == Some(*elem));
             for d in dims.iter().flatten() {
                 match d {
@@ -29,19 +29,19 @@ fn check_kind(kind: &ValueKind, depth: usize) {
                 }
             }
         }
-        ValueKind::Sequence(inner) | ValueKind::Optional(inner) => check_kind(inner, depth + 1),
-        ValueKind::Map { key, value } => {
+        ValueType::Sequence(inner) | ValueType::Optional(inner) => check_kind(inner, depth + 1),
+        ValueType::Map { key, value } => {
             assert!(key.is_map_key(), "map key {key} accepted");
             check_kind(value, depth + 1);
         }
-        ValueKind::Unsupported(what) => assert!(!what.is_empty()),
+        ValueType::Unsupported(what) => assert!(!what.is_empty()),
         other => panic!("a kind this target does not know: {other:?}"),
     }
     // Display terminates and shows something.
     assert!(!kind.to_string().is_empty());
 }
 
-fn check_values(values: &[ValueSig]) {
+fn check_values(values: &[ValueInfo]) {
     let mut seen = HashSet::new();
     for v in values {
         assert!(!v.name.is_empty(), "empty name accepted");

@@ -8,19 +8,19 @@
 
 use libfuzzer_sys::fuzz_target;
 use ort_bind_cli::data::{self, ProtoKind, value_proto};
-use ort_bind_runtime::{DType, ElemType, ValueType};
+use ort_bind_runtime::{ElementType, NumericType, ValueType};
 
 fn ty(kind: u8) -> Option<ValueType> {
     let tensor = ValueType::Tensor {
-        elem: ElemType::Numeric(DType::F32),
+        elem: ElementType::Numeric(NumericType::F32),
         dims: vec![None],
     };
     match kind % 5 {
         1 => None,
         2 => Some(ValueType::Sequence(Box::new(tensor))),
         3 => Some(ValueType::Map {
-            key: ElemType::String,
-            value: ElemType::Numeric(DType::F32),
+            key: ElementType::String,
+            value: ElementType::Numeric(NumericType::F32),
         }),
         4 => Some(ValueType::Optional(Box::new(tensor))),
         _ => Some(tensor),

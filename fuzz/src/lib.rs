@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use arbitrary::{Arbitrary, Unstructured};
 use ort_bind_codegen::expand::{ExpandOptions, expand};
 use ort_bind_codegen::plan::{PlanError, plan};
-use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueKind, ValueSig};
+use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueInfo, ValueType};
 
 /// Name fragments that make sanitised identifiers collide, hit keywords and reserved
 /// words, and build feed-back pairs (`state` / `stateN`, `x` / `x_into_y`).
@@ -78,37 +78,37 @@ pub struct ArbValue {
     doc: String,
 }
 
-fn tensor_kind(elem: u8, dims: Option<&Vec<ArbDim>>) -> ValueKind {
+fn tensor_kind(elem: u8, dims: Option<&Vec<ArbDim>>) -> ValueType {
     match ElementType::from_onnx(i32::from(elem)) {
-        Some(elem) => ValueKind::Tensor {
+        Some(elem) => ValueType::Tensor {
             elem,
             dims: dims.map(|ds| ds.iter().map(dim).collect()),
         },
-        None => ValueKind::Unsupported(format!("tensor({elem})")),
+        None => ValueType::Unsupported(format!("tensor({elem})")),
     }
 }
 
 /// The kind `k` stands for, as the decoder would build it (nesting cut at its limit).
-fn kind(k: &ArbKind, depth: usize) -> ValueKind {
+fn kind(k: &ArbKind, depth: usize) -> ValueType {
     if depth >= ort_bind_codegen::model::MAX_TYPE_DEPTH {
-        return ValueKind::Unsupported("<no type>".into());
+        return ValueType::Unsupported("<no type>".into());
     }
     match k {
         ArbKind::Tensor(elem, dims) => tensor_kind(*elem, dims.as_ref()),
-        ArbKind::Sequence(inner) => ValueKind::Sequence(Box::new(kind(inner, depth + 1))),
-        ArbKind::Optional(inner) => ValueKind::Optional(Box::new(kind(inner, depth + 1))),
+        ArbKind::Sequence(inner) => ValueType::Sequence(Box::new(kind(inner, depth + 1))),
+        ArbKind::Optional(inner) => ValueType::Optional(Box::new(kind(inner, depth + 1))),
         ArbKind::Map(key, value) => {
             let value = kind(value, depth + 1);
             match ElementType::from_onnx(i32::from(*key)).filter(|k| k.is_map_key()) {
-                Some(key) => ValueKind::Map {
+                Some(key) => ValueType::Map {
                     key,
                     value: Box::new(value),
                 },
-                None => ValueKind::Unsupported(format!("map({key}, {value})")),
+                None => ValueType::Unsupported(format!("map({key}, {value})")),
             }
         }
-        ArbKind::Unsupported(what) if what.is_empty() => ValueKind::Unsupported("?".into()),
-        ArbKind::Unsupported(what) => ValueKind::Unsupported(what.clone()),
+        ArbKind::Unsupported(what) if what.is_empty() => ValueType::Unsupported("?".into()),
+        ArbKind::Unsupported(what) => ValueType::Unsupported(what.clone()),
     }
 }
 
@@ -144,7 +144,7 @@ fn dim(d: &ArbDim) -> Dim {
 }
 
 /// Values of one role, with the decoder's invariants: non-empty, unique names.
-fn values(list: &[ArbValue]) -> Vec<ValueSig> {
+fn values(list: &[ArbValue]) -> Vec<ValueInfo> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for v in list {
@@ -156,7 +156,7 @@ fn values(list: &[ArbValue]) -> Vec<ValueSig> {
             None => tensor_kind(v.elem, v.dims.as_ref()),
             Some(k) => kind(k, 1),
         };
-        out.push(ValueSig {
+        out.push(ValueInfo {
             name,
             kind,
             doc_string: v.doc.clone(),
@@ -197,23 +197,23 @@ pub fn signature_for(data: &[u8]) -> Option<ModelSignature> {
 /// other): a tensor of any element type codegen knows, strings included; a sequence of
 /// tensors or of maps; a map with `int64` or `string` keys and `int64`, `float32`,
 /// `float64` or `string` values; an optional tensor or optional sequence of tensors.
-fn bindable(v: &ValueSig) -> bool {
-    fn tensor(k: &ValueKind) -> bool {
-        matches!(k, ValueKind::Tensor { .. })
+fn bindable(v: &ValueInfo) -> bool {
+    fn tensor(k: &ValueType) -> bool {
+        matches!(k, ValueType::Tensor { .. })
     }
-    fn map(k: &ValueKind) -> bool {
-        matches!(k, ValueKind::Map { key, value }
+    fn map(k: &ValueType) -> bool {
+        matches!(k, ValueType::Map { key, value }
             if matches!(key, ElementType::I64 | ElementType::String)
-                && matches!(**value, ValueKind::Tensor { elem, .. }
+                && matches!(**value, ValueType::Tensor { elem, .. }
                     if matches!(elem, ElementType::I64 | ElementType::F32 | ElementType::F64
                         | ElementType::String)))
     }
     match &v.kind {
-        k @ ValueKind::Tensor { .. } => tensor(k),
-        ValueKind::Sequence(inner) => tensor(inner) || map(inner),
-        k @ ValueKind::Map { .. } => map(k),
-        ValueKind::Optional(inner) => match &**inner {
-            ValueKind::Sequence(t) => tensor(t),
+        k @ ValueType::Tensor { .. } => tensor(k),
+        ValueType::Sequence(inner) => tensor(inner) || map(inner),
+        k @ ValueType::Map { .. } => map(k),
+        ValueType::Optional(inner) => match &**inner {
+            ValueType::Sequence(t) => tensor(t),
             t => tensor(t),
         },
         _ => false,
@@ -247,7 +247,7 @@ pub fn check_codegen(sig: &ModelSignature) {
                 message.contains(&format!("{role} `{name}` is ")),
                 "{message}"
             );
-            if !matches!(v.kind, ValueKind::Tensor { .. }) {
+            if !matches!(v.kind, ValueType::Tensor { .. }) {
                 assert!(message.contains(&v.kind.to_string()), "{message}");
             }
             return;

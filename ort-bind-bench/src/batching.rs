@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ort::value::TensorRef as OrtTensorRef;
-use ort_bind_runtime::{BatchOptions, BatchSizing, Batcher, Batching, Bound, Pool, Session};
+use ort_bind_runtime::{BatchOptions, BatchSizing, Batcher, Batching, Binding, Pool, Session};
 
 use crate::Result;
 use crate::contenders::{ort_bind_options, ort_session};
@@ -248,7 +248,7 @@ fn measure<const W: usize>(model: &'static Model, rounds: usize, each: usize) ->
         Ok(Contender::Batcher(Batcher::new(
             Constant::<W>,
             options,
-            move |m: &usize| Bound::new(&session, RowsIo::<W>::new(*m)?),
+            move |m: &usize| Binding::new(&session, RowsIo::<W>::new(*m)?),
         )?))
     };
     let path_str = path.to_str().ok_or("model path is not UTF-8")?;
@@ -266,7 +266,7 @@ fn measure<const W: usize>(model: &'static Model, rounds: usize, each: usize) ->
             Contender::Pool({
                 let session = session.clone();
                 let pool = Pool::new(WORKERS, move |m: &usize| {
-                    Bound::new(&session, RowsIo::<W>::new(*m)?)
+                    Binding::new(&session, RowsIo::<W>::new(*m)?)
                 });
                 pool.fill(&1)?;
                 pool
@@ -280,7 +280,7 @@ fn measure<const W: usize>(model: &'static Model, rounds: usize, each: usize) ->
     );
     let shared_pool = Arc::new(Pool::new(WORKERS, {
         let session = session.clone();
-        move |m: &usize| Bound::new(&session, RowsIo::<W>::new(*m)?)
+        move |m: &usize| Binding::new(&session, RowsIo::<W>::new(*m)?)
     }));
     shared_pool.fill(&1)?;
     contenders.push((

@@ -34,8 +34,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use ort_bind_runtime::{
-    BatchOptions, BatchSizing, Batcher, Batching, Binder, BindingIo, Bound, Dyn, Fix, OutputValue,
-    Pool, Session, SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
+    BatchOptions, BatchSizing, Batcher, Batching, Binder, Binding, BindingIo, Dyn, Fix,
+    OutputValue, Pool, Session, SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
 };
 use serde_json::json;
 
@@ -49,8 +49,8 @@ use crate::peer::Peer;
 use crate::workloads::{Plan, Workload, models};
 
 // ---------------------------------------------------------------------------------------
-// The models' bindings, written by hand (the generated `Binding` wraps its `Bound`, and
-// these figures need the `Bound` API itself).
+// The models' bindings, written by hand (the generated `Binding` wraps the runtime's
+// `Binding`, and these figures need the runtime `Binding`'s API itself).
 
 /// `z = x + y` over float32 `[n]` (`add.onnx`: `x`, `y` -> `sum`; `tiny.onnx`: -> `z`).
 struct AddIo<const TINY: bool> {
@@ -270,7 +270,7 @@ fn batching(s: Sizes) -> Result<(f64, [Duration; 2], [Duration; 2], f64)> {
     // Unbatched: a pool of 2 bindings of one row.
     let pool = Pool::new(2, {
         let session = session.clone();
-        move |m: &usize| Bound::new(&session, SlowIo::new(*m)?)
+        move |m: &usize| Binding::new(&session, SlowIo::new(*m)?)
     });
     pool.fill(&1)?;
     let t = Instant::now();
@@ -313,7 +313,7 @@ fn batching(s: Sizes) -> Result<(f64, [Duration; 2], [Duration; 2], f64)> {
             workers: 2,
             sizing: BatchSizing::Fixed,
         },
-        move |m: &usize| Bound::new(&session, SlowIo::new(*m)?),
+        move |m: &usize| Binding::new(&session, SlowIo::new(*m)?),
     )?;
     let t = Instant::now();
     let lat = std::thread::scope(|scope| -> Result<Vec<Duration>> {
@@ -452,8 +452,8 @@ fn time(runs: usize, mut f: impl FnMut() -> ort_bind_runtime::Result<()>) -> Res
 /// (async time / sync time) and (async - sync) ns per run.
 fn async_overhead<Io: BindingIo>(
     s: Sizes,
-    sync: &mut Bound<Io>,
-    asyn: &mut Bound<Io>,
+    sync: &mut Binding<Io>,
+    asyn: &mut Binding<Io>,
     runs: usize,
 ) -> Result<(Stats, Stats)> {
     let waker = thread_waker();
@@ -461,8 +461,8 @@ fn async_overhead<Io: BindingIo>(
     block_on(asyn.run_async(), &waker)?;
     let (mut ratios, mut extra) = (Vec::new(), Vec::new());
     for round in 0..s.rounds {
-        let one = |b: &mut Bound<Io>| time(runs, || b.run());
-        let other = |b: &mut Bound<Io>| time(runs, || block_on(b.run_async(), &waker));
+        let one = |b: &mut Binding<Io>| time(runs, || b.run());
+        let other = |b: &mut Binding<Io>| time(runs, || block_on(b.run_async(), &waker));
         let (ts, ta) = if round % 2 == 0 {
             let ts = one(sync)?;
             (ts, other(asyn)?)
@@ -483,7 +483,7 @@ fn async_rows<Io: BindingIo>(
     s: Sizes,
     what: &str,
     runs: usize,
-    make: impl Fn(&Session) -> Result<Bound<Io>>,
+    make: impl Fn(&Session) -> Result<Binding<Io>>,
     model: &Path,
 ) -> Result<Vec<(String, String, String)>> {
     let two = session(model, 2)?;
@@ -530,8 +530,8 @@ fn async_rows<Io: BindingIo>(
 /// alternated), Add `[16]` <-> `[8]`, a switch before every run.
 fn buckets(s: Sizes) -> Result<[Stats; 3]> {
     let session = session(runtime_model("add.onnx"), 1)?;
-    let new = |n| -> Result<Bound<AddIo<false>>> {
-        let mut b = Bound::new(&session, AddIo::new(n)?)?;
+    let new = |n| -> Result<Binding<AddIo<false>>> {
+        let mut b = Binding::new(&session, AddIo::new(n)?)?;
         b.inputs().0.fill(1.0);
         b.inputs().1.fill(2.0);
         Ok(b)
@@ -592,7 +592,7 @@ fn buckets(s: Sizes) -> Result<[Stats; 3]> {
 fn cancellation(s: Sizes) -> Result<(Duration, Duration, Duration)> {
     const M: usize = 4096;
     let session = session(runtime_model("slow.onnx"), 1)?;
-    let mut bound = Bound::new(&session, SlowIo::new(M)?)?;
+    let mut bound = Binding::new(&session, SlowIo::new(M)?)?;
     for (r, row) in bound
         .inputs()
         .as_mut_slice()
@@ -655,7 +655,7 @@ fn allocations(s: Sizes) -> Result<[f64; 4]> {
         }
         Ok::<_, ort_bind_runtime::Error>((alloc::count() - before) as f64 / runs as f64)
     };
-    let mut a = Bound::new(&session2, AddIo::<false>::new(16)?)?;
+    let mut a = Binding::new(&session2, AddIo::<false>::new(16)?)?;
     let run_async = per_run(s.alloc_runs, &mut || block_on(a.run_async(), &waker))?;
     let mut i = 0;
     let switch = per_run(s.alloc_runs, &mut || {
@@ -665,7 +665,7 @@ fn allocations(s: Sizes) -> Result<[f64; 4]> {
     })?;
     let pool = Pool::new(2, {
         let session = session2.clone();
-        move |n: &usize| Bound::new(&session, AddIo::<false>::new(*n)?)
+        move |n: &usize| Binding::new(&session, AddIo::<false>::new(*n)?)
     });
     pool.fill(&16)?;
     let mut j = 0;
@@ -707,8 +707,8 @@ fn soak(runs: usize) -> Result<(i64, f64, usize, Duration)> {
                     let e = |e: ort_bind_runtime::Error| e.to_string();
                     let waker = thread_waker();
                     let mut bindings = [
-                        Bound::new(session, AddIo::<false>::new(16).map_err(e)?).map_err(e)?,
-                        Bound::new(session, AddIo::<false>::new(16).map_err(e)?).map_err(e)?,
+                        Binding::new(session, AddIo::<false>::new(16).map_err(e)?).map_err(e)?,
+                        Binding::new(session, AddIo::<false>::new(16).map_err(e)?).map_err(e)?,
                     ];
                     for k in 0..per_thread {
                         if k == warm {
@@ -831,7 +831,7 @@ pub(crate) fn run(
         "tiny Add [16]",
         s.tiny_runs,
         |session| {
-            let mut b = Bound::new(session, AddIo::<true>::new(16)?)?;
+            let mut b = Binding::new(session, AddIo::<true>::new(16)?)?;
             b.inputs().0.fill(1.0);
             Ok(b)
         },
@@ -845,7 +845,7 @@ pub(crate) fn run(
         s,
         "SqueezeNet",
         s.cnn_runs,
-        |session| Ok(Bound::new(session, CnnIo::new(&input)?)?),
+        |session| Ok(Binding::new(session, CnnIo::new(&input)?)?),
         Path::new(cnn.model),
     )?;
     for row in &mut cnn_rows {
@@ -1069,7 +1069,7 @@ pub(crate) fn switch_loop(mode: &str, n: usize) -> Result<()> {
         other => return Err(format!("switch-loop: mode `{other}` is not fixed or switch").into()),
     };
     let session = session(runtime_model("add.onnx"), 1)?;
-    let mut b = Bound::new(&session, AddIo::<false>::new(16)?)?;
+    let mut b = Binding::new(&session, AddIo::<false>::new(16)?)?;
     // Both sizes seen once: every later switch is a bucket hit.
     b.set_dims(&8)?;
     b.set_dims(&16)?;

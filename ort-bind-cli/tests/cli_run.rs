@@ -539,8 +539,8 @@ mod values {
             "{stdout}"
         );
         let map_ty = ort_bind_runtime::ValueType::Map {
-            key: ort_bind_runtime::ElemType::String,
-            value: ort_bind_runtime::ElemType::Numeric(ort_bind_runtime::DType::F32),
+            key: ort_bind_runtime::ElementType::String,
+            value: ort_bind_runtime::ElementType::Numeric(ort_bind_runtime::NumericType::F32),
         };
         let echoed = data::read_value(out.join("m.pb"), Some(&map_ty)).unwrap();
         let want = DynValue::Map(DynMap::new(strs(&["a", "c"]), f32s(&[2], &[1.0, 3.0])).unwrap());
@@ -642,7 +642,7 @@ mod values {
 
     fn seq_type() -> ort_bind_runtime::ValueType {
         ort_bind_runtime::ValueType::Sequence(Box::new(ort_bind_runtime::ValueType::Tensor {
-            elem: ort_bind_runtime::ElemType::Numeric(ort_bind_runtime::DType::F32),
+            elem: ort_bind_runtime::ElementType::Numeric(ort_bind_runtime::NumericType::F32),
             dims: vec![None],
         }))
     }

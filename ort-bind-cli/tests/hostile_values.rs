@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use ort_bind_cli::data::{self, ProtoKind, npy, value_proto};
 use ort_bind_runtime::{
-    DType, DynMap, DynValue, ElemType, Float4E2M1x2, Float8E8M0, HostArray, Int4x2, Strings,
-    UInt2x4, ValueType,
+    DynMap, DynValue, ElementType, Float4E2M1x2, Float8E8M0, HostArray, Int4x2, NumericType,
+    Strings, UInt2x4, ValueType,
 };
 
 const KINDS: [ProtoKind; 4] = [
@@ -444,19 +444,19 @@ fn checked_in_corpus_gives_what_it_says() {
         assert_eq!(on_disk, bytes, "{name} differs from what this test writes");
         let ty = match kind {
             ProtoKind::Tensor => ValueType::Tensor {
-                elem: ElemType::String,
+                elem: ElementType::String,
                 dims: vec![],
             },
             ProtoKind::Sequence => ValueType::Sequence(Box::new(ValueType::Tensor {
-                elem: ElemType::Numeric(DType::F32),
+                elem: ElementType::Numeric(NumericType::F32),
                 dims: vec![],
             })),
             ProtoKind::Map => ValueType::Map {
-                key: ElemType::Numeric(DType::I64),
-                value: ElemType::Numeric(DType::F32),
+                key: ElementType::Numeric(NumericType::I64),
+                value: ElementType::Numeric(NumericType::F32),
             },
             ProtoKind::Optional => ValueType::Optional(Box::new(ValueType::Tensor {
-                elem: ElemType::Numeric(DType::F32),
+                elem: ElementType::Numeric(NumericType::F32),
                 dims: vec![],
             })),
         };

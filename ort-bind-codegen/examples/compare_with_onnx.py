@@ -61,7 +61,7 @@ def shape_text(tt):
 
 
 def describe(t):
-    """The decoder's `Display` of a ValueKind: `float32[2]`, `seq(map(string, float32))`."""
+    """The decoder's `Display` of a ValueType: `float32[2]`, `seq(map(string, float32))`."""
     which = t.WhichOneof("value")
     if which is None:
         return "<no type>"

@@ -9,12 +9,12 @@
 use std::io::{BufRead, Write};
 
 use ort_bind_codegen::json::dims as dims_json;
-use ort_bind_codegen::{ValueKind, ValueSig, read_signature};
+use ort_bind_codegen::{ValueInfo, ValueType, read_signature};
 use serde_json::{Value, json};
 
-fn value(v: &ValueSig) -> Value {
+fn value(v: &ValueInfo) -> Value {
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => json!({
+        ValueType::Tensor { elem, dims } => json!({
             "name": v.name,
             "elem": elem.onnx_code(),
             "dims": dims_json(dims.as_deref()),

@@ -39,7 +39,7 @@ use serde_json::Value;
 
 use crate::json;
 use crate::model::{ModelError, read_signature};
-use crate::signature::{ModelSignature, ValueKind, ValueSig, format_dims};
+use crate::signature::{ModelSignature, ValueInfo, ValueType, format_dims};
 
 /// Folder, next to the crate's `Cargo.toml`, that holds cache files.
 pub const CACHE_DIR: &str = ".ort-bind";
@@ -397,9 +397,9 @@ pub fn from_cache_json(text: &str) -> Result<ModelSignature, String> {
     json::decode(signature)
 }
 
-fn describe(v: &ValueSig) -> String {
+fn describe(v: &ValueInfo) -> String {
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => format!("{elem} {}", format_dims(dims.as_deref())),
+        ValueType::Tensor { elem, dims } => format!("{elem} {}", format_dims(dims.as_deref())),
         kind => kind.to_string(),
     }
 }
@@ -433,7 +433,7 @@ pub fn differences(cached: &ModelSignature, model: &ModelSignature) -> Vec<Strin
                 out.push(format!("{role} `{}` ({}) is new", mv.name, describe(mv)));
             }
         }
-        let order = |vs: &[ValueSig]| vs.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+        let order = |vs: &[ValueInfo]| vs.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
         if out.is_empty() && order(c) != order(m) {
             out.push(format!("the order of the {role}s changed"));
         }
@@ -656,32 +656,32 @@ mod tests {
 
     #[test]
     fn nested_kinds_round_trip() {
-        let f32_any = || ValueKind::Tensor {
+        let f32_any = || ValueType::Tensor {
             elem: ElementType::F32,
             dims: None,
         };
         let kinds = [
-            ValueKind::Sequence(Box::new(ValueKind::Map {
+            ValueType::Sequence(Box::new(ValueType::Map {
                 key: ElementType::String,
                 value: Box::new(f32_any()),
             })),
-            ValueKind::Optional(Box::new(ValueKind::Sequence(Box::new(ValueKind::Tensor {
+            ValueType::Optional(Box::new(ValueType::Sequence(Box::new(ValueType::Tensor {
                 elem: ElementType::I64,
                 dims: Some(vec![Dim::Named("n".into()), Dim::Fixed(3), Dim::Dynamic]),
             })))),
-            ValueKind::Map {
+            ValueType::Map {
                 key: ElementType::I64,
-                value: Box::new(ValueKind::Unsupported("<no type>".into())),
+                value: Box::new(ValueType::Unsupported("<no type>".into())),
             },
-            ValueKind::Unsupported("map(float32, float32)".into()),
-            ValueKind::Tensor {
+            ValueType::Unsupported("map(float32, float32)".into()),
+            ValueType::Tensor {
                 elem: ElementType::String,
                 dims: Some(vec![]),
             },
         ];
         let mut sig = read_signature(fixtures().join("add.onnx")).unwrap();
         for (i, kind) in kinds.into_iter().enumerate() {
-            sig.outputs.push(ValueSig {
+            sig.outputs.push(ValueInfo {
                 name: format!("v{i}"),
                 kind,
                 doc_string: String::new(),
@@ -788,7 +788,7 @@ mod tests {
     fn differences_name_what_changed() {
         let a = read_signature(fixtures().join("add.onnx")).unwrap();
         let mut b = a.clone();
-        if let ValueKind::Tensor { elem, .. } = &mut b.outputs[0].kind {
+        if let ValueType::Tensor { elem, .. } = &mut b.outputs[0].kind {
             *elem = ElementType::F64;
         }
         assert_eq!(

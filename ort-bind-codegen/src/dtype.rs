@@ -1,6 +1,8 @@
 //! The one table of ONNX element types: ONNX code, numpy name, Rust type.
 
-/// An ONNX tensor element type that ort-bind knows by name.
+/// An ONNX tensor element type that ort-bind knows by name, as the model declares it.
+/// (The runtime's `ort_bind::ElementType` names the same thing: a numeric (or bool) type, or
+/// `string`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ElementType {

@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 
 use crate::dtype::ElementType;
-use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig};
+use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType};
 
 /// A tensor's dims: `null` for unknown rank, otherwise a list whose entries are an
 /// integer (fixed), a string (named) or `null` (unnamed dynamic).
@@ -28,9 +28,9 @@ pub fn dims(dims: Option<&[Dim]>) -> Value {
     }
 }
 
-fn value_json(v: &ValueSig) -> Value {
+fn value_json(v: &ValueInfo) -> Value {
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => json!({
+        ValueType::Tensor { elem, dims } => json!({
             "name": v.name,
             "dtype": elem.numpy_name(),
             "shape": self::dims(dims.as_deref()),
@@ -46,17 +46,17 @@ fn value_json(v: &ValueSig) -> Value {
 
 /// A value's kind, nested: `{"tensor": {"dtype", "shape"}}`, `{"sequence": kind}`,
 /// `{"map": {"key": dtype, "value": kind}}`, `{"optional": kind}`, `{"unsupported": text}`.
-fn kind_json(kind: &ValueKind) -> Value {
+fn kind_json(kind: &ValueType) -> Value {
     match kind {
-        ValueKind::Tensor { elem, dims } => json!({
+        ValueType::Tensor { elem, dims } => json!({
             "tensor": { "dtype": elem.numpy_name(), "shape": self::dims(dims.as_deref()) },
         }),
-        ValueKind::Sequence(inner) => json!({ "sequence": kind_json(inner) }),
-        ValueKind::Map { key, value } => json!({
+        ValueType::Sequence(inner) => json!({ "sequence": kind_json(inner) }),
+        ValueType::Map { key, value } => json!({
             "map": { "key": key.numpy_name(), "value": kind_json(value) },
         }),
-        ValueKind::Optional(inner) => json!({ "optional": kind_json(inner) }),
-        ValueKind::Unsupported(what) => json!({ "unsupported": what }),
+        ValueType::Optional(inner) => json!({ "optional": kind_json(inner) }),
+        ValueType::Unsupported(what) => json!({ "unsupported": what }),
     }
 }
 
@@ -97,8 +97,8 @@ pub fn encode(sig: &ModelSignature) -> Value {
 /// (`seq(map(string, float32))`) and a `null` shape. The form `ort-bind inspect --json`
 /// prints; doc strings, producer and opsets are left out (see [`encode`] for all).
 pub fn summary(sig: &ModelSignature) -> Value {
-    let value = |v: &ValueSig| match &v.kind {
-        ValueKind::Tensor { elem, dims: d } => {
+    let value = |v: &ValueInfo| match &v.kind {
+        ValueType::Tensor { elem, dims: d } => {
             json!({ "name": v.name, "dtype": elem.numpy_name(), "shape": dims(d.as_deref()) })
         }
         kind => json!({ "name": v.name, "dtype": kind.to_string(), "shape": Value::Null }),
@@ -119,31 +119,31 @@ pub(crate) fn str_field<'v>(v: &'v Value, key: &str) -> Result<&'v str, String> 
         .ok_or_else(|| bad(format!("`{key}` is missing or not a string")))
 }
 
-fn value_from_json(v: &Value) -> Result<ValueSig, String> {
+fn value_from_json(v: &Value) -> Result<ValueInfo, String> {
     let name = str_field(v, "name")?.to_owned();
     let doc_string = str_field(v, "doc")?.to_owned();
     if let Some(kind) = v.get("unsupported") {
         let kind = kind
             .as_str()
             .ok_or_else(|| bad(format!("value `{name}`: `unsupported` is not a string")))?;
-        return Ok(ValueSig {
+        return Ok(ValueInfo {
             name,
-            kind: ValueKind::Unsupported(kind.to_owned()),
+            kind: ValueType::Unsupported(kind.to_owned()),
             doc_string,
         });
     }
     if let Some(kind) = v.get("type") {
         let kind = kind_from_json(kind, &name, 1)?;
-        return Ok(ValueSig {
+        return Ok(ValueInfo {
             name,
             kind,
             doc_string,
         });
     }
     let (elem, dims) = tensor_from_json(v, &name)?;
-    Ok(ValueSig {
+    Ok(ValueInfo {
         name,
-        kind: ValueKind::Tensor { elem, dims },
+        kind: ValueType::Tensor { elem, dims },
         doc_string,
     })
 }
@@ -180,7 +180,7 @@ fn tensor_from_json(v: &Value, name: &str) -> Result<(ElementType, Option<Vec<Di
 }
 
 /// The inverse of [`kind_json`], with the decoder's depth limit.
-fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueKind, String> {
+fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueType, String> {
     if depth > crate::model::MAX_TYPE_DEPTH {
         return Err(bad(format!("value `{name}`: type nested too deeply")));
     }
@@ -193,13 +193,13 @@ fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueKind, Stri
     Ok(match entry {
         ("tensor", t) => {
             let (elem, dims) = tensor_from_json(t, name)?;
-            ValueKind::Tensor { elem, dims }
+            ValueType::Tensor { elem, dims }
         }
         ("sequence", inner) => {
-            ValueKind::Sequence(Box::new(kind_from_json(inner, name, depth + 1)?))
+            ValueType::Sequence(Box::new(kind_from_json(inner, name, depth + 1)?))
         }
         ("optional", inner) => {
-            ValueKind::Optional(Box::new(kind_from_json(inner, name, depth + 1)?))
+            ValueType::Optional(Box::new(kind_from_json(inner, name, depth + 1)?))
         }
         ("map", m) => {
             let key = dtype_from_json(str_field(m, "key")?, name)?;
@@ -209,12 +209,12 @@ fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueKind, Stri
             let value = m
                 .get("value")
                 .ok_or_else(|| bad(format!("value `{name}`: map `value` is missing")))?;
-            ValueKind::Map {
+            ValueType::Map {
                 key,
                 value: Box::new(kind_from_json(value, name, depth + 1)?),
             }
         }
-        ("unsupported", Value::String(what)) => ValueKind::Unsupported(what.clone()),
+        ("unsupported", Value::String(what)) => ValueType::Unsupported(what.clone()),
         _ => return Err(bad(format!("value `{name}`: bad type {v}"))),
     })
 }
@@ -223,7 +223,7 @@ fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueKind, Stri
 /// value may carry its kind as `unsupported` text). `Err` says what is wrong. Metadata is
 /// not stored, so it reads empty.
 pub fn decode(s: &Value) -> Result<ModelSignature, String> {
-    let list = |key: &str| -> Result<Vec<ValueSig>, String> {
+    let list = |key: &str| -> Result<Vec<ValueInfo>, String> {
         s.get(key)
             .and_then(Value::as_array)
             .ok_or_else(|| bad(format!("`{key}` is missing")))?

@@ -32,4 +32,4 @@ pub use builder::{Builder, CodegenError, GeneratedModule};
 pub use dtype::ElementType;
 pub use model::{ModelError, read_signature};
 pub use plan::ModelOptions;
-pub use signature::{Dim, ModelSignature, ValueKind, ValueSig};
+pub use signature::{Dim, ModelSignature, ValueInfo, ValueType};

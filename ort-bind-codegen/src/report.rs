@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
+use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 
 /// `{"inputs": [{"name", "dtype", "shape"}], "outputs": [...]}`: dtype as the numpy
 /// name, each shape entry an integer (fixed), a string (named) or `null` (unnamed
@@ -13,9 +13,9 @@ pub fn to_json(sig: &ModelSignature) -> Value {
     crate::json::summary(sig)
 }
 
-fn kind_text(v: &ValueSig) -> (String, String) {
+fn kind_text(v: &ValueInfo) -> (String, String) {
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => {
+        ValueType::Tensor { elem, dims } => {
             (elem.numpy_name().to_owned(), format_dims(dims.as_deref()))
         }
         // Sequences, maps and optionals have no shape of their own; say when the
@@ -234,9 +234,9 @@ mod tests {
 
     fn sig() -> ModelSignature {
         ModelSignature {
-            inputs: vec![ValueSig {
+            inputs: vec![ValueInfo {
                 name: "gpu_0/data_0".into(),
-                kind: ValueKind::Tensor {
+                kind: ValueType::Tensor {
                     elem: ElementType::F16,
                     dims: Some(vec![
                         Dim::Named("batch".into()),
@@ -246,9 +246,9 @@ mod tests {
                 },
                 doc_string: String::new(),
             }],
-            outputs: vec![ValueSig {
+            outputs: vec![ValueInfo {
                 name: "out".into(),
-                kind: ValueKind::Tensor {
+                kind: ValueType::Tensor {
                     elem: ElementType::Bool,
                     dims: None,
                 },
@@ -273,11 +273,11 @@ mod tests {
     #[test]
     fn nested_kinds_show_whole() {
         let mut sig = sig();
-        sig.outputs.push(ValueSig {
+        sig.outputs.push(ValueInfo {
             name: "output_probability".into(),
-            kind: ValueKind::Sequence(Box::new(ValueKind::Map {
+            kind: ValueType::Sequence(Box::new(ValueType::Map {
                 key: ElementType::I64,
-                value: Box::new(ValueKind::Tensor {
+                value: Box::new(ValueType::Tensor {
                     elem: ElementType::F32,
                     dims: None,
                 }),
@@ -291,9 +291,9 @@ mod tests {
         );
         assert!(!t.contains("not bindable"), "{t}");
         // A map key ONNX Runtime's C API cannot read is refused, naming why.
-        sig.outputs[1].kind = ValueKind::Sequence(Box::new(ValueKind::Map {
+        sig.outputs[1].kind = ValueType::Sequence(Box::new(ValueType::Map {
             key: ElementType::I32,
-            value: Box::new(ValueKind::Tensor {
+            value: Box::new(ValueType::Tensor {
                 elem: ElementType::F32,
                 dims: None,
             }),
@@ -311,9 +311,9 @@ mod tests {
             ),
             "{t}"
         );
-        sig.outputs[1].kind = ValueKind::Sequence(Box::new(ValueKind::Map {
+        sig.outputs[1].kind = ValueType::Sequence(Box::new(ValueType::Map {
             key: ElementType::I64,
-            value: Box::new(ValueKind::Tensor {
+            value: Box::new(ValueType::Tensor {
                 elem: ElementType::F32,
                 dims: None,
             }),

@@ -7,9 +7,9 @@ use crate::dtype::ElementType;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelSignature {
     /// Graph inputs that are real inputs (initializers listed in `graph.input` are excluded).
-    pub inputs: Vec<ValueSig>,
+    pub inputs: Vec<ValueInfo>,
     /// Graph outputs.
-    pub outputs: Vec<ValueSig>,
+    pub outputs: Vec<ValueInfo>,
     /// Operator set imports: `(domain, version)`; the default domain is `""`.
     pub opsets: Vec<(String, i64)>,
     /// ONNX IR version of the file.
@@ -30,24 +30,26 @@ pub struct ModelSignature {
     pub in_place: Vec<(String, String)>,
 }
 
-/// One graph input or output.
+/// One graph input or output, as the model declares it: its name and [`ValueType`].
+/// (The runtime's `ort_bind::dynamic::ValueInfo` is the same, read from a loaded session.)
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValueSig {
+pub struct ValueInfo {
     /// The ONNX name, exactly as in the file.
     pub name: String,
-    /// What kind of value flows here.
-    pub kind: ValueKind,
+    /// Its type: a tensor, sequence, map or optional.
+    pub kind: ValueType,
     /// Documentation string of the value, possibly empty.
     pub doc_string: String,
 }
 
-/// The type of a graph value, as ONNX's `TypeProto` declares it.
+/// The type of a graph value, as the model declares it (ONNX's `TypeProto`). (The
+/// runtime's `ort_bind::ValueType` is the same, read from a loaded session.)
 ///
 /// Sequences, maps and optionals nest arbitrarily (up to
 /// [`MAX_TYPE_DEPTH`](crate::model::MAX_TYPE_DEPTH) levels, past which reading the model
 /// is an error). A part of a type that ort-bind cannot represent (an unknown element
 /// type, a sparse or opaque type, a map key ONNX does not allow, a missing element type)
-/// is an [`Unsupported`](ValueKind::Unsupported) leaf, so the rest of the type stays
+/// is an [`Unsupported`](ValueType::Unsupported) leaf, so the rest of the type stays
 /// readable: `seq(tensor(complex64))` is a `Sequence` of an `Unsupported` leaf.
 ///
 /// `Display` writes the compact form `ort-bind inspect` shows: `float32[1, ?]`, `string`,
@@ -57,7 +59,7 @@ pub struct ValueSig {
 /// wildcard arm, which should treat an unknown kind as not bindable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ValueKind {
+pub enum ValueType {
     /// A dense tensor, string tensors included (`elem` [`ElementType::String`]).
     Tensor {
         /// Element type.
@@ -66,18 +68,18 @@ pub enum ValueKind {
         dims: Option<Vec<Dim>>,
     },
     /// `sequence(elem)`: any number of values of one type (ONNX's `sequence_type`).
-    Sequence(Box<ValueKind>),
+    Sequence(Box<ValueType>),
     /// `map(key, value)` (ONNX's `map_type`). `key` is one of the types ONNX allows for
     /// map keys (see [`ElementType::is_map_key`]); a map with any other key is
-    /// [`Unsupported`](ValueKind::Unsupported).
+    /// [`Unsupported`](ValueType::Unsupported).
     Map {
         /// Key type: an integer type or [`ElementType::String`].
         key: ElementType,
         /// Value type.
-        value: Box<ValueKind>,
+        value: Box<ValueType>,
     },
     /// `optional(elem)`: a value that may be absent (ONNX's `optional_type`).
-    Optional(Box<ValueKind>),
+    Optional(Box<ValueType>),
     /// A type ort-bind cannot represent: a tensor of an element type it does not know,
     /// a sparse tensor, an opaque type, a map whose key type ONNX does not allow, or a
     /// type that is not set (a sequence or optional without element type). The string
@@ -85,20 +87,20 @@ pub enum ValueKind {
     Unsupported(String),
 }
 
-impl ValueKind {
+impl ValueType {
     /// Whether this is a tensor ort-bind binds as a typed buffer today (numeric or bool
     /// elements).
     pub fn is_bindable_tensor(&self) -> bool {
-        matches!(self, ValueKind::Tensor { elem, .. } if elem.is_bindable())
+        matches!(self, ValueType::Tensor { elem, .. } if elem.is_bindable())
     }
 
     /// The first part of this type that ort-bind cannot represent, if any (depth first).
     pub fn unsupported_part(&self) -> Option<&str> {
         match self {
-            ValueKind::Tensor { .. } => None,
-            ValueKind::Sequence(inner) | ValueKind::Optional(inner) => inner.unsupported_part(),
-            ValueKind::Map { value, .. } => value.unsupported_part(),
-            ValueKind::Unsupported(what) => Some(what),
+            ValueType::Tensor { .. } => None,
+            ValueType::Sequence(inner) | ValueType::Optional(inner) => inner.unsupported_part(),
+            ValueType::Map { value, .. } => value.unsupported_part(),
+            ValueType::Unsupported(what) => Some(what),
         }
     }
 
@@ -106,25 +108,25 @@ impl ValueKind {
     /// 3 for `seq(map(int64, float32))`.
     pub fn depth(&self) -> usize {
         match self {
-            ValueKind::Tensor { .. } | ValueKind::Unsupported(_) => 1,
-            ValueKind::Sequence(inner) | ValueKind::Optional(inner) => 1 + inner.depth(),
-            ValueKind::Map { value, .. } => 1 + value.depth(),
+            ValueType::Tensor { .. } | ValueType::Unsupported(_) => 1,
+            ValueType::Sequence(inner) | ValueType::Optional(inner) => 1 + inner.depth(),
+            ValueType::Map { value, .. } => 1 + value.depth(),
         }
     }
 }
 
-impl std::fmt::Display for ValueKind {
+impl std::fmt::Display for ValueType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ValueKind::Tensor { elem, dims: None } => write!(f, "{elem}"),
-            ValueKind::Tensor {
+            ValueType::Tensor { elem, dims: None } => write!(f, "{elem}"),
+            ValueType::Tensor {
                 elem,
                 dims: Some(dims),
             } => write!(f, "{elem}{}", format_dims(Some(dims))),
-            ValueKind::Sequence(inner) => write!(f, "seq({inner})"),
-            ValueKind::Map { key, value } => write!(f, "map({key}, {value})"),
-            ValueKind::Optional(inner) => write!(f, "optional({inner})"),
-            ValueKind::Unsupported(what) => f.write_str(what),
+            ValueType::Sequence(inner) => write!(f, "seq({inner})"),
+            ValueType::Map { key, value } => write!(f, "map({key}, {value})"),
+            ValueType::Optional(inner) => write!(f, "optional({inner})"),
+            ValueType::Unsupported(what) => f.write_str(what),
         }
     }
 }
@@ -143,12 +145,12 @@ pub enum Dim {
 
 impl ModelSignature {
     /// Looks up an input by its ONNX name.
-    pub fn input(&self, name: &str) -> Option<&ValueSig> {
+    pub fn input(&self, name: &str) -> Option<&ValueInfo> {
         self.inputs.iter().find(|v| v.name == name)
     }
 
     /// Looks up an output by its ONNX name.
-    pub fn output(&self, name: &str) -> Option<&ValueSig> {
+    pub fn output(&self, name: &str) -> Option<&ValueInfo> {
         self.outputs.iter().find(|v| v.name == name)
     }
 
@@ -161,11 +163,11 @@ impl ModelSignature {
     }
 }
 
-impl ValueSig {
+impl ValueInfo {
     /// Element type and dims when this value is a bindable tensor.
     pub fn tensor(&self) -> Option<(ElementType, Option<&[Dim]>)> {
         match &self.kind {
-            ValueKind::Tensor { elem, dims } => Some((*elem, dims.as_deref())),
+            ValueType::Tensor { elem, dims } => Some((*elem, dims.as_deref())),
             _ => None,
         }
     }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use hostile_cases::*;
 use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
 use ort_bind_codegen::plan::{PlanError, plan};
-use ort_bind_codegen::{Dim, ModelError, ValueKind};
+use ort_bind_codegen::{Dim, ModelError, ValueType};
 
 /// Runs the pipeline on one input; a panic fails the test with the case's name.
 fn run(bytes: &[u8], name: &str) -> Outcome {
@@ -235,7 +235,7 @@ fn non_tensor_kinds() {
          with int64 or string keys and int64, float32, float64 or string values only"
     );
     let (kind, err) = outcome("map with float32 keys");
-    assert_eq!(kind, ValueKind::Unsupported("map(float32, float32)".into()));
+    assert_eq!(kind, ValueType::Unsupported("map(float32, float32)".into()));
     assert_eq!(
         err,
         "input `v` is map(float32, float32): ONNX allows map keys of integer types and string \
@@ -297,7 +297,7 @@ fn hostile_dims() {
     let dims = |bytes: Vec<u8>| {
         let sig = signature_from_bytes(&bytes, "dims.onnx").expect("decodes");
         match &sig.inputs[0].kind {
-            ValueKind::Tensor { dims, .. } => dims.clone().expect("has a shape"),
+            ValueType::Tensor { dims, .. } => dims.clone().expect("has a shape"),
             other => panic!("{other:?}"),
         }
     };

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use ort_bind_codegen::model::signature_from_bytes;
-use ort_bind_codegen::{Dim, ElementType, ModelError, ModelSignature, ValueKind, read_signature};
+use ort_bind_codegen::{Dim, ElementType, ModelError, ModelSignature, ValueType, read_signature};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -27,7 +27,7 @@ fn tensor(sig: &ModelSignature, name: &str) -> (ElementType, Option<Vec<Dim>>) {
         .or_else(|| sig.output(name))
         .unwrap_or_else(|| panic!("no value `{name}`"));
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => (*elem, dims.clone()),
+        ValueType::Tensor { elem, dims } => (*elem, dims.clone()),
         other => panic!("`{name}` is not a tensor: {other}"),
     }
 }

@@ -1,10 +1,10 @@
 //! The binding: every input and output buffer bound to ONNX Runtime once, reused
 //! on every run.
 //!
-//! [`Bound`] owns both the `OrtIoBinding` and the tensors it points at (an
+//! [`Binding`] owns both the `OrtIoBinding` and the tensors it points at (a
 //! [`BindingIo`] value, normally generated), so nothing can free a bound buffer
 //! while ONNX Runtime may use it: users reach tensors only through views, a run
-//! needs `&mut`, and any change of dims or storage goes through [`Bound`], which
+//! needs `&mut`, and any change of dims or storage goes through [`Binding`], which
 //! rebinds before the next run.
 
 use std::any::TypeId;
@@ -24,7 +24,7 @@ use crate::session::{Session, ValueSpec};
 use crate::shape::Shape;
 use crate::sys::{IoBinding, MemoryInfo, RunArgs, Value};
 use crate::tensor::{AllocatedOutput, Tensor};
-use crate::values::{InputValue, OutputSlot};
+use crate::values::{ValueInputSlot, ValueOutputSlot};
 
 /// The tensors of one binding, and how to bind them.
 ///
@@ -32,12 +32,12 @@ use crate::values::{InputValue, OutputSlot};
 ///
 /// # Safety
 /// Implementors promise that no method other than [`BindingIo::set_dims`] (and code run
-/// inside [`Bound::modify`]) moves, replaces, reallocates or frees a tensor that
+/// inside [`Binding::modify`]) moves, replaces, reallocates or frees a tensor that
 /// [`BindingIo::bind`] bound: the views returned by `inputs_mut`/`outputs` may only
 /// read and write elements in place. ONNX Runtime keeps raw pointers to that memory. The
 /// one exception: when [`BindingIo::HAS_VALUE_INPUTS`] is `true`, the inputs view may
 /// replace the value inputs it hands out (maps, sequences, sequences of maps, optionals),
-/// and [`Bound`] binds everything again before the next run after each `inputs_mut`.
+/// and [`Binding`] binds everything again before the next run after each `inputs_mut`.
 pub unsafe trait BindingIo {
     /// Input specs, in binding order (index = position). Empty for an `Io` whose values
     /// are known only at run time, which overrides [`BindingIo::names`] instead.
@@ -51,11 +51,11 @@ pub unsafe trait BindingIo {
     const HAS_ALLOCATED_OUTPUTS: bool;
     /// Whether the inputs view hands out value inputs (maps, sequences, sequences of maps,
     /// optionals) to fill in place (`inputs().m.set_pairs(..)`): such a value is a new ONNX
-    /// Runtime value once filled, so [`Bound::inputs`] and [`Bound::split`] make the next
+    /// Runtime value once filled, so [`Binding::inputs`] and [`Binding::split`] make the next
     /// run bind everything again. `false` by default.
     const HAS_VALUE_INPUTS: bool = false;
     /// The values of the model's symbolic dimensions (compared to find the binding of
-    /// dims used recently; see [`Bound::set_dims`]).
+    /// dims used recently; see [`Binding::set_dims`]).
     type Dims: Clone + PartialEq + Send;
     /// Mutable views of the inputs.
     type InputsMut<'a>
@@ -67,7 +67,7 @@ pub unsafe trait BindingIo {
         Self: 'a;
 
     /// Checks `session` against this `Io`'s signature and names its inputs and outputs in
-    /// binding order ([`Binder`] indices are positions in these lists); [`Bound::new`] calls
+    /// binding order ([`Binder`] indices are positions in these lists); [`Binding::new`] calls
     /// it once. The default checks [`BindingIo::INPUTS`] and [`BindingIo::OUTPUTS`] (what
     /// generated code declares); an `Io` whose values are known only at run time (the
     /// dynamic route's `DynamicIo`, the `dynamic` feature) reads them from itself.
@@ -81,7 +81,7 @@ pub unsafe trait BindingIo {
     /// Binds every input and output through `binder`.
     fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()>;
     /// Binds again every output that [`BindingIo::bind`] bound with
-    /// [`Binder::allocated_output`] or [`Binder::value_output`]; [`Bound::run`] calls it before each run but the first
+    /// [`Binder::allocated_output`] or [`Binder::value_output`]; [`Binding::run`] calls it before each run but the first
     /// after a full bind. After a run, ONNX Runtime's binding holds the value it produced
     /// for such an output and would write the next result into that value, failing the
     /// run when the shape changes; binding the output to its device again makes ONNX
@@ -96,7 +96,7 @@ pub unsafe trait BindingIo {
     /// [`Binder::allocated_output`].
     fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()>;
     /// Forgets the values [`BindingIo::store_output`] received (each
-    /// [`AllocatedOutput::clear`]), so they read as absent; [`Bound`] calls it when dims
+    /// [`AllocatedOutput::clear`]), so they read as absent; [`Binding`] calls it when dims
     /// change and when a run fails. The default does nothing (no allocated outputs).
     fn clear_allocated(&mut self) {}
     /// The binding index of the first value input that has no value yet (a map,
@@ -111,23 +111,24 @@ pub unsafe trait BindingIo {
     fn outputs(&self) -> Self::OutputsRef<'_>;
 }
 
-/// Binds tensors that live at least as long as `'io` (the borrow of the [`BindingIo`]
-/// being bound); the invariant lifetime stops a temporary tensor from being bound.
+/// What [`BindingIo::bind`] is handed to bind its values with: binds tensors (and value
+/// slots) that live at least as long as `'io` (the borrow of the [`BindingIo`] being
+/// bound); the invariant lifetime stops a temporary tensor from being bound.
 #[derive(Debug)]
 pub struct Binder<'b, 'io> {
-    // `None`: only record (see `Bound::set_dims`, which may reuse a binding made earlier).
+    // `None`: only record (see `Binding::set_dims`, which may reuse a binding made earlier).
     io: Option<&'b mut IoBinding>,
     input_names: &'b [CString],
     output_names: &'b [CString],
     session: &'b Session,
     // The same values, recorded for `RunAsync` (which takes arrays, not a binding).
     args: &'b mut RunArgs,
-    // The value and memory of every bound tensor, in binding order (see `Bound::set_dims`).
+    // The value and memory of every bound tensor, in binding order (see `Binding::set_dims`).
     storage: Option<&'b mut Vec<StorageKey>>,
     // Only fill `storage`: nothing is bound, recorded or checked.
     keys_only: bool,
     // Whether any bound memory is host-accessible (then a run must not return before
-    // ONNX Runtime's copies to and from it are done; see `Bound::run`).
+    // ONNX Runtime's copies to and from it are done; see `Binding::run`).
     host_memory: bool,
     // Why `run_async` cannot run this binding, if it cannot.
     async_blocker: Option<&'static str>,
@@ -208,20 +209,20 @@ impl<'io> Binder<'_, 'io> {
 }
 
 impl<'io> Binder<'_, 'io> {
-    /// Binds a string tensor, sequence, map or optional (any [`InputValue`]) as input number
+    /// Binds a string tensor, sequence, map or optional (any [`ValueInputSlot`]) as input number
     /// `index`. An [`Optional`](crate::Optional) without a value is left unbound, which ONNX
     /// Runtime takes as an absent optional input.
     ///
-    /// A value input with no value yet ([`InputValue::is_set`] is `false`) is left
+    /// A value input with no value yet ([`ValueInputSlot::is_set`] is `false`) is left
     /// unbound; [`BindingIo::missing_input`] names it when a run is asked for.
-    pub fn value_input<V: InputValue>(&mut self, index: usize, value: &'io V) -> Result<()> {
+    pub fn value_input<V: ValueInputSlot>(&mut self, index: usize, value: &'io V) -> Result<()> {
         let bound = if value.is_set() {
             value.bound_value()?
         } else {
             None
         };
         if let Some(storage) = &mut self.storage {
-            // A binding kept for other dims (`Bound::set_dims`) holds ONNX Runtime's own
+            // A binding kept for other dims (`Binding::set_dims`) holds ONNX Runtime's own
             // reference to the value bound then, so a new value that happens to sit at a
             // freed value's address is not what that binding reads: the key of a value
             // input never matches an earlier one, and a change of dims rebinds it.
@@ -246,12 +247,12 @@ impl<'io> Binder<'_, 'io> {
     }
 
     /// Lets ONNX Runtime allocate output number `index` in host memory at run time, for a
-    /// string tensor, sequence, map or optional slot (any [`OutputSlot`]); the run's value
+    /// string tensor, sequence, map or optional slot (any [`ValueOutputSlot`]); the run's value
     /// reaches the slot through [`BindingIo::store_output`] and
     /// [`OutputValue::store_in_slot`] (so the `Io` sets
     /// [`BindingIo::HAS_ALLOCATED_OUTPUTS`], and clears the slot in
     /// [`BindingIo::clear_allocated`]).
-    pub fn value_output<V: OutputSlot>(&mut self, index: usize, slot: &'io V) -> Result<()> {
+    pub fn value_output<V: ValueOutputSlot>(&mut self, index: usize, slot: &'io V) -> Result<()> {
         let _ = slot;
         if self.keys_only {
             return Ok(());
@@ -293,8 +294,8 @@ impl OutputValue {
     }
 
     /// Moves the value into a slot of a string tensor, sequence, map or optional
-    /// ([`OutputSlot`]), checking its type.
-    pub fn store_in_slot<V: crate::values::OutputSlot>(self, slot: &mut V) -> Result<()> {
+    /// ([`ValueOutputSlot`]), checking its type.
+    pub fn store_in_slot<V: crate::values::ValueOutputSlot>(self, slot: &mut V) -> Result<()> {
         slot.accept(self.0)
     }
 }
@@ -330,17 +331,22 @@ fn c_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<CString>>
         .collect()
 }
 
-/// A binding that owns its tensors: bound once, run many times.
+/// A binding: a [`BindingIo`] (the tensors it owns) bound to a session once, run many
+/// times.
+///
+/// The derive route uses it directly (`Binding::new(&session, io)`); each generated
+/// module's own `Binding` wraps a `Binding<Io<D>>`, and a [`PooledBinding`](crate::PooledBinding)
+/// is one lent by a [`Pool`](crate::Pool).
 ///
 /// `run` takes `&mut self`, so no view of an output can be alive while a run writes it.
 ///
 /// # Threads
-/// A `Bound` is `Send` (when its tensors are, as ort-bind's are): move it to the thread or
+/// A `Binding` is `Send` (when its tensors are, as ort-bind's are): move it to the thread or
 /// task that runs it. It is not `Sync`: one binding runs one run at a time. Any number of
 /// bindings of one [`Session`] may run at the same time, on as many threads (ONNX Runtime
 /// allows concurrent runs on a session, each with its own binding); a [`Pool`](crate::Pool)
 /// shares bindings between request handlers.
-pub struct Bound<Io: BindingIo> {
+pub struct Binding<Io: BindingIo> {
     // Declared first: dropped before the tensors it points at.
     io_binding: IoBinding,
     input_names: Vec<CString>,
@@ -378,7 +384,7 @@ pub struct Bound<Io: BindingIo> {
     // Arrays for buckets to come, reserved up front so that no switch allocates.
     spare: Vec<(Vec<StorageKey>, Box<RunArgs>)>,
     scratch: Vec<StorageKey>,
-    // Full binds so far (see `Bound::binds`).
+    // Full binds so far (see `Binding::binds`).
     binds: u64,
     io: Io,
 }
@@ -391,7 +397,7 @@ fn parts(inputs: usize, outputs: usize) -> (Vec<StorageKey>, Box<RunArgs>) {
     )
 }
 
-/// A binding made for `dims` earlier, kept for switching back (see [`Bound::set_dims`]).
+/// A binding made for `dims` earlier, kept for switching back (see [`Binding::set_dims`]).
 #[derive(Debug)]
 struct Bucket<Dims> {
     dims: Dims,
@@ -400,10 +406,10 @@ struct Bucket<Dims> {
     args: Box<RunArgs>,
 }
 
-/// Bindings of other dims a [`Bound`] keeps by default (see [`Bound::keep_recent_dims`]).
+/// Bindings of other dims a [`Binding`] keeps by default (see [`Binding::keep_recent_dims`]).
 pub const DEFAULT_RECENT_DIMS: usize = 3;
 
-/// What [`Bound`] remembers of an asynchronous run in flight.
+/// What [`Binding`] remembers of an asynchronous run in flight.
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     /// The run's epoch ([`RunControl::epoch`]); once the control has moved past it, the
@@ -414,7 +420,7 @@ struct InFlight {
     path: AsyncPath,
 }
 
-/// Where [`Bound::run_async`] runs a binding (see the [`run_async`](crate::run_async)
+/// Where [`Binding::run_async`] runs a binding (see the [`run_async`](crate::run_async)
 /// module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AsyncPath {
@@ -424,9 +430,9 @@ enum AsyncPath {
     Worker,
 }
 
-impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
+impl<Io: BindingIo> std::fmt::Debug for Binding<Io> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bound")
+        f.debug_struct("Binding")
             .field("inputs", &self.input_names)
             .field("outputs", &self.output_names)
             .field("ready", &self.ready)
@@ -434,7 +440,7 @@ impl<Io: BindingIo> std::fmt::Debug for Bound<Io> {
     }
 }
 
-impl<Io: BindingIo> Bound<Io> {
+impl<Io: BindingIo> Binding<Io> {
     /// Checks `session` against `Io`'s signature and binds every tensor of `io`.
     pub fn new(session: &Session, io: Io) -> Result<Self> {
         let mut bound = Self::new_unbound(session, io)?;
@@ -442,15 +448,15 @@ impl<Io: BindingIo> Bound<Io> {
         Ok(bound)
     }
 
-    /// [`Bound::new`] without the first bind: the first run (or [`Bound::set_dims`]) binds.
+    /// [`Binding::new`] without the first bind: the first run (or [`Binding::set_dims`]) binds.
     /// For an `Io` whose values are set one by one after it is made (the dynamic route's).
     pub(crate) fn new_unbound(session: &Session, io: Io) -> Result<Self> {
         let IoNames { inputs, outputs } = io.names(session)?;
         let (n_in, n_out) = (inputs.len(), outputs.len());
-        // SAFETY: the session pointer is live and `Bound` holds a counted reference to the
+        // SAFETY: the session pointer is live and `Binding` holds a counted reference to the
         // session (`session` field) for as long as the binding exists.
         let io_binding = unsafe { IoBinding::new(session.raw())? };
-        Ok(Bound {
+        Ok(Binding {
             io_binding,
             input_names: inputs,
             output_names: outputs,
@@ -543,7 +549,7 @@ impl<Io: BindingIo> Bound<Io> {
         self.run_inner()
     }
 
-    /// [`Bound::run`], terminated when it has not finished after `timeout`: it then returns
+    /// [`Binding::run`], terminated when it has not finished after `timeout`: it then returns
     /// [`Error::TimedOut`] (ONNX Runtime stops after the kernel it is in) and the binding
     /// stays usable. The timeout is kept by one process-wide timer thread; arming it costs
     /// a lock and a heap push, no thread and no allocation per run.
@@ -580,7 +586,7 @@ impl<Io: BindingIo> Bound<Io> {
     }
 
     /// Stops the asynchronous run in flight, whose future is being dropped, without waiting
-    /// for it: [`Bound::settle`] (the binding's next use, or its drop) waits.
+    /// for it: [`Binding::settle`] (the binding's next use, or its drop) waits.
     pub(crate) fn abandon_in_flight(&mut self) {
         self.abandon_leaked();
         self.completion.forget_waker();
@@ -657,7 +663,7 @@ impl<Io: BindingIo> Bound<Io> {
     /// with one allocation when it must) and rebound.
     ///
     /// Shape buckets: the binding keeps the ONNX Runtime bindings of the last few dims it
-    /// was set to ([`Bound::keep_recent_dims`]; 3 by default), each still bound to values
+    /// was set to ([`Binding::keep_recent_dims`]; 3 by default), each still bound to values
     /// of its dims over the same buffers. Switching back to one of them, within capacity,
     /// makes no ONNX Runtime call and allocates nothing: a run after such a switch costs
     /// about what a run of a fixed binding costs. Setting the dims the binding already has
@@ -718,7 +724,7 @@ impl<Io: BindingIo> Bound<Io> {
                         None => self.parts(),
                     };
                     (
-                        // SAFETY: the session pointer is live and `Bound` holds a counted
+                        // SAFETY: the session pointer is live and `Binding` holds a counted
                         // reference to the session for as long as this binding (kept in
                         // `recent` or current) exists.
                         unsafe { IoBinding::new(self.session.raw())? },
@@ -747,16 +753,16 @@ impl<Io: BindingIo> Bound<Io> {
         parts(self.input_names.len(), self.output_names.len())
     }
 
-    /// How many times the binding was bound in full: by [`Bound::new`], by
-    /// [`Bound::modify`], and by [`Bound::set_dims`] when it kept no binding for the new
+    /// How many times the binding was bound in full: by [`Binding::new`], by
+    /// [`Binding::modify`], and by [`Binding::set_dims`] when it kept no binding for the new
     /// dims (a switch back to a kept binding does not count). Counts what the shape
     /// buckets save; tests and diagnostics read it.
     pub fn binds(&self) -> u64 {
         self.binds
     }
 
-    /// The dims the binding was last set to with [`Bound::set_dims`] (`None` before the
-    /// first call, and after [`Bound::modify`] or a failed change).
+    /// The dims the binding was last set to with [`Binding::set_dims`] (`None` before the
+    /// first call, and after [`Binding::modify`] or a failed change).
     pub fn dims(&self) -> Option<&Io::Dims> {
         self.dims.as_ref()
     }
@@ -774,7 +780,7 @@ impl<Io: BindingIo> Bound<Io> {
     }
 
     /// How many bindings of other dims to keep for switching back (shape buckets; see
-    /// [`Bound::set_dims`]); 0 rebinds on every change. Each costs an ONNX Runtime binding
+    /// [`Binding::set_dims`]); 0 rebinds on every change. Each costs an ONNX Runtime binding
     /// object and one value per tensor (over the same buffers, no memory of its own).
     pub fn keep_recent_dims(&mut self, n: usize) {
         self.keep_dims = n;
@@ -853,8 +859,8 @@ impl<Io: BindingIo> Bound<Io> {
         Ok(r)
     }
 
-    /// [`Bound::modify`] without the rebind: `f` may change anything, and the next run
-    /// (or [`Bound::set_dims`]) binds everything again. For an `Io` whose values are set one
+    /// [`Binding::modify`] without the rebind: `f` may change anything, and the next run
+    /// (or [`Binding::set_dims`]) binds everything again. For an `Io` whose values are set one
     /// by one (the dynamic route's), which cannot be bound until every one is set.
     #[cfg(feature = "dynamic")]
     pub(crate) fn modify_later<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
@@ -875,7 +881,7 @@ impl<Io: BindingIo> Bound<Io> {
         &self.session
     }
 
-    /// Where [`Bound::run_async`] runs this binding: ONNX Runtime's `RunAsync` needs an
+    /// Where [`Binding::run_async`] runs this binding: ONNX Runtime's `RunAsync` needs an
     /// intra-op pool of at least 2 threads (it runs there), a CPU session (it cannot say
     /// on which device to allocate outputs) and outputs allocated on the `Cpu`; every other
     /// binding runs on ort-bind's worker threads.
@@ -1001,7 +1007,7 @@ impl<Io: BindingIo> Bound<Io> {
     }
 
     /// Stores the outputs ONNX Runtime allocated for a run on a worker thread that ended
-    /// with `result`, as [`Bound::run`] does after its run.
+    /// with `result`, as [`Binding::run`] does after its run.
     fn collect_worker(&mut self, result: Result<()>) -> Result<()> {
         if let Err(e) = result {
             // No result of an earlier run stays readable as if it were this one's.
@@ -1069,7 +1075,7 @@ impl<Io: BindingIo> Bound<Io> {
     }
 }
 
-impl<Io: BindingIo> Drop for Bound<Io> {
+impl<Io: BindingIo> Drop for Binding<Io> {
     fn drop(&mut self) {
         // ONNX Runtime must be done with the buffers before they are freed.
         self.settle();

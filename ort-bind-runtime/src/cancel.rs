@@ -1,13 +1,13 @@
 //! Cancellation: stopping a run that is in progress, from any thread.
 //!
 //! Every binding has its own ONNX Runtime run options, and so its own terminate flag.
-//! [`Bound::terminator`](crate::Bound::terminator) hands out a [`Terminator`] for it: a
+//! [`Binding::terminator`](crate::Binding::terminator) hands out a [`Terminator`] for it: a
 //! cheap, cloneable, `Send + Sync` handle that another thread (a request handler whose
 //! client went away, a shutdown hook) calls [`Terminator::terminate`] on. The run, sync
-//! ([`Bound::run`](crate::Bound::run)) or asynchronous
-//! ([`Bound::run_async`](crate::Bound::run_async)), then returns [`Error::Terminated`]
+//! ([`Binding::run`](crate::Binding::run)) or asynchronous
+//! ([`Binding::run_async`](crate::Binding::run_async)), then returns [`Error::Terminated`]
 //! (or [`Error::TimedOut`] when a timeout of
-//! [`Bound::run_with_timeout`](crate::Bound::run_with_timeout) fired), and the binding stays
+//! [`Binding::run_with_timeout`](crate::Binding::run_with_timeout) fired), and the binding stays
 //! usable: the next run proceeds normally.
 //!
 //! **A stop belongs to one run.** A [`Terminator`] is for the run in progress when it was
@@ -23,7 +23,7 @@
 //! kernel: when that kernel ends).
 //!
 //! ```no_run
-//! # fn demo<Io: ort_bind_runtime::BindingIo + Send>(mut bound: ort_bind_runtime::Bound<Io>)
+//! # fn demo<Io: ort_bind_runtime::BindingIo + Send>(mut bound: ort_bind_runtime::Binding<Io>)
 //! # -> ort_bind_runtime::Result<()> {
 //! use std::time::Duration;
 //! use ort_bind_runtime::Error;

@@ -1,8 +1,8 @@
 //! Timeouts: one process-wide timer thread that stops runs whose deadline passed (and
 //! expires batcher requests still queued at theirs: [`Expire`]).
 //!
-//! A timed run ([`Bound::run_with_timeout`](crate::Bound::run_with_timeout),
-//! [`Bound::run_async_with_timeout`](crate::Bound::run_async_with_timeout)) registers
+//! A timed run ([`Binding::run_with_timeout`](crate::Binding::run_with_timeout),
+//! [`Binding::run_async_with_timeout`](crate::Binding::run_async_with_timeout)) registers
 //! `(deadline, epoch)` here, the epoch being its binding's [`RunControl`] number for that
 //! run; at the deadline the thread asks the control to stop the run of that epoch, which
 //! does nothing when the run already returned (the epoch has moved on). Registering takes one lock and a push onto a

@@ -2,7 +2,7 @@
 //! zero-copy I/O binding over ONNX Runtime's C API.
 //!
 //! Generated bindings (from `ort-bind-codegen` or the `ort-bind` macros) are thin
-//! typed layers over [`Bound`], [`Tensor`] and [`AllocatedOutput`]; most users
+//! typed layers over [`Binding`], [`Tensor`] and [`AllocatedOutput`]; most users
 //! never name these directly.
 //!
 //! The modules are layers, bottom up: a module may name the modules of its own layer and
@@ -11,16 +11,16 @@
 //!
 //! | layer | modules | what they hold |
 //! | --- | --- | --- |
-//! | 0 | `element`, `shape` | element types (one table, [`DType`]) and shape types: plain data |
+//! | 0 | `element`, `shape` | element types (one table, [`NumericType`]) and shape types: plain data |
 //! | 1 | `error` | [`Error`] and the detailed errors of each part |
 //! | 2 | `sys` | every ONNX Runtime C API call and its `SAFETY` argument (private) |
 //! | 3 | `library`, `logging` | finding and loading ONNX Runtime; its log lines and telemetry |
 //! | 4 | `device`, `tensor` | devices and the buffers on them; [`Tensor`] and its views |
 //! | 5 | `session`, `model_file` | loading models ([`Session`]) and finding them after deployment |
 //! | 6 | `values` | string tensors, sequences, maps, optionals, host arrays of any type |
-//! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Bound`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads) |
+//! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Binding`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads) |
 //! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views |
-//! | 9 | `dynamic`, `decode` | `DynamicBinding` (the `dynamic` feature; element types read at run time: a [`Bound`] over `DynamicIo`, so async, stops, timeouts and shape buckets too); [`decode::Decoder`] (the KV-cache decode loop) |
+//! | 9 | `dynamic`, `decode` | `DynamicBinding` (the `dynamic` feature; element types read at run time: a [`Binding`] over `DynamicIo`, so async, stops, timeouts and shape buckets too); [`decode::Decoder`] (the KV-cache decode loop) |
 
 pub mod assert;
 pub mod batch;
@@ -52,7 +52,7 @@ mod workers;
 pub use batch::{
     BatchOptions, BatchSizing, Batcher, Batching, ReplyFuture, Row, Shutdown, SizingReport,
 };
-pub use binding::{Binder, BindingIo, Bound, DEFAULT_RECENT_DIMS, IoNames, OutputValue, SplitIo};
+pub use binding::{Binder, Binding, BindingIo, DEFAULT_RECENT_DIMS, IoNames, OutputValue, SplitIo};
 pub use cancel::Terminator;
 pub use device::{Cpu, Device, HostDevice};
 #[cfg(feature = "cuda")]
@@ -60,16 +60,16 @@ pub use device::{Cuda, CudaPinned, cuda_provider_available};
 pub use dims::{AxisRule, DimsSolver};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{
-    DynDims, DynElement, DynInputsMut, DynamicBinding, DynamicIo, HostArray, HostArrayRef,
-    HostData, HostDataRef,
+    DynDims, DynInputsMut, DynamicBinding, DynamicIo, HostArray, HostArrayRef, HostData,
+    HostDataRef, NumericElement,
 };
 pub use element::{
-    DType, Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
-    Float8E8M0, Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, Unpacked, bf16, f16, narrow,
+    Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
+    Int2x4, Int4x2, NumericType, Packed, UInt2x4, UInt4x2, Unpacked, bf16, f16, narrow,
 };
 pub use error::{CudaErrorKind, Error, Result};
 pub use model_file::ModelFile;
-pub use pool::{GetFuture, Pool, Pooled};
+pub use pool::{GetFuture, Pool, PooledBinding};
 pub use run_async::RunFuture;
 pub use session::{Session, SessionOptions, ValueKind, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};
@@ -78,8 +78,9 @@ pub use tensor::{AllocatedOutput, DimsChange, Tensor, TensorMut, TensorRef};
 #[cfg(feature = "dynamic")]
 pub use values::{DynKey, DynMap, DynValue};
 pub use values::{
-    ElemType, InputValue, Map, MapKey, MapSequence, MapValue, Optional, OutputRef, OutputSlot,
-    Sequence, SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings, ValueType,
+    ElementType, Map, MapKey, MapSequence, MapValue, Optional, OutputRef, Sequence,
+    SequenceElement, StringOutput, StringTensor, StringTensorMut, Strings, ValueInputSlot,
+    ValueOutputSlot, ValueType,
 };
 
 /// The `cudarc` crate ort-bind's CUDA devices are built on (the `cuda` feature), so
@@ -107,6 +108,6 @@ pub mod __private {
     pub use crate::session::ValueKind;
     pub use crate::shape::{AcceptsFixed, HasRank};
     pub use crate::slot::{InputSlot, Slot, spec, spec_any_rank};
-    pub use crate::values::InputValue;
+    pub use crate::values::ValueInputSlot;
     pub use ort::sys::ONNXTensorElementDataType;
 }

@@ -3,19 +3,19 @@
 //!
 //! [`Pool`] is generic over [`BindingIo`], so generated modules, the derive and
 //! hand-written `Io`s all pool the same way: the pool makes bindings with a closure you
-//! give it, at most `capacity` of them, and hands each out as a [`Pooled`] guard that
-//! dereferences to the [`Bound`]. Checkout is blocking ([`Pool::get`]), non-blocking
+//! give it, at most `capacity` of them, and hands each out as a [`PooledBinding`] guard that
+//! dereferences to the [`Binding`]. Checkout is blocking ([`Pool::get`]), non-blocking
 //! ([`Pool::try_get`]) or asynchronous ([`Pool::get_async`], woken when a binding comes
 //! back; no polling, any executor). Waiters are served in order, and a binding that comes
 //! back goes straight to the first waiter.
 //!
 //! Capacity is reused: a checked-out binding is set to the request's dims with
-//! [`Bound::set_dims`], which keeps each tensor's buffer when it is large enough and the
+//! [`Binding::set_dims`], which keeps each tensor's buffer when it is large enough and the
 //! bindings of recently used dims (shape buckets), so once the bindings have served the
 //! largest request ([`Pool::fill`] does that up front), smaller ones allocate nothing. The
 //! pool prefers an idle binding already set to the request's dims, then one that has them
 //! among its recent dims, then the binding returned last; a binding whose dropped
-//! [`run_async`](Bound::run_async) future left a run still stopping comes last (its first
+//! [`run_async`](Binding::run_async) future left a run still stopping comes last (its first
 //! use waits for that run, at most the rest of one kernel).
 //!
 //! A binding that comes back ends every stop taken for its runs (see
@@ -27,9 +27,9 @@
 //! #     make_io: fn(&Io::Dims) -> ort_bind_runtime::Result<Io>,
 //! #     dims: Io::Dims,
 //! # ) -> ort_bind_runtime::Result<()> {
-//! use ort_bind_runtime::{Bound, Pool};
+//! use ort_bind_runtime::{Binding, Pool};
 //!
-//! let pool = Pool::new(4, move |dims| Bound::new(&session, make_io(dims)?));
+//! let pool = Pool::new(4, move |dims| Binding::new(&session, make_io(dims)?));
 //! let mut binding = pool.get(&dims)?; // blocks while all 4 are out
 //! binding.run()?;
 //! drop(binding); // back to the pool
@@ -44,10 +44,10 @@ use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
-use crate::binding::{BindingIo, Bound};
+use crate::binding::{Binding, BindingIo};
 use crate::error::Result;
 
-type Make<Io> = dyn Fn(&<Io as BindingIo>::Dims) -> Result<Bound<Io>> + Send + Sync;
+type Make<Io> = dyn Fn(&<Io as BindingIo>::Dims) -> Result<Binding<Io>> + Send + Sync;
 
 /// A pool of at most `capacity` bindings of one model; cheap to clone (shared), `Send +
 /// Sync` when the bindings are `Send`. See the [module docs](self).
@@ -62,7 +62,7 @@ struct Shared<Io: BindingIo> {
 }
 
 struct State<Io: BindingIo> {
-    idle: Vec<Bound<Io>>,
+    idle: Vec<Binding<Io>>,
     created: usize,
     waiters: VecDeque<Arc<Waiter<Io>>>,
 }
@@ -75,7 +75,7 @@ struct Waiter<Io: BindingIo> {
 
 struct Slot<Io: BindingIo> {
     /// A binding handed over by `put`.
-    bound: Option<Bound<Io>>,
+    bound: Option<Binding<Io>>,
     /// Room to make a binding freed up (one failed to be made): try again.
     retry: bool,
     /// The checkout gave up (its future was dropped): hand nothing over.
@@ -111,7 +111,7 @@ impl<Io: BindingIo> fmt::Debug for Pool<Io> {
 /// checkout).
 #[allow(clippy::large_enum_variant)]
 enum Attempt<Io: BindingIo> {
-    Got(Bound<Io>),
+    Got(Binding<Io>),
     /// Room for one more: the caller makes it (outside the lock).
     Make,
     Wait(Arc<Waiter<Io>>),
@@ -123,7 +123,7 @@ impl<Io: BindingIo> Pool<Io> {
     /// dims of the request that needs one.
     pub fn new(
         capacity: usize,
-        make: impl Fn(&Io::Dims) -> Result<Bound<Io>> + Send + Sync + 'static,
+        make: impl Fn(&Io::Dims) -> Result<Binding<Io>> + Send + Sync + 'static,
     ) -> Pool<Io> {
         let capacity = capacity.max(1);
         Pool {
@@ -178,7 +178,7 @@ impl<Io: BindingIo> Pool<Io> {
 
     /// Checks a binding out for `dims`, blocking while all `capacity` are checked out.
     /// The binding is set to `dims` (see the [module docs](self) for capacity reuse).
-    pub fn get(&self, dims: &Io::Dims) -> Result<Pooled<Io>> {
+    pub fn get(&self, dims: &Io::Dims) -> Result<PooledBinding<Io>> {
         loop {
             let waiter = match self.attempt(dims, true) {
                 Attempt::Got(bound) => return self.prepare(bound, dims),
@@ -205,7 +205,7 @@ impl<Io: BindingIo> Pool<Io> {
 
     /// Checks a binding out for `dims` if one is idle or may be made now; `Ok(None)` when
     /// all `capacity` are checked out.
-    pub fn try_get(&self, dims: &Io::Dims) -> Result<Option<Pooled<Io>>> {
+    pub fn try_get(&self, dims: &Io::Dims) -> Result<Option<PooledBinding<Io>>> {
         match self.attempt(dims, false) {
             Attempt::Got(bound) => self.prepare(bound, dims).map(Some),
             Attempt::Make => self.made(dims).map(Some),
@@ -253,18 +253,18 @@ impl<Io: BindingIo> Pool<Io> {
     }
 
     /// Makes a binding for the room `attempt` reserved, giving the room back on failure.
-    fn make(&self, dims: &Io::Dims) -> Result<Bound<Io>> {
+    fn make(&self, dims: &Io::Dims) -> Result<Binding<Io>> {
         (self.shared.make)(dims).inspect_err(|_| self.shared.unreserve())
     }
 
-    fn made(&self, dims: &Io::Dims) -> Result<Pooled<Io>> {
+    fn made(&self, dims: &Io::Dims) -> Result<PooledBinding<Io>> {
         let bound = self.make(dims)?;
         self.prepare(bound, dims)
     }
 
-    fn prepare(&self, mut bound: Bound<Io>, dims: &Io::Dims) -> Result<Pooled<Io>> {
+    fn prepare(&self, mut bound: Binding<Io>, dims: &Io::Dims) -> Result<PooledBinding<Io>> {
         match bound.set_dims(dims) {
-            Ok(()) => Ok(Pooled {
+            Ok(()) => Ok(PooledBinding {
                 bound: Some(bound),
                 shared: Arc::clone(&self.shared),
             }),
@@ -279,7 +279,7 @@ impl<Io: BindingIo> Pool<Io> {
 /// The idle binding to hand out for `dims`: one set to them, else one that kept them among
 /// its recent dims, else the one returned last; a binding whose dropped asynchronous run is
 /// still stopping (its first use would wait for it) only when every idle binding is such.
-fn best_for<Io: BindingIo>(idle: &[Bound<Io>], dims: &Io::Dims) -> usize {
+fn best_for<Io: BindingIo>(idle: &[Binding<Io>], dims: &Io::Dims) -> usize {
     let mut best = idle.len() - 1;
     let mut score = 0;
     for (i, bound) in idle.iter().enumerate().rev() {
@@ -302,7 +302,7 @@ fn best_for<Io: BindingIo>(idle: &[Bound<Io>], dims: &Io::Dims) -> usize {
 impl<Io: BindingIo> Shared<Io> {
     /// Takes a binding back: to the first waiter still waiting, else to the idle list.
     /// Every stop taken for its runs ends here, so none reaches the next checkout's runs.
-    fn put(&self, bound: Bound<Io>) {
+    fn put(&self, bound: Binding<Io>) {
         bound.end_stops();
         let mut state = lock(&self.state);
         let mut bound = Some(bound);
@@ -348,43 +348,43 @@ impl<Io: BindingIo> Shared<Io> {
     }
 }
 
-/// A binding checked out of a [`Pool`]; dereferences to the [`Bound`] and goes back to the
+/// A binding checked out of a [`Pool`]; dereferences to the [`Binding`] and goes back to the
 /// pool when dropped.
-pub struct Pooled<Io: BindingIo> {
-    bound: Option<Bound<Io>>,
+pub struct PooledBinding<Io: BindingIo> {
+    bound: Option<Binding<Io>>,
     shared: Arc<Shared<Io>>,
 }
 
-impl<Io: BindingIo> fmt::Debug for Pooled<Io> {
+impl<Io: BindingIo> fmt::Debug for PooledBinding<Io> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Pooled").field(&self.bound).finish()
+        f.debug_tuple("PooledBinding").field(&self.bound).finish()
     }
 }
 
-impl<Io: BindingIo> Pooled<Io> {
+impl<Io: BindingIo> PooledBinding<Io> {
     /// Takes the binding out of the pool for good; the pool may then make another.
-    pub fn detach(mut self) -> Option<Bound<Io>> {
+    pub fn detach(mut self) -> Option<Binding<Io>> {
         let bound = self.bound.take();
         self.shared.unreserve();
         bound
     }
 }
 
-impl<Io: BindingIo> Deref for Pooled<Io> {
-    type Target = Bound<Io>;
-    fn deref(&self) -> &Bound<Io> {
+impl<Io: BindingIo> Deref for PooledBinding<Io> {
+    type Target = Binding<Io>;
+    fn deref(&self) -> &Binding<Io> {
         // Only `detach` and `drop` take it, and both consume the guard.
         self.bound.as_ref().unwrap_or_else(|| unreachable!())
     }
 }
 
-impl<Io: BindingIo> DerefMut for Pooled<Io> {
-    fn deref_mut(&mut self) -> &mut Bound<Io> {
+impl<Io: BindingIo> DerefMut for PooledBinding<Io> {
+    fn deref_mut(&mut self) -> &mut Binding<Io> {
         self.bound.as_mut().unwrap_or_else(|| unreachable!())
     }
 }
 
-impl<Io: BindingIo> Drop for Pooled<Io> {
+impl<Io: BindingIo> Drop for PooledBinding<Io> {
     fn drop(&mut self) {
         if let Some(bound) = self.bound.take() {
             self.shared.put(bound);
@@ -411,7 +411,7 @@ impl<Io: BindingIo> fmt::Debug for GetFuture<Io> {
 impl<Io: BindingIo> Unpin for GetFuture<Io> {}
 
 impl<Io: BindingIo> Future for GetFuture<Io> {
-    type Output = Result<Pooled<Io>>;
+    type Output = Result<PooledBinding<Io>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;

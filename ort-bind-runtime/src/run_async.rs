@@ -1,4 +1,4 @@
-//! Asynchronous runs over the bound buffers: [`Bound::run_async`], on any session
+//! Asynchronous runs over the bound buffers: [`Binding::run_async`], on any session
 //! configuration and any executor.
 //!
 //! # Which path runs
@@ -16,14 +16,14 @@
 //!   usual setting for a [`Pool`](crate::Pool) of bindings on few cores, where `RunAsync`
 //!   has no pool to run on), a session on the CUDA execution provider, or outputs that
 //!   ONNX Runtime allocates on a device. The binding's ordinary blocking run (the one
-//!   [`Bound::run`] makes, with the same run options, so [`Terminator`](crate::Terminator)s
+//!   [`Binding::run`] makes, with the same run options, so [`Terminator`](crate::Terminator)s
 //!   and timeouts stop it) runs on one of a small process-wide pool of threads, started on
 //!   first use and grown on demand up to one per core
 //!   ([`std::thread::available_parallelism`]), which then report to the future exactly as
 //!   `RunAsync`'s callback does. Handing a run to a worker is a lock and a push onto a
 //!   queue whose capacity is reused: no thread and no allocation per run. Runs beyond one
 //!   per core wait in that queue (first in, first out); a timeout counts from the first
-//!   poll, waiting included. On a CUDA session the future resolves when [`Bound::run`]
+//!   poll, waiting included. On a CUDA session the future resolves when [`Binding::run`]
 //!   would return (with every bound tensor in device memory: once the run is enqueued on
 //!   the device's stream).
 //!
@@ -48,7 +48,7 @@
 //! - **Devices**: any session; see [which path runs](#which-path-runs).
 //!
 //! ```no_run
-//! # async fn demo<Io: ort_bind_runtime::BindingIo>(bound: &mut ort_bind_runtime::Bound<Io>)
+//! # async fn demo<Io: ort_bind_runtime::BindingIo>(bound: &mut ort_bind_runtime::Binding<Io>)
 //! # -> ort_bind_runtime::Result<()> {
 //! bound.run_async().await?; // the same bound buffers as `bound.run()`
 //! let outputs = bound.outputs();
@@ -62,7 +62,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use crate::binding::{BindingIo, Bound};
+use crate::binding::{Binding, BindingIo};
 use crate::error::{Error, Result};
 
 /// Where ONNX Runtime's callback (or ort-bind's worker thread) leaves the result of an
@@ -187,7 +187,7 @@ impl Completion {
     }
 }
 
-/// The future of [`Bound::run_async`]: resolves when the run has finished (ONNX Runtime's
+/// The future of [`Binding::run_async`]: resolves when the run has finished (ONNX Runtime's
 /// callback has fired, or ort-bind's worker thread has made the run).
 ///
 /// Does nothing until first polled. See the [module docs](self) for what dropping it early
@@ -195,7 +195,7 @@ impl Completion {
 #[must_use = "a run starts only when its future is polled (`.await`)"]
 #[derive(Debug)]
 pub struct RunFuture<'a, Io: BindingIo> {
-    bound: &'a mut Bound<Io>,
+    bound: &'a mut Binding<Io>,
     timeout: Option<Duration>,
     phase: Phase,
     // A check that failed before the run (see `RunFuture::after_check`): the first poll
@@ -268,10 +268,10 @@ impl<Io: BindingIo> Drop for RunFuture<'_, Io> {
     }
 }
 
-impl<Io: BindingIo> Bound<Io> {
+impl<Io: BindingIo> Binding<Io> {
     /// Runs the model on the bound buffers asynchronously: the returned future resolves
     /// when the run has finished, and outputs are then read in place with
-    /// [`Bound::outputs`] as after [`Bound::run`].
+    /// [`Binding::outputs`] as after [`Binding::run`].
     ///
     /// Works with any session: on ONNX Runtime's `RunAsync` where the session has an
     /// intra-op pool of 2 or more threads, on ort-bind's worker threads otherwise (one
@@ -287,7 +287,7 @@ impl<Io: BindingIo> Bound<Io> {
         }
     }
 
-    /// [`Bound::run_async`], terminated when it has not finished `timeout` after it
+    /// [`Binding::run_async`], terminated when it has not finished `timeout` after it
     /// started (its first poll): it then resolves to [`Error::TimedOut`], without blocking,
     /// once ONNX Runtime has stopped (after the kernel it was in). On the worker threads,
     /// time spent waiting for a free thread counts too.

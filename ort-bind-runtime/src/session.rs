@@ -42,7 +42,7 @@ impl SessionOptions {
     /// `session.intra_op.allow_spinning`; on by default). Spinning shortens the start of
     /// the next parallel kernel; turning it off frees the cores sooner, which helps when
     /// more runs than cores are in flight, and the thread that
-    /// [`Bound::run_async`](crate::Bound::run_async) wakes when a run finishes.
+    /// [`Binding::run_async`](crate::Binding::run_async) wakes when a run finishes.
     pub fn intra_spinning(mut self, spin: bool) -> Self {
         self.intra_spinning = Some(spin);
         self
@@ -145,7 +145,7 @@ impl SessionOptions {
 /// # Threads
 /// `Session` is `Send + Sync`, and `clone` is a reference-count increment: hand a clone
 /// to every thread or task. ONNX Runtime allows concurrent runs on one session, each
-/// through its own binding ([`Bound`](crate::Bound)), with no lock in ort-bind: two
+/// through its own binding ([`Binding`](crate::Binding)), with no lock in ort-bind: two
 /// threads on one session, one intra-op thread each, run about 1.9x the throughput of one
 /// (see the README's performance section). Each run uses the session's intra-op threads;
 /// with many concurrent runs, set [`SessionOptions::intra_threads`] so that
@@ -165,7 +165,8 @@ struct DeviceState {
     cuda: Option<Arc<crate::device::cuda::CudaSession>>,
 }
 
-/// What generated code expects of one model value (for [`Session::check_signature`]).
+/// What generated code expects of one model value: [`Session::check_signature`] compares
+/// it with what the model declares (a `ValueInfo`, with the `dynamic` feature).
 #[derive(Debug, Clone, Copy)]
 pub struct ValueSpec {
     /// ONNX name.
@@ -179,7 +180,8 @@ pub struct ValueSpec {
     pub kind: ValueKind,
 }
 
-/// The kind of a [`ValueSpec`]: a tensor, or one of the containers around tensors.
+/// The kind of a [`ValueSpec`] (what generated code expects): a tensor, or one of the
+/// containers around tensors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValueKind {
     /// A tensor (numeric, bool or string).

@@ -58,7 +58,7 @@ pub trait Slot: sealed::Sealed + Sized {
     /// [`AllocatedOutput`], whose dims ONNX Runtime decides).
     fn allocate(name: &str, device: &Self::Device, dims: &[usize]) -> Result<Self>;
     /// Resizes to `dims`, reusing capacity (a no-op for an [`AllocatedOutput`]). The binding
-    /// must be rebound afterwards, which [`Bound::set_dims`](crate::Bound::set_dims) does.
+    /// must be rebound afterwards, which [`Binding::set_dims`](crate::Binding::set_dims) does.
     fn resize(&mut self, dims: &[usize]) -> Result<()>;
     /// The input view.
     fn slot_mut(&mut self) -> Self::Mut<'_>;

@@ -721,7 +721,7 @@ impl RunArgs {
 
     /// Records `value` as input `index` named `name`. The name and the value must stay
     /// alive and in place until the record is cleared or replaced (the binding's names and
-    /// tensors do: they change only through `Bound`, which records again).
+    /// tensors do: they change only through `Binding`, which records again).
     pub(crate) fn record_input(&mut self, index: usize, name: &CStr, value: &Value) {
         record(
             &mut self.input_pos,

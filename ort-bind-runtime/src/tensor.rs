@@ -270,7 +270,7 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
     }
 
     /// The current value's address, and the address and element count of the memory it
-    /// views: equal keys mean equal bindings (see `Bound::set_dims`).
+    /// views: equal keys mean equal bindings (see `Binding::set_dims`).
     pub(crate) fn storage_key(&self) -> [usize; 3] {
         [
             self.value.as_ptr() as usize,
@@ -740,7 +740,7 @@ impl<T: Element, S: Shape, D: Device> AllocatedOutput<T, S, D> {
     }
 
     /// Forgets the last run's value (releasing it to ONNX Runtime): [`AllocatedOutput::get`]
-    /// is [`Error::NotRun`] until the next successful run. [`Bound`](crate::Bound) calls it
+    /// is [`Error::NotRun`] until the next successful run. [`Binding`](crate::Binding) calls it
     /// when dims change and when a run fails, so a view never shows a stale result.
     pub fn clear(&mut self) {
         self.value = None;

@@ -1,4 +1,4 @@
-//! ort-bind's worker threads: where [`Bound::run_async`](crate::Bound::run_async) runs
+//! ort-bind's worker threads: where [`Binding::run_async`](crate::Binding::run_async) runs
 //! when ONNX Runtime's `RunAsync` cannot serve (a session with one intra-op thread, a
 //! device session, outputs allocated on a device).
 //!
@@ -9,7 +9,7 @@
 //! submitting a job allocates nothing in steady state: a job is three raw handles and a
 //! counted reference to the binding's [`Completion`], moved into the queue.
 //!
-//! A job makes the binding's ordinary blocking run (`RunWithBinding`, as `Bound::run`
+//! A job makes the binding's ordinary blocking run (`RunWithBinding`, as `Binding::run`
 //! does, with the binding's run options, so stops and timeouts reach it) and then reports
 //! its result to the [`Completion`], exactly as `RunAsync`'s callback does.
 

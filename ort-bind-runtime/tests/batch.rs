@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{AffineIo, AffineOut, data};
 use ort_bind_runtime::{
-    BatchOptions, BatchSizing, Batcher, Batching, Bound, Dyn, Error, Fix, Result, Session,
+    BatchOptions, BatchSizing, Batcher, Batching, Binding, Dyn, Error, Fix, Result, Session,
     SessionOptions, TensorMut,
 };
 
@@ -51,7 +51,7 @@ impl Batching<AffineIo> for Rows {
 fn batcher(options: BatchOptions) -> Result<Batcher<AffineIo, Rows>> {
     let session = Session::from_file(data("affine.onnx"), &SessionOptions::new().intra_threads(1))?;
     Batcher::new(Rows, options, move |batch: &usize| {
-        Bound::new(&session, AffineIo::new(*batch)?)
+        Binding::new(&session, AffineIo::new(*batch)?)
     })
 }
 
@@ -273,7 +273,7 @@ fn gated(max_batch: usize, max_delay: Duration) -> Result<(Batcher<AffineIo, Gat
         sizing: BatchSizing::Fixed,
     };
     let b = Batcher::new(spec, options, move |n: &usize| {
-        Bound::new(&session, AffineIo::new(*n)?)
+        Binding::new(&session, AffineIo::new(*n)?)
     })?;
     Ok((b, gate))
 }
@@ -437,7 +437,7 @@ fn the_adaptive_batcher_settles_on_big_batches_for_a_model_that_gains_from_them(
     let b = Arc::new(Batcher::new(
         SlowRows,
         BatchOptions::default(),
-        move |m: &usize| Bound::new(&session, common::SlowIo::new(*m)?),
+        move |m: &usize| Binding::new(&session, common::SlowIo::new(*m)?),
     )?);
     let clients: Vec<_> = (0..16)
         .map(|c| {

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{AddIo, AffineIo, data};
-use ort_bind_runtime::{Bound, Result, Session, SessionOptions};
+use ort_bind_runtime::{Binding, Result, Session, SessionOptions};
 
 fn add_session(threads: usize) -> Result<Session> {
     Session::from_file(
@@ -16,7 +16,7 @@ fn add_session(threads: usize) -> Result<Session> {
     )
 }
 
-fn fill_and_check(bound: &mut Bound<AddIo>, n: usize, seed: f32) -> Result<()> {
+fn fill_and_check(bound: &mut Binding<AddIo>, n: usize, seed: f32) -> Result<()> {
     {
         let (mut x, mut y) = bound.inputs();
         assert_eq!(x.len(), n);
@@ -37,7 +37,7 @@ fn fill_and_check(bound: &mut Bound<AddIo>, n: usize, seed: f32) -> Result<()> {
 #[test]
 fn switching_between_recent_dims_gives_right_results() -> Result<()> {
     let session = add_session(2)?;
-    let mut bound = Bound::new(&session, AddIo::new(64)?)?;
+    let mut bound = Binding::new(&session, AddIo::new(64)?)?;
     // Within capacity, more sizes than buckets, growth in the middle, then shrinking back.
     let sizes = [
         8, 16, 8, 16, 3, 8, 5, 16, 64, 8, 200, 16, 8, 200, 1, 16, 8, 0, 8,
@@ -66,7 +66,7 @@ fn switching_between_recent_dims_gives_right_results() -> Result<()> {
 #[test]
 fn allocated_outputs_follow_switches() -> Result<()> {
     let session = Session::from_file(data("affine.onnx"), &SessionOptions::new().intra_threads(2))?;
-    let mut bound = Bound::new(&session, AffineIo::new(4)?)?;
+    let mut bound = Binding::new(&session, AffineIo::new(4)?)?;
     for (round, batch) in [4, 2, 4, 2, 1, 4, 3, 2, 9, 2].into_iter().enumerate() {
         bound.set_dims(&batch)?;
         bound.inputs().fill(round as f32);
@@ -88,7 +88,7 @@ fn allocated_outputs_follow_switches() -> Result<()> {
     Ok(())
 }
 
-fn time_runs(bound: &mut Bound<AddIo>, sizes: &[usize], runs: usize) -> Result<Duration> {
+fn time_runs(bound: &mut Binding<AddIo>, sizes: &[usize], runs: usize) -> Result<Duration> {
     let t = Instant::now();
     for i in 0..runs {
         bound.set_dims(&sizes[i % sizes.len()])?;
@@ -104,9 +104,9 @@ fn time_runs(bound: &mut Bound<AddIo>, sizes: &[usize], runs: usize) -> Result<D
 #[test]
 fn a_switch_between_two_recent_sizes_costs_next_to_nothing() -> Result<()> {
     let session = add_session(1)?;
-    let mut fixed = Bound::new(&session, AddIo::new(16)?)?;
-    let mut buckets = Bound::new(&session, AddIo::new(16)?)?;
-    let mut rebinding = Bound::new(&session, AddIo::new(16)?)?;
+    let mut fixed = Binding::new(&session, AddIo::new(16)?)?;
+    let mut buckets = Binding::new(&session, AddIo::new(16)?)?;
+    let mut rebinding = Binding::new(&session, AddIo::new(16)?)?;
     rebinding.keep_recent_dims(0);
     const RUNS: usize = 2_000;
     const ROUNDS: usize = 25;
@@ -117,7 +117,7 @@ fn a_switch_between_two_recent_sizes_costs_next_to_nothing() -> Result<()> {
         r.push(time_runs(&mut rebinding, &[16, 8], RUNS)?.as_secs_f64() / f);
     }
     // The switch alone, without runs: ns per set_dims.
-    let switch = |bound: &mut Bound<AddIo>| -> Result<f64> {
+    let switch = |bound: &mut Binding<AddIo>| -> Result<f64> {
         let t = Instant::now();
         for i in 0..RUNS * 10 {
             bound.set_dims(&[16, 8][i % 2])?;

@@ -8,21 +8,21 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use common::{AddIo, SlowIo, check_slow, data, fill_slow};
-use ort_bind_runtime::{Bound, Error, Pool, Result, Session, SessionOptions, Terminator};
+use ort_bind_runtime::{Binding, Error, Pool, Result, Session, SessionOptions, Terminator};
 
 const SLOW_M: usize = 4096;
 
-fn slow(threads: usize) -> Result<Bound<SlowIo>> {
+fn slow(threads: usize) -> Result<Binding<SlowIo>> {
     let session = Session::from_file(
         data("slow.onnx"),
         &SessionOptions::new().intra_threads(threads),
     )?;
-    let mut bound = Bound::new(&session, SlowIo::new(SLOW_M)?)?;
+    let mut bound = Binding::new(&session, SlowIo::new(SLOW_M)?)?;
     fill_slow(bound.inputs().as_mut_slice());
     Ok(bound)
 }
 
-fn check(bound: &Bound<SlowIo>) -> Result<()> {
+fn check(bound: &Binding<SlowIo>) -> Result<()> {
     check_slow(bound.outputs().as_slice()).map_err(|reason| Error::AsyncRun { reason })
 }
 
@@ -83,7 +83,7 @@ fn terminate_stops_a_sync_run_from_another_thread() -> Result<()> {
 #[test]
 fn terminate_while_idle_stops_the_next_run_only() -> Result<()> {
     let session = Session::from_file(data("add.onnx"), &SessionOptions::new().intra_threads(1))?;
-    let mut bound = Bound::new(&session, AddIo::new(2)?)?;
+    let mut bound = Binding::new(&session, AddIo::new(2)?)?;
     bound.inputs().0.fill(1.0);
     bound.inputs().1.fill(2.0);
     let stop = bound.terminator();
@@ -136,7 +136,7 @@ fn run_with_timeout_stops_a_slow_run_and_leaves_fast_runs_alone() -> Result<()> 
     // Many fast runs under a short timeout; their timer entries expire after they returned
     // and must not stop a later run.
     let session = Session::from_file(data("add.onnx"), &SessionOptions::new().intra_threads(1))?;
-    let mut add = Bound::new(&session, AddIo::new(4)?)?;
+    let mut add = Binding::new(&session, AddIo::new(4)?)?;
     add.inputs().0.fill(1.0);
     add.inputs().1.fill(1.0);
     for _ in 0..10_000 {
@@ -150,9 +150,9 @@ fn run_with_timeout_stops_a_slow_run_and_leaves_fast_runs_alone() -> Result<()> 
     Ok(())
 }
 
-fn add(n: usize) -> Result<Bound<AddIo>> {
+fn add(n: usize) -> Result<Binding<AddIo>> {
     let session = Session::from_file(data("add.onnx"), &SessionOptions::new().intra_threads(1))?;
-    let mut bound = Bound::new(&session, AddIo::new(n)?)?;
+    let mut bound = Binding::new(&session, AddIo::new(n)?)?;
     bound.inputs().0.fill(1.0);
     bound.inputs().1.fill(2.0);
     Ok(bound)
@@ -187,8 +187,8 @@ fn a_stop_that_comes_after_its_run_finished_stops_nothing() -> Result<()> {
 #[test]
 fn a_stale_stop_never_reaches_the_next_request_on_a_pool() -> Result<()> {
     let session = Session::from_file(data("add.onnx"), &SessionOptions::new().intra_threads(1))?;
-    let pool = Pool::new(1, move |n: &usize| Bound::new(&session, AddIo::new(*n)?));
-    let request = |seed: f32| -> Result<ort_bind_runtime::Pooled<AddIo>> {
+    let pool = Pool::new(1, move |n: &usize| Binding::new(&session, AddIo::new(*n)?));
+    let request = |seed: f32| -> Result<ort_bind_runtime::PooledBinding<AddIo>> {
         let mut b = pool.get(&3)?;
         b.inputs().0.fill(seed);
         b.inputs().1.fill(1.0);
@@ -221,7 +221,7 @@ fn a_stale_stop_never_reaches_the_next_request_on_a_pool() -> Result<()> {
 
     // The same through async checkout and `run_async` (which needs 2 intra-op threads).
     let session = Session::from_file(data("add.onnx"), &SessionOptions::new().intra_threads(2))?;
-    let pool = Pool::new(1, move |n: &usize| Bound::new(&session, AddIo::new(*n)?));
+    let pool = Pool::new(1, move |n: &usize| Binding::new(&session, AddIo::new(*n)?));
     futures_executor::block_on(async {
         let mut a = pool.get_async(&2).await?;
         let stop_a = a.terminator();

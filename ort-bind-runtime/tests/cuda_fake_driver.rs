@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ort_bind_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use ort_bind_runtime::{
-    AnyRank, Binder, BindingIo, Bound, Cuda, CudaErrorKind, CudaPinned, Device, DimsChange, Dyn,
+    AnyRank, Binder, Binding, BindingIo, Cuda, CudaErrorKind, CudaPinned, Device, DimsChange, Dyn,
     Error, OutputValue, Session, SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
 };
 
@@ -436,7 +436,7 @@ unsafe impl<D: Device> BindingIo for AddIo<D> {
 fn sessions_take_device_memory_only_on_their_device_and_stream() -> ort_bind_runtime::Result<()> {
     let (gpu, _serial) = gpu0();
     let cpu_session = Session::from_file(ADD, &SessionOptions::new())?;
-    let err = Bound::new(&cpu_session, AddIo::new(gpu.clone(), 3)?).unwrap_err();
+    let err = Binding::new(&cpu_session, AddIo::new(gpu.clone(), 3)?).unwrap_err();
     assert_eq!(cuda_kind(&err), CudaErrorKind::WrongDevice, "{err}");
     assert!(
         err.to_string().contains("no CUDA execution provider"),
@@ -450,7 +450,7 @@ fn sessions_take_device_memory_only_on_their_device_and_stream() -> ort_bind_run
     }
 
     // Pinned memory is host memory: a CPU session runs on it in place.
-    let mut bound = Bound::new(&cpu_session, AddIo::new(gpu.pinned(), 3)?)?;
+    let mut bound = Binding::new(&cpu_session, AddIo::new(gpu.pinned(), 3)?)?;
     {
         let (mut x, mut y) = bound.inputs();
         x.copy_from_slice(&[1.0, 2.0, 3.0])?;

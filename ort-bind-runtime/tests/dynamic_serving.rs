@@ -1,4 +1,4 @@
-//! The dynamic route on the binding core: `DynamicBinding` is a `Bound<DynamicIo>`, so it
+//! The dynamic route on the binding core: `DynamicBinding` is a `Binding<DynamicIo>`, so it
 //! runs asynchronously, stops on a `Terminator` or a timeout, and keeps the bindings of
 //! recently used input shapes (shape buckets), like typed bindings.
 

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use common::values::EmptiesIo;
 use ort_bind_runtime::{
-    AllocatedOutput, Bound, DType, DynValue, DynamicBinding, Element, Error, HostArray, Map,
-    MapSequence, OutputSlot, Sequence, Session, SessionOptions, Strings, Tensor, bf16, f16,
+    AllocatedOutput, Binding, DynValue, DynamicBinding, Element, Error, HostArray, Map,
+    MapSequence, NumericType, Sequence, Session, SessionOptions, Strings, Tensor, ValueOutputSlot,
+    bf16, f16,
     narrow::{
         Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0, Int2x4,
         Int4x2, UInt2x4, UInt4x2,
@@ -49,7 +50,7 @@ fn empty_typed_sequences_bind_and_run() {
         made: Sequence::new("made"),
     };
     assert!(io.s.is_empty() && io.t.is_empty());
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     for _ in 0..2 {
         bound.run().unwrap();
         let out = bound.outputs();
@@ -156,7 +157,7 @@ fn every_element_type_onnx_runtime_sequences_can_be_empty() {
         assert!(text.contains("SequenceEmpty"), "{text}");
     }
     // Every element type of the dynamic route is among those above: 13 wide, 10 narrow.
-    assert_eq!(DType::ALL.len(), 13 + narrow.len());
+    assert_eq!(NumericType::ALL.len(), 13 + narrow.len());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{AddIo, data};
-use ort_bind_runtime::{Bound, Error, Pool, Result, Session, SessionOptions};
+use ort_bind_runtime::{Binding, Error, Pool, Result, Session, SessionOptions};
 
 fn add_pool(capacity: usize, threads: usize) -> Result<(Pool<AddIo>, Arc<AtomicUsize>)> {
     let session = Session::from_file(
@@ -20,12 +20,12 @@ fn add_pool(capacity: usize, threads: usize) -> Result<(Pool<AddIo>, Arc<AtomicU
     let counter = Arc::clone(&made);
     let pool = Pool::new(capacity, move |n: &usize| {
         counter.fetch_add(1, Ordering::SeqCst);
-        Bound::new(&session, AddIo::new(*n)?)
+        Binding::new(&session, AddIo::new(*n)?)
     });
     Ok((pool, made))
 }
 
-fn serve(bound: &mut Bound<AddIo>, n: usize, seed: f32) -> Result<()> {
+fn serve(bound: &mut Binding<AddIo>, n: usize, seed: f32) -> Result<()> {
     assert_eq!(bound.inputs().0.len(), n, "set to the request's dims");
     bound.inputs().0.fill(seed);
     bound.inputs().1.fill(1.0);
@@ -90,7 +90,7 @@ fn the_pool_prefers_a_binding_already_set_to_the_request_dims() -> Result<()> {
     let a = pool.get(&8)?;
     let b = pool.get(&16)?;
     let c = pool.get(&24)?;
-    let ptr = |p: &Bound<AddIo>| p.outputs().as_slice().as_ptr() as usize;
+    let ptr = |p: &Binding<AddIo>| p.outputs().as_slice().as_ptr() as usize;
     let (pa, pb, pc) = (ptr(&a), ptr(&b), ptr(&c));
     drop((a, b, c));
     for (n, expected) in [(16, pb), (8, pa), (24, pc), (16, pb)] {
@@ -133,7 +133,7 @@ fn a_failing_make_gives_its_room_back() -> Result<()> {
                 reason: "refused by the test".into(),
             });
         }
-        Bound::new(&session, AddIo::new(*n)?)
+        Binding::new(&session, AddIo::new(*n)?)
     });
     assert!(pool.get(&0).is_err());
     assert_eq!(pool.created(), 0);
@@ -210,7 +210,7 @@ fn async_checkout_works_under_futures_block_on() -> Result<()> {
 fn a_dropped_async_run_returns_its_binding_at_once() -> Result<()> {
     use common::{SlowIo, check_slow, fill_slow};
     let session = Session::from_file(data("slow.onnx"), &SessionOptions::new().intra_threads(2))?;
-    let pool = Pool::new(2, move |m: &usize| Bound::new(&session, SlowIo::new(*m)?));
+    let pool = Pool::new(2, move |m: &usize| Binding::new(&session, SlowIo::new(*m)?));
     pool.fill(&4096)?;
     let mut a = pool.get(&4096)?;
     fill_slow(a.inputs().as_mut_slice());

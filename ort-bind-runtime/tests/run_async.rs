@@ -1,4 +1,4 @@
-//! `Bound::run_async` over the bound buffers, on two executors, woken by the run's end, and
+//! `Binding::run_async` over the bound buffers, on two executors, woken by the run's end, and
 //! sound when its future is dropped or leaked mid-run; on both paths: ONNX Runtime's
 //! `RunAsync` (sessions with 2 intra-op threads) and ort-bind's worker threads (sessions with
 //! one).
@@ -13,7 +13,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use common::{AddIo, AffineIo, SlowIo, check_slow, data, fill_slow};
-use ort_bind_runtime::{Bound, Error, Pool, Result, Session, SessionOptions};
+use ort_bind_runtime::{Binding, Error, Pool, Result, Session, SessionOptions};
 
 /// Intra-op threads of the sessions the tests run on: 2 runs on ONNX Runtime's `RunAsync`,
 /// 1 on ort-bind's worker threads.
@@ -26,7 +26,7 @@ fn session(model: &str, threads: usize) -> Result<Session> {
 #[test]
 fn run_async_under_futures_block_on() -> Result<()> {
     let session = session("add.onnx", 2)?;
-    let mut bound = Bound::new(&session, AddIo::new(3)?)?;
+    let mut bound = Binding::new(&session, AddIo::new(3)?)?;
     let out_ptr = bound.outputs().as_slice().as_ptr();
     for round in 0..100 {
         let r = round as f32;
@@ -64,7 +64,7 @@ fn run_async_on_tokio_tasks_sharing_one_session() -> Result<()> {
             .map(|task| {
                 let session = session.clone();
                 tokio::spawn(async move {
-                    let mut bound = Bound::new(&session, AddIo::new(1 + task)?)?;
+                    let mut bound = Binding::new(&session, AddIo::new(1 + task)?)?;
                     for run in 0..200 {
                         if run % 50 == 49 {
                             bound.set_dims(&(1 + (task + run) % 17))?;
@@ -92,7 +92,7 @@ fn run_async_on_tokio_tasks_sharing_one_session() -> Result<()> {
 #[test]
 fn outputs_allocated_by_onnx_runtime_arrive_typed() -> Result<()> {
     let session = session("affine.onnx", 2)?;
-    let mut bound = Bound::new(&session, AffineIo::new(2)?)?;
+    let mut bound = Binding::new(&session, AffineIo::new(2)?)?;
     assert!(
         bound.outputs().shape.is_none(),
         "nothing before the first run"
@@ -125,7 +125,7 @@ fn outputs_allocated_by_onnx_runtime_arrive_typed() -> Result<()> {
 #[test]
 fn one_intra_op_thread_runs_on_the_worker_threads_with_the_same_outputs_as_run() -> Result<()> {
     let session = session("add.onnx", 1)?;
-    let mut bound = Bound::new(&session, AddIo::new(3)?)?;
+    let mut bound = Binding::new(&session, AddIo::new(3)?)?;
     let out_ptr = bound.outputs().as_slice().as_ptr();
     for round in 0..200 {
         let r = round as f32;
@@ -146,7 +146,7 @@ fn one_intra_op_thread_runs_on_the_worker_threads_with_the_same_outputs_as_run()
 
     // Outputs ONNX Runtime allocates, across dims changes and mixed with `run`.
     let affine = self::session("affine.onnx", 1)?;
-    let mut bound = Bound::new(&affine, AffineIo::new(2)?)?;
+    let mut bound = Binding::new(&affine, AffineIo::new(2)?)?;
     for batch in [2, 5, 1, 5] {
         bound.set_dims(&batch)?;
         bound.inputs().fill(batch as f32);
@@ -177,7 +177,7 @@ fn one_intra_op_thread_runs_on_the_worker_threads_with_the_same_outputs_as_run()
             .map(|task| {
                 let session = session.clone();
                 tokio::spawn(async move {
-                    let mut bound = Bound::new(&session, AddIo::new(1 + task)?)?;
+                    let mut bound = Binding::new(&session, AddIo::new(1 + task)?)?;
                     for run in 0..200 {
                         if run % 50 == 49 {
                             bound.set_dims(&(1 + (task + run) % 17))?;
@@ -207,7 +207,7 @@ fn one_intra_op_thread_runs_on_the_worker_threads_with_the_same_outputs_as_run()
 #[test]
 fn a_terminator_stops_a_run_on_the_worker_threads() -> Result<()> {
     let session = session("slow.onnx", 1)?;
-    let mut bound = Bound::new(&session, SlowIo::new(SLOW_M)?)?;
+    let mut bound = Binding::new(&session, SlowIo::new(SLOW_M)?)?;
     fill_slow(bound.inputs().as_mut_slice());
     let t = Instant::now();
     futures_executor::block_on(bound.run_async())?;
@@ -242,7 +242,7 @@ fn a_terminator_stops_a_run_on_the_worker_threads() -> Result<()> {
 #[test]
 fn many_concurrent_futures_on_a_pool_over_one_single_threaded_session() -> Result<()> {
     let session = session("add.onnx", 1)?;
-    let pool = Pool::new(4, move |n: &usize| Bound::new(&session, AddIo::new(*n)?));
+    let pool = Pool::new(4, move |n: &usize| Binding::new(&session, AddIo::new(*n)?));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()
@@ -327,7 +327,7 @@ fn the_callback_wakes_the_task_once_and_no_poll_loop_runs() -> Result<()> {
 
 fn the_callback_wakes_the_task_once_and_no_poll_loop_runs_on(threads: usize) -> Result<()> {
     let session = session("slow.onnx", threads)?;
-    let mut bound = Bound::new(&session, SlowIo::new(SLOW_M)?)?;
+    let mut bound = Binding::new(&session, SlowIo::new(SLOW_M)?)?;
     fill_slow(bound.inputs().as_mut_slice());
     let signal = Arc::new(Signal::default());
     let waker = Waker::from(Arc::clone(&signal));
@@ -361,7 +361,7 @@ fn dropping_the_future_mid_run_stops_it_returns_at_once_and_frees_the_binding_on
     threads: usize,
 ) -> Result<()> {
     let session = session("slow.onnx", threads)?;
-    let mut bound = Bound::new(&session, SlowIo::new(SLOW_M)?)?;
+    let mut bound = Binding::new(&session, SlowIo::new(SLOW_M)?)?;
     fill_slow(bound.inputs().as_mut_slice());
     let t = Instant::now();
     futures_executor::block_on(bound.run_async())?;
@@ -419,7 +419,7 @@ fn a_leaked_future_makes_the_binding_wait_before_its_next_use() -> Result<()> {
 
 fn a_leaked_future_makes_the_binding_wait_before_its_next_use_on(threads: usize) -> Result<()> {
     let session = session("slow.onnx", threads)?;
-    let mut bound = Bound::new(&session, SlowIo::new(SLOW_M)?)?;
+    let mut bound = Binding::new(&session, SlowIo::new(SLOW_M)?)?;
     fill_slow(bound.inputs().as_mut_slice());
     let waker = Waker::from(Arc::new(Signal::default()));
     let mut fut = bound.run_async();
@@ -449,7 +449,7 @@ fn an_async_timeout_resolves_to_timed_out_and_the_binding_runs_on() -> Result<()
 
 fn an_async_timeout_resolves_to_timed_out_and_the_binding_runs_on_on(threads: usize) -> Result<()> {
     let session = session("slow.onnx", threads)?;
-    let mut bound = Bound::new(&session, SlowIo::new(SLOW_M)?)?;
+    let mut bound = Binding::new(&session, SlowIo::new(SLOW_M)?)?;
     fill_slow(bound.inputs().as_mut_slice());
     let t = Instant::now();
     let err = futures_executor::block_on(bound.run_async_with_timeout(Duration::from_millis(5)))
@@ -475,7 +475,7 @@ fn drop_latencies(threads: usize, in_flight: usize, trials: usize) -> Result<Vec
     let session = session("slow.onnx", threads)?;
     let mut bounds = (0..in_flight)
         .map(|_| {
-            let mut b = Bound::new(&session, SlowIo::new(512)?)?;
+            let mut b = Binding::new(&session, SlowIo::new(512)?)?;
             fill_slow(b.inputs().as_mut_slice());
             Ok(b)
         })
@@ -575,8 +575,8 @@ where
 trait ServeIo: ort_bind_runtime::BindingIo<Dims = usize> + Send + Sized + 'static {
     const NAME: &'static str;
     fn make(n: usize) -> Result<Self>;
-    fn fill(b: &mut Bound<Self>);
-    fn check(b: &Bound<Self>) -> Result<()>;
+    fn fill(b: &mut Binding<Self>);
+    fn check(b: &Binding<Self>) -> Result<()>;
 }
 
 impl ServeIo for SlowIo {
@@ -584,10 +584,10 @@ impl ServeIo for SlowIo {
     fn make(n: usize) -> Result<Self> {
         SlowIo::new(n)
     }
-    fn fill(b: &mut Bound<Self>) {
+    fn fill(b: &mut Binding<Self>) {
         fill_slow(b.inputs().as_mut_slice());
     }
-    fn check(b: &Bound<Self>) -> Result<()> {
+    fn check(b: &Binding<Self>) -> Result<()> {
         check_slow(b.outputs().as_slice()).map_err(|reason| Error::AsyncRun { reason })
     }
 }
@@ -597,11 +597,11 @@ impl ServeIo for AddIo {
     fn make(n: usize) -> Result<Self> {
         AddIo::new(n)
     }
-    fn fill(b: &mut Bound<Self>) {
+    fn fill(b: &mut Binding<Self>) {
         b.inputs().0.fill(1.0);
         b.inputs().1.fill(2.0);
     }
-    fn check(b: &Bound<Self>) -> Result<()> {
+    fn check(b: &Binding<Self>) -> Result<()> {
         match b.outputs().as_slice().iter().all(|&v| v == 3.0) {
             true => Ok(()),
             false => Err(Error::AsyncRun {
@@ -640,7 +640,9 @@ fn serve_compare<Io: ServeIo>(rt: &tokio::runtime::Runtime, m: usize) -> Result<
     const ROUNDS: usize = 9;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let session = session(Io::NAME, 1)?;
-    let pool = Pool::new(cores, move |m: &usize| Bound::new(&session, Io::make(*m)?));
+    let pool = Pool::new(cores, move |m: &usize| {
+        Binding::new(&session, Io::make(*m)?)
+    });
     pool.fill(&m)?;
     // Size the rounds to about 0.6 s each: time one run first.
     let mut probe = pool.get(&m)?;

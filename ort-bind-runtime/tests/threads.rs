@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use common::{AddIo, AffineIo, data};
 use ort_bind_runtime::{
-    Bound, GetFuture, Pool, Pooled, RunFuture, Session, SessionOptions, Terminator,
+    Binding, GetFuture, Pool, PooledBinding, RunFuture, Session, SessionOptions, Terminator,
 };
 
 const fn send<T: Send>() {}
@@ -22,8 +22,8 @@ const _: () = {
     send::<Session>();
     sync::<Session>();
     clone::<Session>();
-    send::<Bound<AddIo>>();
-    send::<Bound<AffineIo>>();
+    send::<Binding<AddIo>>();
+    send::<Binding<AffineIo>>();
     send::<Terminator>();
     sync::<Terminator>();
     clone::<Terminator>();
@@ -31,7 +31,7 @@ const _: () = {
     send::<Pool<AddIo>>();
     sync::<Pool<AddIo>>();
     clone::<Pool<AddIo>>();
-    send::<Pooled<AddIo>>();
+    send::<PooledBinding<AddIo>>();
     send::<GetFuture<AddIo>>();
     send::<ort_bind_runtime::Error>();
     sync::<ort_bind_runtime::Error>();
@@ -60,7 +60,7 @@ fn cloning_a_session_shares_it() -> ort_bind_runtime::Result<()> {
     assert_eq!(copy.intra_threads(), Some(1));
     // A binding made from a clone outlives the original.
     drop(session);
-    let mut bound = Bound::new(&copy, AddIo::new(2)?)?;
+    let mut bound = Binding::new(&copy, AddIo::new(2)?)?;
     bound.inputs().0.copy_from_slice(&[1.0, 2.0])?;
     bound.inputs().1.copy_from_slice(&[10.0, 20.0])?;
     bound.run()?;
@@ -87,9 +87,9 @@ fn threads_with_their_own_bindings_share_one_session() -> ort_bind_runtime::Resu
             std::thread::spawn(move || -> ort_bind_runtime::Result<()> {
                 let mut rng = Lcg(t as u64 + 1);
                 let mut adds = (0..BINDINGS)
-                    .map(|_| Bound::new(&add, AddIo::new(1)?))
+                    .map(|_| Binding::new(&add, AddIo::new(1)?))
                     .collect::<ort_bind_runtime::Result<Vec<_>>>()?;
-                let mut aff = Bound::new(&affine, AffineIo::new(1)?)?;
+                let mut aff = Binding::new(&affine, AffineIo::new(1)?)?;
                 for run in 0..RUNS {
                     let b = &mut adds[run % BINDINGS];
                     if rng.next().is_multiple_of(4) {
@@ -136,7 +136,7 @@ fn threads_with_their_own_bindings_share_one_session() -> ort_bind_runtime::Resu
     );
 
     // A binding made on one thread runs on another.
-    let mut bound = Bound::new(&add, AddIo::new(3)?)?;
+    let mut bound = Binding::new(&add, AddIo::new(3)?)?;
     bound.inputs().0.fill(1.0);
     bound.inputs().1.fill(2.0);
     let bound = std::thread::spawn(move || -> ort_bind_runtime::Result<_> {

@@ -1,4 +1,4 @@
-//! String tensors, sequences, maps and optionals through the typed binding (`Bound` over
+//! String tensors, sequences, maps and optionals through the typed binding (`Binding` over
 //! hand-written `BindingIo`s: what generated code emits for these types), on the models of
 //! `tests/data/make_models.py`. Values are checked against what Python onnxruntime 1.31.1
 //! gives for the same inputs (see the script's table).
@@ -7,8 +7,8 @@ mod common;
 
 use common::values::{MapsIo, OptIo, SeqIo, StringsIo};
 use ort_bind_runtime::{
-    AllocatedOutput, Bound, Dyn, Error, Map, MapSequence, Optional, OutputSlot, Sequence, Session,
-    SessionOptions, StringOutput, StringTensor, Strings, Tensor, TensorRef,
+    AllocatedOutput, Binding, Dyn, Error, Map, MapSequence, Optional, Sequence, Session,
+    SessionOptions, StringOutput, StringTensor, Strings, Tensor, TensorRef, ValueOutputSlot,
 };
 
 fn session(name: &str) -> Session {
@@ -25,7 +25,7 @@ fn string_tensors_in_and_out() {
         joined: StringOutput::new("joined"),
         lengths: AllocatedOutput::new_in("lengths", ort_bind_runtime::Cpu),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     assert!(matches!(
         bound.outputs().echo.get(),
         Err(Error::NotRun { .. })
@@ -100,7 +100,7 @@ fn sequences_in_and_out() {
         echo: Sequence::new("echo"),
         words: Sequence::new("words"),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     for _ in 0..2 {
         bound.run().unwrap();
         let out = bound.outputs();
@@ -169,7 +169,7 @@ fn maps_and_sequences_of_maps() {
         dense: AllocatedOutput::new_in("dense", ort_bind_runtime::Cpu),
         m_out: Map::new("m"),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     bound.run().unwrap();
     let out = bound.outputs();
     assert_eq!(out.by_id.len(), 2);
@@ -229,7 +229,7 @@ fn optionals_in_and_out() {
         some_seq: Optional::slot(Sequence::new("some_seq")),
         has: AllocatedOutput::new_in("has", ort_bind_runtime::Cpu),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     assert!(matches!(
         bound.outputs().some.get(),
         Err(Error::NotRun { .. })
@@ -257,7 +257,9 @@ fn optionals_in_and_out() {
 
 // The dynamic route: every type in and out of `DynamicBinding`, as `DynValue`s.
 
-use ort_bind_runtime::{DType, DynMap, DynValue, DynamicBinding, ElemType, HostArray, ValueType};
+use ort_bind_runtime::{
+    DynMap, DynValue, DynamicBinding, ElementType, HostArray, NumericType, ValueType,
+};
 
 fn f32s(dims: &[usize], v: &[f32]) -> DynValue {
     DynValue::Tensor(HostArray::from_vec(dims.to_vec(), v.to_vec()).unwrap())
@@ -287,7 +289,7 @@ fn dynamic_strings_and_sequences() {
     assert_eq!(
         a.ty,
         ValueType::Tensor {
-            elem: ElemType::String,
+            elem: ElementType::String,
             dims: vec![None]
         }
     );
@@ -401,7 +403,7 @@ fn dynamic_maps_and_optionals() {
             f32s(&[2], &[1.0, 2.0])
         ]))))
     );
-    assert_eq!(DType::F32.name(), "float32");
+    assert_eq!(NumericType::F32.name(), "float32");
 }
 
 #[test]
@@ -421,7 +423,7 @@ fn string_and_map_outputs_through_run_async() {
         dense: AllocatedOutput::new_in("dense", ort_bind_runtime::Cpu),
         m_out: Map::new("m"),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     for _ in 0..3 {
         futures_executor::block_on(bound.run_async()).unwrap();
         let out = bound.outputs();

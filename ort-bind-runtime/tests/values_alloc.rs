@@ -12,7 +12,7 @@ mod common;
 
 use common::values::{MapsIo, SeqIo, StringsIo};
 use ort_bind_runtime::{
-    AllocatedOutput, Bound, Cpu, Dyn, Map, MapSequence, Sequence, Session, SessionOptions,
+    AllocatedOutput, Binding, Cpu, Dyn, Map, MapSequence, Sequence, Session, SessionOptions,
     StringOutput, StringTensor, Tensor,
 };
 use ort_bind_testkit::alloc::{Counting, allocations};
@@ -36,7 +36,7 @@ fn string_runs_and_refills_allocate_nothing() {
         joined: StringOutput::new("joined"),
         lengths: AllocatedOutput::new_in("lengths", Cpu),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     for _ in 0..3 {
         bound.run().unwrap();
     }
@@ -87,7 +87,7 @@ fn sequence_runs_allocate_nothing() {
         echo: Sequence::new("echo"),
         words: Sequence::new("words"),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     for _ in 0..3 {
         bound.run().unwrap();
     }
@@ -126,7 +126,7 @@ fn zipmap_runs_allocate_nothing() {
         dense: AllocatedOutput::new_in("dense", Cpu),
         m_out: Map::new("m"),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     for _ in 0..3 {
         bound.run().unwrap();
     }
@@ -170,7 +170,7 @@ fn run_async_on_the_worker_threads_allocates_nothing() {
         joined: StringOutput::new("joined"),
         lengths: AllocatedOutput::new_in("lengths", Cpu),
     };
-    let mut bound = Bound::new(&s, io).unwrap();
+    let mut bound = Binding::new(&s, io).unwrap();
     for _ in 0..3 {
         futures_executor::block_on(bound.run_async()).unwrap();
     }
@@ -197,7 +197,7 @@ fn run_async_on_the_worker_threads_allocates_nothing() {
         &SessionOptions::new().intra_threads(1),
     )
     .unwrap();
-    let mut bound = Bound::new(&s, common::AddIo::new(16).unwrap()).unwrap();
+    let mut bound = Binding::new(&s, common::AddIo::new(16).unwrap()).unwrap();
     bound.inputs().0.fill(1.0);
     bound.inputs().1.fill(2.0);
     for _ in 0..3 {

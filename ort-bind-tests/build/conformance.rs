@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use ort_bind_codegen::ident::{snake_case, to_ident};
 use ort_bind_codegen::plan::{Form, Plan, Storage, plan};
-use ort_bind_codegen::{Dim, ValueKind, read_signature};
+use ort_bind_codegen::{Dim, ValueType, read_signature};
 use ort_bind_fetch::{ENV_VARS, WheelCache};
 
 /// The wheel that ships the test data.
@@ -464,7 +464,7 @@ fn dummy_shapes(model: &Path) -> Vec<Vec<usize>> {
     sig.inputs
         .iter()
         .map(|v| match &v.kind {
-            ValueKind::Tensor {
+            ValueType::Tensor {
                 dims: Some(dims), ..
             } => dims
                 .iter()

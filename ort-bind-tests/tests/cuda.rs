@@ -30,7 +30,7 @@ use ort_bind_tests::decoders::expected;
 
 use ort_bind::cudarc::driver::{CudaSlice, DevicePtr};
 use ort_bind::{
-    Binder, BindingIo, Bound, Cpu, Cuda, CudaErrorKind, Dyn, Error, OutputValue, Session,
+    Binder, Binding, BindingIo, Cpu, Cuda, CudaErrorKind, Dyn, Error, OutputValue, Session,
     SessionOptions, Tensor, TensorMut, TensorRef, ValueSpec,
 };
 
@@ -520,7 +520,7 @@ fn outputs_can_live_in_user_owned_device_memory() -> ort_bind::Result<()> {
         )?,
         sum: Tensor::from_cuda_slice("sum", gpu.clone(), user_out, &[3])?,
     };
-    let mut bound = Bound::new(&session, io)?;
+    let mut bound = Binding::new(&session, io)?;
     bound.run()?;
     assert_eq!(
         bound.outputs().device_ptr(),

@@ -3,8 +3,8 @@
 //! ONNX Runtime and read in place.
 
 use ort_bind::{
-    DType, DynamicBinding, Error, HostArray, HostArrayRef, HostData, Session, SessionOptions, bf16,
-    f16,
+    DynamicBinding, Error, HostArray, HostArrayRef, HostData, NumericType, Session, SessionOptions,
+    bf16, f16,
 };
 use ort_bind_tests::paths::fixture;
 
@@ -29,8 +29,8 @@ fn runs_add_at_two_sizes() -> ort_bind::Result<()> {
     assert_eq!(
         names,
         [
-            ("x".to_owned(), DType::F32, vec![None]),
-            ("y".to_owned(), DType::F32, vec![None])
+            ("x".to_owned(), NumericType::F32, vec![None]),
+            ("y".to_owned(), NumericType::F32, vec![None])
         ]
     );
     let (x, y) = (b.input_index("x").unwrap(), b.input_index("y").unwrap());
@@ -212,7 +212,7 @@ fn narrow_types_cross_the_dynamic_binding() -> ort_bind::Result<()> {
                 .map(|s| $t::from_bits(code(s)))
                 .collect();
             let i = b.input_index(concat!("in_", $name)).unwrap();
-            assert_eq!(b.input_info().nth(i).unwrap().dtype(), Some(DType::$dtype));
+            assert_eq!(b.input_info().nth(i).unwrap().dtype(), Some(NumericType::$dtype));
             b.set_input(i, HostArrayRef::of(&[5], &values)?)?;
         )*};
     }
@@ -232,7 +232,7 @@ fn narrow_types_cross_the_dynamic_binding() -> ort_bind::Result<()> {
             let mut bytes = vec![$t::default(); $bytes];
             pack_into(&mut bytes, &elements).unwrap();
             let i = b.input_index(concat!("in_", $name)).unwrap();
-            assert_eq!(b.input_info().nth(i).unwrap().dtype(), Some(DType::$dtype));
+            assert_eq!(b.input_info().nth(i).unwrap().dtype(), Some(NumericType::$dtype));
             // Five elements are `$bytes` packed values, not five.
             assert!(HostArrayRef::of(&[5], &vec![$t::default(); 5][..]).is_err());
             b.set_input(i, HostArrayRef::of(&[5], &bytes)?)?;

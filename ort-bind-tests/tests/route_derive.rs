@@ -2,7 +2,7 @@
 //! models (`tests/fixtures/`, see its README for what each computes).
 
 use ort_bind::{
-    AllocatedOutput, AnyRank, Bound, Cpu, Device, Dyn, Fix, OnnxBinding, Session, SessionOptions,
+    AllocatedOutput, AnyRank, Binding, Cpu, Device, Dyn, Fix, OnnxBinding, Session, SessionOptions,
     Tensor, bf16, f16,
 };
 
@@ -24,7 +24,7 @@ fn add_runs_in_place_and_resizes() -> ort_bind::Result<()> {
     // `MODEL.find()`: where a deployed program looks (here: the build path).
     let session = session(AddIo::<Cpu>::MODEL.find()?.to_str().unwrap())?;
     let io = AddIo::allocate(&Cpu, &AddIoDims { n: 3 })?;
-    let mut bound = Bound::new(&session, io)?;
+    let mut bound = Binding::new(&session, io)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
     bound.inputs().other.fill(10.0);
     bound.run()?;
@@ -62,7 +62,7 @@ fn a_struct_built_by_hand_binds_the_same() -> ort_bind::Result<()> {
         other: Tensor::new("y", &[2])?,
         sum: Tensor::new("sum", &[2])?,
     };
-    let mut bound = Bound::new(&session, io)?;
+    let mut bound = Binding::new(&session, io)?;
     let (mut inputs, outputs) = bound.split();
     inputs.x.fill(2.0);
     inputs.other.fill(3.0);
@@ -76,7 +76,7 @@ fn a_struct_built_by_hand_binds_the_same() -> ort_bind::Result<()> {
 fn a_derived_struct_refuses_another_model() -> ort_bind::Result<()> {
     // The derive checked add.onnx at compile time; the session runs add16.onnx.
     let other = session("tests/fixtures/add16.onnx")?;
-    let err = Bound::new(&other, AddIo::allocate(&Cpu, &AddIoDims { n: 16 })?).unwrap_err();
+    let err = Binding::new(&other, AddIo::allocate(&Cpu, &AddIoDims { n: 16 })?).unwrap_err();
     assert!(err.to_string().contains("`x`"), "{err}");
     Ok(())
 }
@@ -97,7 +97,7 @@ struct Projection {
 #[test]
 fn outputs_may_be_left_out() -> ort_bind::Result<()> {
     let session = session(Projection::MODEL_PATH)?;
-    let mut bound = Bound::new(
+    let mut bound = Binding::new(
         &session,
         Projection::allocate(&Cpu, &ProjectionDims { batch: 2 })?,
     )?;
@@ -128,7 +128,7 @@ fn a_symbolic_dim_fixed_by_the_field() -> ort_bind::Result<()> {
     let session = session(Relu::MODEL_PATH)?;
     // The field types fix `batch` and `N` to 2: no dims are left to give.
     let ReluDims {} = ReluDims::default();
-    let mut bound = Bound::new(&session, Relu::allocate(&Cpu)?)?;
+    let mut bound = Binding::new(&session, Relu::allocate(&Cpu)?)?;
     bound
         .inputs()
         .x
@@ -155,7 +155,7 @@ struct ReluOpen {
 fn one_dyn_axis_asks_for_exactly_that_dim() -> ort_bind::Result<()> {
     let session = session(ReluOpen::MODEL_PATH)?;
     let ReluOpenDims { n } = ReluOpenDims { n: 2 };
-    let mut bound = Bound::new(&session, ReluOpen::allocate(&Cpu, &ReluOpenDims { n })?)?;
+    let mut bound = Binding::new(&session, ReluOpen::allocate(&Cpu, &ReluOpenDims { n })?)?;
     bound
         .inputs()
         .x
@@ -181,7 +181,7 @@ fn dims_attribute_names_and_unifies_axes() -> ort_bind::Result<()> {
     let NamedDims { rows } = NamedDims::from_input_shapes(&[2, 4])?;
     assert_eq!(rows, 2);
     assert!(NamedDims::from_input_shapes(&[2, 5]).is_err());
-    let mut bound = Bound::new(&session, Named::allocate(&Cpu, &NamedDims { rows })?)?;
+    let mut bound = Binding::new(&session, Named::allocate(&Cpu, &NamedDims { rows })?)?;
     bound
         .inputs()
         .x
@@ -203,7 +203,7 @@ struct NonZero {
 #[test]
 fn data_dependent_outputs_are_allocated_by_onnx_runtime() -> ort_bind::Result<()> {
     let session = session(NonZero::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, NonZero::allocate(&Cpu)?)?;
+    let mut bound = Binding::new(&session, NonZero::allocate(&Cpu)?)?;
     assert!(
         bound.outputs().indices.get().is_err(),
         "nothing before the first run"
@@ -236,7 +236,7 @@ fn scalars() -> ort_bind::Result<()> {
         x: Tensor::new("x", &[])?,
         y: Tensor::new("y", &[])?,
     };
-    let mut bound = Bound::new(&session, io)?;
+    let mut bound = Binding::new(&session, io)?;
     bound.inputs().x.copy_from_slice(&[1.25])?;
     bound.run()?;
     assert_eq!(bound.outputs().y.as_slice(), &[2.5]);
@@ -277,7 +277,7 @@ struct AllTypes {
 #[test]
 fn every_element_type() -> ort_bind::Result<()> {
     let session = session(AllTypes::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, AllTypes::allocate(&Cpu)?)?;
+    let mut bound = Binding::new(&session, AllTypes::allocate(&Cpu)?)?;
     {
         let mut i = bound.inputs();
         i.x_float32.copy_from_slice(&[1.0, -2.0])?;
@@ -357,7 +357,7 @@ fn exporter_names() -> ort_bind::Result<()> {
         save_infer_model_scale_0_tmp_1_dim1: 5,
         sigmoid_0_tmp_0_dim0: 1,
     };
-    let mut bound = Bound::new(&session, Messy::allocate(&Cpu, &dims)?)?;
+    let mut bound = Binding::new(&session, Messy::allocate(&Cpu, &dims)?)?;
     {
         let mut i = bound.inputs();
         i.gpu_0_data_0
@@ -392,7 +392,7 @@ struct Recurrent {
 #[test]
 fn state_feeds_back_without_a_copy() -> ort_bind::Result<()> {
     let session = session(Recurrent::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, Recurrent::allocate(&Cpu)?)?;
+    let mut bound = Binding::new(&session, Recurrent::allocate(&Cpu)?)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
     let start: Vec<f32> = (0..16).map(|v| v as f32).collect();
     bound.inputs().state.copy_from_slice(&start)?;
@@ -426,7 +426,7 @@ struct Declared {
 #[test]
 fn declared_feed_back_and_split() -> ort_bind::Result<()> {
     let session = session(Declared::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, Declared::allocate(&Cpu)?)?;
+    let mut bound = Binding::new(&session, Declared::allocate(&Cpu)?)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0, 4.0])?;
     bound.inputs().state.fill(0.0);
     bound.run()?;
@@ -460,7 +460,7 @@ struct Allocated {
 #[test]
 fn allocated_outputs_are_absent_after_set_dims() -> ort_bind::Result<()> {
     let session = session(Allocated::MODEL_PATH)?;
-    let mut bound = Bound::new(
+    let mut bound = Binding::new(
         &session,
         Allocated::allocate(&Cpu, &AllocatedDims { batch: 2 })?,
     )?;
@@ -498,7 +498,7 @@ struct Iris {
 fn sklearn_iris_through_the_derive_equals_python() -> ort_bind::Result<()> {
     let rows = sklearn::iris();
     let session = session(Iris::MODEL_PATH)?;
-    let mut bound = Bound::new(
+    let mut bound = Binding::new(
         &session,
         Iris::allocate(&Cpu, &IrisDims { rows: rows.len() })?,
     )?;
@@ -535,7 +535,7 @@ fn sklearn_text_through_the_derive_equals_python() -> ort_bind::Result<()> {
     let (rows, _) = sklearn::text_model();
     let session = session(Text::MODEL_PATH)?;
     let dims = TextDims::from_input_shapes(&[rows.len(), 1])?;
-    let mut bound = Bound::new(&session, Text::allocate(&Cpu, &dims)?)?;
+    let mut bound = Binding::new(&session, Text::allocate(&Cpu, &dims)?)?;
     let sentences: Vec<&str> = rows.iter().map(|r| r.input.as_str()).collect();
     bound.inputs().text.fill(&sentences)?;
     bound.run()?;
@@ -584,7 +584,7 @@ fn optionals_through_the_derive() -> ort_bind::Result<()> {
         some_seq: ort_bind::Optional::slot(ort_bind::Sequence::new("some_seq")),
         has: Tensor::new("has", &[])?,
     };
-    let mut bound = Bound::new(&session, io)?;
+    let mut bound = Binding::new(&session, io)?;
     assert!(bound.outputs().some.get().is_err(), "not run yet");
     bound.run()?;
     let out = bound.outputs();
@@ -611,7 +611,7 @@ fn allocate_starts_optional_inputs_absent() -> ort_bind::Result<()> {
     let session = session(Optionals::MODEL_PATH)?;
     let io = Optionals::allocate(&Cpu, &OptionalsDims { n: 2 })?;
     assert!(!io.o.is_present());
-    let mut bound = Bound::new(&session, io)?;
+    let mut bound = Binding::new(&session, io)?;
     bound.inputs().x.copy_from_slice(&[1.5, -2.0])?;
     bound.run()?;
     assert_eq!(bound.outputs().has.as_slice(), &[false]);
@@ -651,7 +651,7 @@ struct NarrowIo {
 fn narrow_types_bind_through_the_derive() -> ort_bind::Result<()> {
     use ort_bind::Float8E4M3FN;
     let session = session(NarrowIo::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, NarrowIo::allocate(&Cpu)?)?;
+    let mut bound = Binding::new(&session, NarrowIo::allocate(&Cpu)?)?;
     {
         let mut i = bound.inputs();
         i.x.copy_from_slice(&[0.3, -1.7, 100.0, 1e9, -3.0625])?;
@@ -742,7 +742,7 @@ fn sklearn_iris_reads_the_same_through_the_module_and_the_derive() -> ort_bind::
     let from_module = iris_run_and_read!(module, &rows);
 
     let session = session(IrisAsModule::MODEL_PATH)?;
-    let mut derived = Bound::new(&session, IrisAsModule::allocate(&Cpu, &derive_dims)?)?;
+    let mut derived = Binding::new(&session, IrisAsModule::allocate(&Cpu, &derive_dims)?)?;
     let from_derive = iris_run_and_read!(derived, &rows);
 
     assert_eq!(from_module, from_derive);
@@ -772,7 +772,7 @@ struct Maps {
 #[test]
 fn a_map_input_fills_through_inputs_in_the_derive() -> ort_bind::Result<()> {
     let session = session(Maps::MODEL_PATH)?;
-    let mut bound = Bound::new(&session, Maps::allocate(&Cpu, &MapsDims { n: 2 })?)?;
+    let mut bound = Binding::new(&session, Maps::allocate(&Cpu, &MapsDims { n: 2 })?)?;
     bound
         .inputs()
         .probs

@@ -150,7 +150,7 @@ fn generated_pool_hands_out_typed_bindings_for_each_request_s_dims() -> ort_bind
     assert_eq!(pool.created(), 2);
     for batch in [6usize, 2, 5, 1] {
         let x: Vec<f32> = (0..batch * 4).map(|v| v as f32 / 3.0 - 2.0).collect();
-        let mut a: dynamic::Pooled = pool.get(&dynamic::Dims { batch })?;
+        let mut a: dynamic::PooledBinding = pool.get(&dynamic::Dims { batch })?;
         // Both bindings are out at once; a third checkout finds none idle.
         let b = pool.try_get(&dynamic::Dims { batch })?;
         assert!(b.is_some());
@@ -199,7 +199,7 @@ fn slow_is_right(y: &[f32]) -> bool {
     })
 }
 
-/// The binding `Model::bind` makes has the serving API of a pooled binding or a `Bound`:
+/// The binding `Model::bind` makes has the serving API of a pooled binding or a `Binding`:
 /// `run_with_timeout`, `terminator`, `run_async`, `run_async_with_timeout`.
 #[test]
 fn a_generated_binding_has_the_serving_api() -> ort_bind::Result<()> {

@@ -11,7 +11,7 @@ use std::time::Instant;
 use ort::memory::Allocator;
 use ort::session::{IoBinding, Session as OrtSession};
 use ort::value::Tensor as OrtTensor;
-use ort_bind_runtime::Bound;
+use ort_bind_runtime::Binding;
 
 use super::{CnnIo, Stats, session, stats};
 use crate::Result;
@@ -78,7 +78,7 @@ fn same(name: &str, thread: usize, got: &[f32], reference: &[f32]) -> Result<()>
 
 /// ort-bind: one session, a binding per thread.
 struct OrtBind {
-    bindings: [Bound<CnnIo>; 2],
+    bindings: [Binding<CnnIo>; 2],
 }
 
 impl Scaling for OrtBind {
@@ -273,7 +273,7 @@ pub(super) fn threads(
     peer: Option<&mut Peer>,
 ) -> Result<Vec<(&'static str, Stats)>> {
     let ours = session(w.model, 1)?;
-    let mut first = Bound::new(&ours, CnnIo::new(&w.sets[0][0])?)?;
+    let mut first = Binding::new(&ours, CnnIo::new(&w.sets[0][0])?)?;
     first.run()?;
     let reference = first.outputs().as_slice().to_vec();
     w.check(
@@ -281,7 +281,7 @@ pub(super) fn threads(
         0,
         &Summary::edges(&reference).with_sum(&reference, true),
     )?;
-    let second = Bound::new(&ours, CnnIo::new(&w.sets[0][0])?)?;
+    let second = Binding::new(&ours, CnnIo::new(&w.sets[0][0])?)?;
     let shared = ort_session(w.model)?;
     let slot = OrtSlot::new(&shared, w)?;
     let own = ort_session(w.model)?;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use ort_bind_runtime::{DType, DynMap, DynValue, HostArrayRef, Strings};
+use ort_bind_runtime::{DynMap, DynValue, HostArrayRef, NumericType, Strings};
 
 /// Relative and absolute tolerance: `actual` matches `expected` when
 /// `|actual - expected| <= atol + rtol * |expected|` (numpy's `isclose`); NaN matches NaN and
@@ -45,11 +45,11 @@ impl Tolerance {
 #[non_exhaustive]
 pub enum Mismatch {
     /// The element types differ.
-    DType {
+    NumericType {
         /// The array's element type.
-        actual: DType,
+        actual: NumericType,
         /// The expected element type.
-        expected: DType,
+        expected: NumericType,
     },
     /// The dims differ.
     Shape {
@@ -120,7 +120,7 @@ pub enum Mismatch {
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Mismatch::DType { actual, expected } => {
+            Mismatch::NumericType { actual, expected } => {
                 write!(f, "element type is {actual}, expected {expected}")
             }
             Mismatch::Shape { actual, expected } => {
@@ -183,7 +183,7 @@ pub fn compare(
     tolerance: Tolerance,
 ) -> Result<(), Mismatch> {
     if actual.dtype() != expected.dtype() {
-        return Err(Mismatch::DType {
+        return Err(Mismatch::NumericType {
             actual: actual.dtype(),
             expected: expected.dtype(),
         });
@@ -194,7 +194,7 @@ pub fn compare(
             expected: expected.dims().to_vec(),
         });
     }
-    let tolerance = if actual.dtype() == DType::BF16 {
+    let tolerance = if actual.dtype() == NumericType::BF16 {
         Tolerance {
             rtol: tolerance.rtol.max(2f64.powi(-6)),
             ..tolerance
@@ -351,7 +351,7 @@ fn compare_maps(actual: &DynMap, expected: &DynMap, tolerance: Tolerance) -> Res
             (DynValue::Tensor(a), DynValue::Tensor(e)) => {
                 let x = a.view().data().get_f64(j).unwrap_or(f64::NAN);
                 let y = e.view().data().get_f64(i).unwrap_or(f64::NAN);
-                let tolerance = if a.dtype() == DType::BF16 {
+                let tolerance = if a.dtype() == NumericType::BF16 {
                     Tolerance {
                         rtol: tolerance.rtol.max(2f64.powi(-6)),
                         ..tolerance

@@ -32,7 +32,7 @@ use std::path::Path;
 pub use compare::{Mismatch, Tolerance, compare, compare_values};
 pub use value_proto::ProtoKind;
 
-use ort_bind_runtime::{DType, DynValue, ElemType, HostArray, ValueType};
+use ort_bind_runtime::{DynValue, ElementType, HostArray, NumericType, ValueType};
 
 /// Why a tensor data file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -158,11 +158,11 @@ pub fn write_value(
 
 /// The element type of `ty` when it is a tensor (or an optional one) of one of ONNX's
 /// narrow types, which `.npy` cannot hold.
-fn narrow_tensor(ty: &ValueType) -> Option<DType> {
+fn narrow_tensor(ty: &ValueType) -> Option<NumericType> {
     match ty {
         ValueType::Optional(inner) => narrow_tensor(inner),
         _ => match ty.as_tensor()? {
-            (ElemType::Numeric(d), _) if tensor_proto::is_narrow(d) => Some(d),
+            (ElementType::Numeric(d), _) if tensor_proto::is_narrow(d) => Some(d),
             _ => None,
         },
     }

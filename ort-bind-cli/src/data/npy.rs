@@ -17,7 +17,9 @@ use std::path::Path;
 use npyz::{TypeChar, WriterBuilder};
 
 use super::{DataError, element_count, read_file, write_file};
-use ort_bind_runtime::{DType, DynValue, HostArray, HostArrayRef, HostData, HostDataRef, Strings};
+use ort_bind_runtime::{
+    DynValue, HostArray, HostArrayRef, HostData, HostDataRef, NumericType, Strings,
+};
 
 /// Reads a `.npy` file.
 pub fn read(path: impl AsRef<Path>) -> Result<HostArray, DataError> {
@@ -80,18 +82,18 @@ pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
         });
     };
     let dtype = match (ts.type_char(), ts.size_field()) {
-        (TypeChar::Bool, 1) => DType::Bool,
-        (TypeChar::Int, 1) => DType::I8,
-        (TypeChar::Int, 2) => DType::I16,
-        (TypeChar::Int, 4) => DType::I32,
-        (TypeChar::Int, 8) => DType::I64,
-        (TypeChar::Uint, 1) => DType::U8,
-        (TypeChar::Uint, 2) => DType::U16,
-        (TypeChar::Uint, 4) => DType::U32,
-        (TypeChar::Uint, 8) => DType::U64,
-        (TypeChar::Float, 2) => DType::F16,
-        (TypeChar::Float, 4) => DType::F32,
-        (TypeChar::Float, 8) => DType::F64,
+        (TypeChar::Bool, 1) => NumericType::Bool,
+        (TypeChar::Int, 1) => NumericType::I8,
+        (TypeChar::Int, 2) => NumericType::I16,
+        (TypeChar::Int, 4) => NumericType::I32,
+        (TypeChar::Int, 8) => NumericType::I64,
+        (TypeChar::Uint, 1) => NumericType::U8,
+        (TypeChar::Uint, 2) => NumericType::U16,
+        (TypeChar::Uint, 4) => NumericType::U32,
+        (TypeChar::Uint, 8) => NumericType::U64,
+        (TypeChar::Float, 2) => NumericType::F16,
+        (TypeChar::Float, 4) => NumericType::F32,
+        (TypeChar::Float, 8) => NumericType::F64,
         _ => {
             return Err(DataError::Unsupported {
                 origin: origin.to_owned(),
@@ -121,18 +123,18 @@ pub fn decode(bytes: &[u8], origin: &str) -> Result<HostArray, DataError> {
         };
     }
     let data = match dtype {
-        DType::Bool => values!(Bool),
-        DType::I8 => values!(I8),
-        DType::I16 => values!(I16),
-        DType::I32 => values!(I32),
-        DType::I64 => values!(I64),
-        DType::U8 => values!(U8),
-        DType::U16 => values!(U16),
-        DType::U32 => values!(U32),
-        DType::U64 => values!(U64),
-        DType::F16 => values!(F16),
-        DType::F32 => values!(F32),
-        DType::F64 => values!(F64),
+        NumericType::Bool => values!(Bool),
+        NumericType::I8 => values!(I8),
+        NumericType::I16 => values!(I16),
+        NumericType::I32 => values!(I32),
+        NumericType::I64 => values!(I64),
+        NumericType::U8 => values!(U8),
+        NumericType::U16 => values!(U16),
+        NumericType::U32 => values!(U32),
+        NumericType::U64 => values!(U64),
+        NumericType::F16 => values!(F16),
+        NumericType::F32 => values!(F32),
+        NumericType::F64 => values!(F64),
         other => unreachable!("no .npy type maps to {other}"),
     };
     HostArray::new(dims, data).map_err(|e| invalid(e.to_string()))
@@ -346,12 +348,12 @@ pub fn encode(array: HostArrayRef<'_>) -> Result<(Vec<u8>, Option<String>), Stri
 
 /// Whether a tensor of `dtype` can be a `.npy` file: every element type but ONNX's narrow
 /// ones (`float8e4m3fn`, ..., `int4`, `uint4`, `float4e2m1`, `int2`, `uint2`).
-pub fn holds(dtype: DType) -> bool {
+pub fn holds(dtype: NumericType) -> bool {
     !super::tensor_proto::is_narrow(dtype)
 }
 
 /// Why a tensor of `dtype` (a narrow type) cannot be a `.npy` file.
-pub(crate) fn no_numpy_dtype(dtype: DType) -> String {
+pub(crate) fn no_numpy_dtype(dtype: NumericType) -> String {
     format!(
         "{dtype} tensors have no numpy dtype, so they cannot be `.npy` files; use an ONNX \
          TensorProto `.pb` file"
@@ -523,7 +525,9 @@ mod tests {
             err.contains("uint4 tensors have no numpy dtype") && err.contains(".pb"),
             "{err}"
         );
-        assert!(!holds(DType::F8E4M3FN) && !holds(DType::U2) && holds(DType::BF16));
+        assert!(
+            !holds(NumericType::F8E4M3FN) && !holds(NumericType::U2) && holds(NumericType::BF16)
+        );
         let dir = std::env::temp_dir().join(format!("ort-bind-npy-narrow-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("x.npy");
@@ -541,7 +545,7 @@ mod tests {
         )
         .unwrap();
         let ty = ort_bind_runtime::ValueType::Tensor {
-            elem: ort_bind_runtime::ElemType::Numeric(DType::I4),
+            elem: ort_bind_runtime::ElementType::Numeric(NumericType::I4),
             dims: vec![None],
         };
         let err = super::super::read_value(&path, Some(&ty))

@@ -19,37 +19,37 @@ use std::path::Path;
 use super::onnx_proto::TensorProto;
 use super::{DataError, element_count, read_file, write_file};
 use ort_bind_runtime::{
-    DType, DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
-    Float8E8M0, HostArray, HostArrayRef, HostData, HostDataRef, Int2x4, Int4x2, Strings, UInt2x4,
+    DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
+    HostArray, HostArrayRef, HostData, HostDataRef, Int2x4, Int4x2, NumericType, Strings, UInt2x4,
     UInt4x2, bf16, f16,
 };
 
 /// ONNX `TensorProto.DataType` codes of the element types ort-bind binds.
-const CODES: &[(i32, DType)] = &[
-    (1, DType::F32),
-    (2, DType::U8),
-    (3, DType::I8),
-    (4, DType::U16),
-    (5, DType::I16),
-    (6, DType::I32),
-    (7, DType::I64),
-    (9, DType::Bool),
-    (10, DType::F16),
-    (11, DType::F64),
-    (12, DType::U32),
-    (13, DType::U64),
-    (16, DType::BF16),
-    (17, DType::F8E4M3FN),
-    (18, DType::F8E4M3FNUZ),
-    (19, DType::F8E5M2),
-    (20, DType::F8E5M2FNUZ),
-    (21, DType::U4),
-    (22, DType::I4),
-    (23, DType::F4E2M1),
+const CODES: &[(i32, NumericType)] = &[
+    (1, NumericType::F32),
+    (2, NumericType::U8),
+    (3, NumericType::I8),
+    (4, NumericType::U16),
+    (5, NumericType::I16),
+    (6, NumericType::I32),
+    (7, NumericType::I64),
+    (9, NumericType::Bool),
+    (10, NumericType::F16),
+    (11, NumericType::F64),
+    (12, NumericType::U32),
+    (13, NumericType::U64),
+    (16, NumericType::BF16),
+    (17, NumericType::F8E4M3FN),
+    (18, NumericType::F8E4M3FNUZ),
+    (19, NumericType::F8E5M2),
+    (20, NumericType::F8E5M2FNUZ),
+    (21, NumericType::U4),
+    (22, NumericType::I4),
+    (23, NumericType::F4E2M1),
     // ONNX's codes (ONNX Runtime's C enum numbers these three differently).
-    (24, DType::F8E8M0),
-    (25, DType::U2),
-    (26, DType::I2),
+    (24, NumericType::F8E8M0),
+    (25, NumericType::U2),
+    (26, NumericType::I2),
 ];
 
 /// Calls `$mac!` with `Variant: RustType,` for each of ONNX's narrow element types.
@@ -71,10 +71,10 @@ macro_rules! narrow_types {
 }
 
 /// Whether `dtype` is one of ONNX's narrow types (one byte per value).
-pub(crate) fn is_narrow(dtype: DType) -> bool {
+pub(crate) fn is_narrow(dtype: NumericType) -> bool {
     macro_rules! test {
         ($($variant:ident: $t:ident,)*) => {
-            matches!(dtype, $(DType::$variant)|*)
+            matches!(dtype, $(NumericType::$variant)|*)
         };
     }
     narrow_types!(test)
@@ -82,11 +82,11 @@ pub(crate) fn is_narrow(dtype: DType) -> bool {
 
 /// Values of a narrow type from their bytes (bit patterns, or packed bytes); `None` for a
 /// wide type.
-fn narrow_from_bytes(dtype: DType, bytes: impl Iterator<Item = u8>) -> Option<HostData> {
+fn narrow_from_bytes(dtype: NumericType, bytes: impl Iterator<Item = u8>) -> Option<HostData> {
     macro_rules! arms {
         ($($variant:ident: $t:ident,)*) => {
             match dtype {
-                $(DType::$variant => Some(HostData::$variant(bytes.map($t::from_bits).collect())),)*
+                $(NumericType::$variant => Some(HostData::$variant(bytes.map($t::from_bits).collect())),)*
                 _ => None,
             }
         };
@@ -118,12 +118,12 @@ fn unbound_code_name(code: i32) -> &'static str {
 }
 
 /// The ONNX `TensorProto.DataType` code of `dtype`.
-pub fn onnx_code(dtype: DType) -> i32 {
+pub fn onnx_code(dtype: NumericType) -> i32 {
     CODES
         .iter()
         .find(|(_, d)| *d == dtype)
         .map(|(c, _)| *c)
-        .expect("every DType has an ONNX code")
+        .expect("every NumericType has an ONNX code")
 }
 
 /// Reads a `TensorProto` file: the tensor's name (may be empty) and its values.
@@ -286,7 +286,7 @@ pub(crate) fn array_from_proto(
 
 /// Decodes little-endian `raw_data` holding `count` elements (for the packed types,
 /// `count.div_ceil(packing)` bytes).
-fn from_raw(dtype: DType, raw: &[u8], count: usize) -> Result<HostData, String> {
+fn from_raw(dtype: NumericType, raw: &[u8], count: usize) -> Result<HostData, String> {
     let size = dtype.size();
     let values = count.div_ceil(dtype.packing());
     if values.checked_mul(size) != Some(raw.len()) {
@@ -317,33 +317,33 @@ fn from_raw(dtype: DType, raw: &[u8], count: usize) -> Result<HostData, String> 
         };
     }
     Ok(match dtype {
-        DType::F32 => le!(f32, F32),
-        DType::F64 => le!(f64, F64),
-        DType::I8 => le!(i8, I8),
-        DType::I16 => le!(i16, I16),
-        DType::I32 => le!(i32, I32),
-        DType::I64 => le!(i64, I64),
-        DType::U8 => le!(u8, U8),
-        DType::U16 => le!(u16, U16),
-        DType::U32 => le!(u32, U32),
-        DType::U64 => le!(u64, U64),
-        DType::F16 => HostData::F16(
+        NumericType::F32 => le!(f32, F32),
+        NumericType::F64 => le!(f64, F64),
+        NumericType::I8 => le!(i8, I8),
+        NumericType::I16 => le!(i16, I16),
+        NumericType::I32 => le!(i32, I32),
+        NumericType::I64 => le!(i64, I64),
+        NumericType::U8 => le!(u8, U8),
+        NumericType::U16 => le!(u16, U16),
+        NumericType::U32 => le!(u32, U32),
+        NumericType::U64 => le!(u64, U64),
+        NumericType::F16 => HostData::F16(
             raw.chunks_exact(2)
                 .map(|c| f16::from_le_bytes([c[0], c[1]]))
                 .collect(),
         ),
-        DType::BF16 => HostData::BF16(
+        NumericType::BF16 => HostData::BF16(
             raw.chunks_exact(2)
                 .map(|c| bf16::from_le_bytes([c[0], c[1]]))
                 .collect(),
         ),
-        DType::Bool => HostData::Bool(raw.iter().map(|&b| b != 0).collect()),
+        NumericType::Bool => HostData::Bool(raw.iter().map(|&b| b != 0).collect()),
         _ => unreachable!("narrow types are decoded above"),
     })
 }
 
 /// Narrows the `int32_data` values into `T`, refusing values out of its range.
-fn narrow<T: TryFrom<i32>>(values: &[i32], dtype: DType) -> Result<Vec<T>, String> {
+fn narrow<T: TryFrom<i32>>(values: &[i32], dtype: NumericType) -> Result<Vec<T>, String> {
     values
         .iter()
         .map(|&v| {
@@ -353,7 +353,7 @@ fn narrow<T: TryFrom<i32>>(values: &[i32], dtype: DType) -> Result<Vec<T>, Strin
 }
 
 /// Decodes the typed field ONNX uses for `dtype` when `raw_data` is empty.
-fn from_typed(dtype: DType, p: &TensorProto) -> Result<HostData, String> {
+fn from_typed(dtype: NumericType, p: &TensorProto) -> Result<HostData, String> {
     // Narrow types: one `int32_data` entry per byte (a float8 value, or a packed byte).
     if is_narrow(dtype) {
         let bytes = narrow::<u8>(&p.int32_data, dtype)?;
@@ -362,34 +362,34 @@ fn from_typed(dtype: DType, p: &TensorProto) -> Result<HostData, String> {
         }
     }
     Ok(match dtype {
-        DType::F32 => HostData::F32(p.float_data.clone()),
-        DType::F64 => HostData::F64(p.double_data.clone()),
-        DType::I64 => HostData::I64(p.int64_data.clone()),
-        DType::I32 => HostData::I32(p.int32_data.clone()),
-        DType::I16 => HostData::I16(narrow(&p.int32_data, dtype)?),
-        DType::I8 => HostData::I8(narrow(&p.int32_data, dtype)?),
-        DType::U16 => HostData::U16(narrow(&p.int32_data, dtype)?),
-        DType::U8 => HostData::U8(narrow(&p.int32_data, dtype)?),
-        DType::Bool => HostData::Bool(
+        NumericType::F32 => HostData::F32(p.float_data.clone()),
+        NumericType::F64 => HostData::F64(p.double_data.clone()),
+        NumericType::I64 => HostData::I64(p.int64_data.clone()),
+        NumericType::I32 => HostData::I32(p.int32_data.clone()),
+        NumericType::I16 => HostData::I16(narrow(&p.int32_data, dtype)?),
+        NumericType::I8 => HostData::I8(narrow(&p.int32_data, dtype)?),
+        NumericType::U16 => HostData::U16(narrow(&p.int32_data, dtype)?),
+        NumericType::U8 => HostData::U8(narrow(&p.int32_data, dtype)?),
+        NumericType::Bool => HostData::Bool(
             narrow::<u8>(&p.int32_data, dtype)?
                 .into_iter()
                 .map(|b| b != 0)
                 .collect(),
         ),
-        DType::F16 => HostData::F16(
+        NumericType::F16 => HostData::F16(
             narrow::<u16>(&p.int32_data, dtype)?
                 .into_iter()
                 .map(f16::from_bits)
                 .collect(),
         ),
-        DType::BF16 => HostData::BF16(
+        NumericType::BF16 => HostData::BF16(
             narrow::<u16>(&p.int32_data, dtype)?
                 .into_iter()
                 .map(bf16::from_bits)
                 .collect(),
         ),
-        DType::U64 => HostData::U64(p.uint64_data.clone()),
-        DType::U32 => HostData::U32(
+        NumericType::U64 => HostData::U64(p.uint64_data.clone()),
+        NumericType::U32 => HostData::U32(
             p.uint64_data
                 .iter()
                 .map(|&v| {
@@ -480,63 +480,63 @@ mod tests {
     /// `TensorProto`s of 5 elements that onnx 1.23.2 wrote: `helper.make_tensor("t", type,
     /// [5], values, raw=False)` (values in `int32_data`), then `numpy_helper.from_array` of
     /// it (`raw_data`), and the elements as float32 (`ml_dtypes`' `astype`).
-    const ONNX_WROTE: [(DType, &str, &str, [f64; 5]); 10] = [
+    const ONNX_WROTE: [(NumericType, &str, &str, [f64; 5]); 10] = [
         (
-            DType::F8E4M3FN,
+            NumericType::F8E4M3FN,
             "080510112a0638c2017e7f01420174",
             "080510114201744a0538c27e7f01",
             [1.0, -2.5, 448.0, f64::NAN, 0.001953125],
         ),
         (
-            DType::F8E4M3FNUZ,
+            NumericType::F8E4M3FNUZ,
             "080510122a0740ca017f800101420174",
             "080510124201744a0540ca7f8001",
             [1.0, -2.5, 240.0, f64::NAN, 0.0009765625],
         ),
         (
-            DType::F8E5M2,
+            NumericType::F8E5M2,
             "080510132a063cc2017b7e01420174",
             "080510134201744a053cc27b7e01",
             [1.0, -3.0, 57344.0, f64::NAN, 1.52587890625e-05],
         ),
         (
-            DType::F8E5M2FNUZ,
+            NumericType::F8E5M2FNUZ,
             "080510142a0740c6017f800101420174",
             "080510144201744a0540c67f8001",
             [1.0, -3.0, 57344.0, f64::NAN, 7.62939453125e-06],
         ),
         (
-            DType::F8E8M0,
+            NumericType::F8E8M0,
             "080510182a077f7e860101ff01420174",
             "080510184201744a057f7e8601ff",
             [1.0, 0.5, 128.0, 1.1754943508222875e-38, f64::NAN],
         ),
         (
-            DType::I4,
+            NumericType::I4,
             "080510162a05f101870103420174",
             "080510164201744a03f18703",
             [1.0, -1.0, 7.0, -8.0, 3.0],
         ),
         (
-            DType::U4,
+            NumericType::U4,
             "080510152a04f1010709420174",
             "080510154201744a03f10709",
             [1.0, 15.0, 7.0, 0.0, 9.0],
         ),
         (
-            DType::F4E2M1,
+            NumericType::F4E2M1,
             "080510172a059201f70103420174",
             "080510174201744a0392f703",
             [1.0, -0.5, 6.0, -6.0, 1.5],
         ),
         (
-            DType::I2,
+            NumericType::I2,
             "0805101a2a022d01420174",
             "0805101a4201744a022d01",
             [1.0, -1.0, -2.0, 0.0, 1.0],
         ),
         (
-            DType::U2,
+            NumericType::U2,
             "080510192a022d03420174",
             "080510194201744a022d03",
             [1.0, 3.0, 2.0, 0.0, 3.0],
@@ -546,10 +546,10 @@ mod tests {
     #[test]
     fn narrow_types_decode_what_onnx_wrote_and_round_trip() {
         // Every element type has its ONNX code, and the codes are distinct.
-        let mut codes: Vec<i32> = DType::ALL.iter().map(|&d| onnx_code(d)).collect();
+        let mut codes: Vec<i32> = NumericType::ALL.iter().map(|&d| onnx_code(d)).collect();
         codes.sort_unstable();
         codes.dedup();
-        assert_eq!(codes.len(), DType::ALL.len());
+        assert_eq!(codes.len(), NumericType::ALL.len());
         assert_eq!(
             ONNX_WROTE.iter().filter(|(d, ..)| is_narrow(*d)).count(),
             10

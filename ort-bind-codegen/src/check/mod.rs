@@ -36,7 +36,7 @@ use proc_macro2::Span;
 
 use crate::dtype::ElementType;
 use crate::ident::IdentAllocator;
-use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
+use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 use crate::written::Written;
 use names::*;
 pub use suggest::closest;
@@ -195,9 +195,9 @@ pub fn describe(elem: ElementType, dims: Option<&[Dim]>) -> String {
 }
 
 /// Describes a model value (`float32 [n]`) or says what unsupported thing it is.
-pub fn describe_value(v: &ValueSig) -> String {
+pub fn describe_value(v: &ValueInfo) -> String {
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => describe(*elem, dims.as_deref()),
+        ValueType::Tensor { elem, dims } => describe(*elem, dims.as_deref()),
         kind => kind.to_string(),
     }
 }
@@ -273,7 +273,7 @@ struct Lookup<'s> {
 }
 
 impl<'s> Lookup<'s> {
-    fn new(values: &'s [ValueSig]) -> Self {
+    fn new(values: &'s [ValueInfo]) -> Self {
         let mut alloc = IdentAllocator::new();
         let idents: Vec<String> = values.iter().map(|v| alloc.allocate(&v.name)).collect();
         Lookup {
@@ -293,7 +293,7 @@ impl<'s> Lookup<'s> {
     }
 }
 
-fn values(sig: &ModelSignature, role: Role) -> &[ValueSig] {
+fn values(sig: &ModelSignature, role: Role) -> &[ValueInfo] {
     match role {
         Role::Input => &sig.inputs,
         Role::Output => &sig.outputs,
@@ -301,7 +301,7 @@ fn values(sig: &ModelSignature, role: Role) -> &[ValueSig] {
 }
 
 /// Lists values for a note: ``x` float32 [n], `y` float32 [n]`, at most `max`.
-fn list_values(values: &[ValueSig], max: usize) -> String {
+fn list_values(values: &[ValueInfo], max: usize) -> String {
     let mut parts: Vec<String> = values
         .iter()
         .take(max)
@@ -384,7 +384,7 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
     }
 
     // Every input bound.
-    let missing: Vec<(usize, &ValueSig)> = sig
+    let missing: Vec<(usize, &ValueInfo)> = sig
         .inputs
         .iter()
         .enumerate()
@@ -394,7 +394,7 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
         .collect();
     // The field to add: named like the value when that name is free (and then found by
     // name), else under another name with `#[onnx(name = ...)]`.
-    let field_for = |i: usize, v: &ValueSig| {
+    let field_for = |i: usize, v: &ValueInfo| {
         let ty = match crate::plan::form_of(v) {
             Some((form, elem, dims)) => suggested_value_type(Role::Input, form, elem, dims),
             None => suggested_type(SlotKind::Tensor, ElementType::F32, None),

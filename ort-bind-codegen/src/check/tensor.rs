@@ -7,7 +7,7 @@ use super::*;
 pub(super) fn check_type(
     f: &FieldSpec,
     role: Role,
-    value: &ValueSig,
+    value: &ValueInfo,
     device: Option<&syn::Type>,
     diags: &mut Vec<Diagnostic>,
 ) -> TraitChecks {
@@ -46,8 +46,8 @@ pub(super) fn check_type(
             ));
             if what.starts_with("a view") {
                 d = d.help(
-                    "the struct owns the tensors; `Bound::inputs()` and `Bound::outputs()` hand \
-                     out views of them",
+                    "the struct owns the tensors; `Binding::inputs()` and `Binding::outputs()` \
+                     hand out views of them",
                 );
             }
             diags.push(d);

@@ -365,18 +365,18 @@ fn model_level_problems() {
     assert!(refusals(&s).is_empty());
     // Sequences, maps of the types ONNX Runtime's C API reads, optionals, strings: bound.
     for kind in [
-        ValueKind::Sequence(Box::new(ValueKind::Tensor {
+        ValueType::Sequence(Box::new(ValueType::Tensor {
             elem: ElementType::F32,
             dims: Some(vec![Dim::Named("n".into())]),
         })),
-        ValueKind::Map {
+        ValueType::Map {
             key: ElementType::String,
-            value: Box::new(ValueKind::Tensor {
+            value: Box::new(ValueType::Tensor {
                 elem: ElementType::F32,
                 dims: None,
             }),
         },
-        ValueKind::Optional(Box::new(ValueKind::Tensor {
+        ValueType::Optional(Box::new(ValueType::Tensor {
             elem: ElementType::String,
             dims: None,
         })),
@@ -385,9 +385,9 @@ fn model_level_problems() {
         assert!(refusals(&s).is_empty(), "{:?}", refusals(&s));
     }
     // What the runtime cannot bind is refused with the reason.
-    s.outputs[0].kind = ValueKind::Map {
+    s.outputs[0].kind = ValueType::Map {
         key: ElementType::U8,
-        value: Box::new(ValueKind::Tensor {
+        value: Box::new(ValueType::Tensor {
             elem: ElementType::F32,
             dims: None,
         }),
@@ -398,7 +398,7 @@ fn model_level_problems() {
          with int64 or string keys and int64, float32, float64 or string values only"
     );
     s.outputs[0].kind =
-        ValueKind::Sequence(Box::new(ValueKind::Sequence(Box::new(ValueKind::Tensor {
+        ValueType::Sequence(Box::new(ValueType::Sequence(Box::new(ValueType::Tensor {
             elem: ElementType::F32,
             dims: None,
         }))));
@@ -407,9 +407,9 @@ fn model_level_problems() {
         "output `sum` is a sequence seq(seq(float32)): ort-bind binds sequences of tensors and \
          sequences of maps only"
     );
-    s.outputs[0].kind = ValueKind::Optional(Box::new(ValueKind::Map {
+    s.outputs[0].kind = ValueType::Optional(Box::new(ValueType::Map {
         key: ElementType::I64,
-        value: Box::new(ValueKind::Tensor {
+        value: Box::new(ValueType::Tensor {
             elem: ElementType::F32,
             dims: None,
         }),
@@ -421,25 +421,25 @@ fn model_level_problems() {
         "{}",
         refusals(&s)[0]
     );
-    s.outputs[0].kind = ValueKind::Optional(Box::new(ValueKind::Tensor {
+    s.outputs[0].kind = ValueType::Optional(Box::new(ValueType::Tensor {
         elem: ElementType::F32,
         dims: None,
     }));
     // `optional(tensor)` binds (as `Optional<AllocatedOutput<..>>`).
     assert!(refusals(&s).is_empty(), "{:?}", refusals(&s));
-    s.outputs[0].kind = ValueKind::Optional(Box::new(ValueKind::Unsupported("<no type>".into())));
+    s.outputs[0].kind = ValueType::Optional(Box::new(ValueType::Unsupported("<no type>".into())));
     assert_eq!(
         refusals(&s)[0].to_string(),
         "output `sum` is optional(<no type>): it holds <no type>, and the model leaves that \
          element type unset"
     );
-    s.outputs[0].kind = ValueKind::Unsupported("map(float32, float32)".into());
+    s.outputs[0].kind = ValueType::Unsupported("map(float32, float32)".into());
     assert_eq!(
         refusals(&s)[0].to_string(),
         "output `sum` is map(float32, float32): ONNX allows map keys of integer types and \
          string only"
     );
-    s.outputs[0].kind = ValueKind::Tensor {
+    s.outputs[0].kind = ValueType::Tensor {
         elem: ElementType::String,
         dims: Some(vec![Dim::Dynamic]),
     };

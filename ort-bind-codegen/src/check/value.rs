@@ -74,7 +74,7 @@ fn want_slot(form: crate::plan::Form, role: Role) -> Option<syntax::ValueSlot> {
 pub(super) fn check_value(
     f: &FieldSpec,
     role: Role,
-    value: &ValueSig,
+    value: &ValueInfo,
     (form, elem, dims): (crate::plan::Form, ElementType, Option<&[Dim]>),
     diags: &mut Vec<Diagnostic>,
 ) -> TraitChecks {

@@ -18,7 +18,7 @@ pub(crate) enum SlotRecipe {
     /// imports them.
     Slot(Allocation),
     /// A string tensor, sequence, map or optional, bound through the runtime's value API;
-    /// as an output, ONNX Runtime allocates it into an `OutputSlot`.
+    /// as an output, ONNX Runtime allocates it into a `ValueOutputSlot`.
     Value,
     /// A map, sequence, sequence of maps or optional input: the inputs view hands it out
     /// to fill in place (a new ONNX Runtime value each time, so the binding rebinds after
@@ -233,7 +233,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             match v.slot {
                 SlotRecipe::Allocated => quote!(self.#f.clear();),
                 SlotRecipe::Slot(_) => quote!(__Slot::clear(&mut self.#f);),
-                _ => quote!(#rt::OutputSlot::clear(&mut self.#f);),
+                _ => quote!(#rt::ValueOutputSlot::clear(&mut self.#f);),
             }
         });
         quote! {
@@ -253,7 +253,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         let checks = value_inputs.iter().map(|v| {
             let (f, i) = (&v.field, v.index);
             quote! {
-                if !#rt::__private::InputValue::is_set(&self.#f) {
+                if !#rt::__private::ValueInputSlot::is_set(&self.#f) {
                     return ::core::option::Option::Some(#i);
                 }
             }
@@ -308,9 +308,9 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
     };
 
     quote! {
-        // SAFETY: only `set_dims` (and closures run by `Bound::modify`, which rebinds
+        // SAFETY: only `set_dims` (and closures run by `Binding::modify`, which rebinds
         // afterwards) change a bound value's storage; the views read and write elements in
-        // place only, but for value inputs (`HAS_VALUE_INPUTS`, which makes `Bound` rebind
+        // place only, but for value inputs (`HAS_VALUE_INPUTS`, which makes `Binding` rebind
         // after handing the views out). Every field is a runtime tensor or value type (the derive reaches its
         // fields through `Slot`, which only those implement).
         #derived

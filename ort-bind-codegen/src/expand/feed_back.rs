@@ -1,5 +1,5 @@
 //! Recurrent pairs: `feed_<output>_into_<input>()` per pair and `feed_back()` for all,
-//! each swapping buffers (no copy) inside `Bound::modify`.
+//! each swapping buffers (no copy) inside `Binding::modify`.
 
 use std::collections::HashSet;
 

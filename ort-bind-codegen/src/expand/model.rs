@@ -1,5 +1,5 @@
 //! `MODEL_PATH`, `Model` (the session, checked against the bindings) and `Binding` (the
-//! typed wrapper around `Bound<Io>`).
+//! typed wrapper around the runtime's `Binding<Io>`).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -165,7 +165,7 @@ pub(crate) fn model(
             /// Allocates tensors on `device`, sized by `dims`, and binds them once.
             pub fn bind_on<D: #rt::Device>(&self, device: D, dims: Dims) -> #rt::Result<Binding<D>> {
                 ::core::result::Result::Ok(Binding {
-                    inner: #rt::Bound::new(&self.session, Io::new(device, dims)?)?,
+                    inner: #rt::Binding::new(&self.session, Io::new(device, dims)?)?,
                 })
             }
         }
@@ -180,7 +180,7 @@ pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
         /// Buffers bound to the model once and reused by every [`Binding::run`].
         #[derive(Debug)]
         pub struct Binding<D: #rt::Device = #rt::Cpu> {
-            inner: #rt::Bound<Io<D>>,
+            inner: #rt::Binding<Io<D>>,
         }
 
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
@@ -227,10 +227,11 @@ pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
     }
 }
 
-/// The serving methods of `Binding`, forwarded to the `Bound` it wraps, so that a single
-/// binding, a pooled one and a derive-made `Bound` have one serving API: `run_with_timeout`,
+/// The serving methods of the generated `Binding`, forwarded to the runtime's `Binding` it
+/// wraps, so that a generated binding, a pooled one and the derive's (the runtime's
+/// `Binding` itself) have one serving API: `run_with_timeout`,
 /// `terminator`, `run_async`, `run_async_with_timeout`. (A value input never filled is
-/// `Error::MissingInput` from `Bound` itself, on every way to run.)
+/// `Error::MissingInput` from `Binding` itself, on every way to run.)
 fn serving_methods(rt: &syn::Path) -> TokenStream {
     quote! {
         /// [`Binding::run`], stopped when it has not finished after `timeout`: it then

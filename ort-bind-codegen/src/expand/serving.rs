@@ -10,7 +10,7 @@ use super::tokens::{elem_tokens, type_doc};
 use crate::ident::to_ident;
 use crate::plan::{Plan, PlannedValue, Storage};
 
-/// `Pool`/`Pooled` aliases and `Model::pool`, `Model::pool_on`, then the batching items.
+/// `Pool`/`PooledBinding` aliases and `Model::pool`, `Model::pool_on`, then the batching items.
 pub(crate) fn serving(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let batching = match plan.batch {
         Some(b) => batching(plan, rt, b),
@@ -24,7 +24,7 @@ pub(crate) fn serving(plan: &Plan, rt: &syn::Path) -> TokenStream {
         #[allow(dead_code, unreachable_pub)]
         /// A binding checked out of a [`Pool`]: its `inputs()`, `run()` and `outputs()` are
         /// a [`Binding`]'s; it goes back to the pool when dropped.
-        pub type Pooled<D = #rt::Cpu> = #rt::Pooled<Io<D>>;
+        pub type PooledBinding<D = #rt::Cpu> = #rt::PooledBinding<Io<D>>;
 
         #[allow(dead_code, unreachable_pub)]
         impl Model {
@@ -51,7 +51,7 @@ pub(crate) fn serving(plan: &Plan, rt: &syn::Path) -> TokenStream {
                         ::core::clone::Clone::clone(&device),
                         ::core::clone::Clone::clone(dims),
                     )?;
-                    #rt::Bound::new(&session, io)
+                    #rt::Binding::new(&session, io)
                 })
             }
         }
@@ -198,7 +198,7 @@ fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
             pub fn batcher(&self, options: #rt::BatchOptions) -> #rt::Result<Batcher> {
                 let session = ::core::clone::Clone::clone(&self.session);
                 #rt::Batcher::new(BatchSpec, options, move |dims: &Dims| {
-                    #rt::Bound::new(&session, Io::new(#rt::Cpu, ::core::clone::Clone::clone(dims))?)
+                    #rt::Binding::new(&session, Io::new(#rt::Cpu, ::core::clone::Clone::clone(dims))?)
                 })
             }
         }

@@ -6,7 +6,7 @@ use super::MAX_TYPE_DEPTH;
 use super::error::ModelError;
 use super::proto::{self, tensor_shape_proto::dimension, type_proto};
 use crate::dtype::{ElementType, onnx_code_name};
-use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig};
+use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType};
 
 /// Converts a decoded model into its signature; `origin` names the file in errors.
 pub(crate) fn convert(
@@ -80,8 +80,8 @@ pub(crate) fn convert(
 /// into the same memory when the pointers are equal.
 fn in_place_pairs(
     nodes: &[proto::NodeProto],
-    inputs: &[ValueSig],
-    outputs: &[ValueSig],
+    inputs: &[ValueInfo],
+    outputs: &[ValueInfo],
 ) -> Vec<(String, String)> {
     let is_input = |n: &str| inputs.iter().any(|v| v.name == n);
     let is_output = |n: &str| outputs.iter().any(|v| v.name == n);
@@ -107,7 +107,7 @@ fn values<'a>(
     list: impl Iterator<Item = (usize, &'a proto::ValueInfoProto)>,
     role: &'static str,
     origin: &str,
-) -> Result<Vec<ValueSig>, ModelError> {
+) -> Result<Vec<ValueInfo>, ModelError> {
     let mut seen: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
     for (index, value) in list {
@@ -139,7 +139,7 @@ fn values<'a>(
                 limit: MAX_TYPE_DEPTH,
             })?
             .ok_or_else(missing)?;
-        out.push(ValueSig {
+        out.push(ValueInfo {
             name: value.name.clone(),
             kind,
             doc_string: lossy(value.doc_string.clone()),
@@ -150,7 +150,7 @@ fn values<'a>(
 
 /// The kind of a graph value, or `None` when its `TypeProto` has no type set.
 /// `Err(())` when the type nests deeper than [`MAX_TYPE_DEPTH`].
-fn value_kind(ty: &proto::TypeProto) -> Result<Option<ValueKind>, ()> {
+fn value_kind(ty: &proto::TypeProto) -> Result<Option<ValueType>, ()> {
     if ty.value.is_none() {
         return Ok(None);
     }
@@ -158,7 +158,7 @@ fn value_kind(ty: &proto::TypeProto) -> Result<Option<ValueKind>, ()> {
 }
 
 /// The kind of `ty`, which sits at nesting level `depth` (1 for a graph value's own type).
-fn kind_at(ty: &proto::TypeProto, depth: usize) -> Result<ValueKind, ()> {
+fn kind_at(ty: &proto::TypeProto, depth: usize) -> Result<ValueType, ()> {
     if depth > MAX_TYPE_DEPTH {
         return Err(());
     }
@@ -167,31 +167,31 @@ fn kind_at(ty: &proto::TypeProto, depth: usize) -> Result<ValueKind, ()> {
     let inner = |t: Option<&proto::TypeProto>| match t {
         _ if depth == MAX_TYPE_DEPTH => Err(()),
         Some(t) if t.value.is_some() => kind_at(t, depth + 1).map(Box::new),
-        _ => Ok(Box::new(ValueKind::Unsupported(NO_TYPE.to_owned()))),
+        _ => Ok(Box::new(ValueType::Unsupported(NO_TYPE.to_owned()))),
     };
     Ok(match &ty.value {
-        None => ValueKind::Unsupported(NO_TYPE.to_owned()),
+        None => ValueType::Unsupported(NO_TYPE.to_owned()),
         Some(type_proto::Value::Tensor(t)) => match ElementType::from_onnx(t.elem_type) {
-            Some(elem) => ValueKind::Tensor {
+            Some(elem) => ValueType::Tensor {
                 elem,
                 dims: t.shape.as_ref().map(dims),
             },
-            None => ValueKind::Unsupported(format!("tensor({})", onnx_code_name(t.elem_type))),
+            None => ValueType::Unsupported(format!("tensor({})", onnx_code_name(t.elem_type))),
         },
-        Some(type_proto::Value::Sequence(s)) => ValueKind::Sequence(inner(s.elem_type.as_deref())?),
-        Some(type_proto::Value::Optional(o)) => ValueKind::Optional(inner(o.elem_type.as_deref())?),
+        Some(type_proto::Value::Sequence(s)) => ValueType::Sequence(inner(s.elem_type.as_deref())?),
+        Some(type_proto::Value::Optional(o)) => ValueType::Optional(inner(o.elem_type.as_deref())?),
         Some(type_proto::Value::Map(m)) => {
             let value = inner(m.value_type.as_deref())?;
             match ElementType::from_onnx(m.key_type).filter(|k| k.is_map_key()) {
-                Some(key) => ValueKind::Map { key, value },
+                Some(key) => ValueType::Map { key, value },
                 // ONNX allows integer and string keys only; the map is described whole.
                 None => {
-                    ValueKind::Unsupported(format!("map({}, {value})", onnx_code_name(m.key_type)))
+                    ValueType::Unsupported(format!("map({}, {value})", onnx_code_name(m.key_type)))
                 }
             }
         }
         Some(type_proto::Value::SparseTensor(t)) => {
-            ValueKind::Unsupported(format!("sparse_tensor({})", onnx_code_name(t.elem_type)))
+            ValueType::Unsupported(format!("sparse_tensor({})", onnx_code_name(t.elem_type)))
         }
         Some(type_proto::Value::Opaque(o)) => {
             let mut what = String::from("opaque(");
@@ -201,7 +201,7 @@ fn kind_at(ty: &proto::TypeProto, depth: usize) -> Result<ValueKind, ()> {
             }
             what.push_str(&o.name);
             what.push(')');
-            ValueKind::Unsupported(what)
+            ValueType::Unsupported(what)
         }
     })
 }

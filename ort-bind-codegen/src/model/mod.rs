@@ -15,12 +15,12 @@
 //!   dynamic; a dimension with neither is dynamic. A tensor type without a `shape` has
 //!   unknown rank (`dims: None`); an empty shape is a scalar (`Some(vec![])`);
 //! - **kinds**: tensors of an element type in [`ElementType`] (string included) are
-//!   [`ValueKind::Tensor`]; `sequence_type`, `map_type` and `optional_type` are
-//!   [`ValueKind::Sequence`], [`ValueKind::Map`] and [`ValueKind::Optional`], nested as
+//!   [`ValueType::Tensor`]; `sequence_type`, `map_type` and `optional_type` are
+//!   [`ValueType::Sequence`], [`ValueType::Map`] and [`ValueType::Optional`], nested as
 //!   the model nests them, up to [`MAX_TYPE_DEPTH`] levels (deeper is
 //!   [`ModelError::TypeTooDeep`]); what ort-bind cannot represent (other element types
 //!   such as `complex64`, sparse and opaque types, map keys other than integers and
-//!   strings, a nested type that is not set) is a [`ValueKind::Unsupported`] leaf with a
+//!   strings, a nested type that is not set) is a [`ValueType::Unsupported`] leaf with a
 //!   readable description such as `tensor(complex64)` or `<no type>`.
 //!
 //! Reading never panics on hostile bytes: truncated, random or malformed input,
@@ -39,11 +39,11 @@
 //! [`Dim::Fixed`]: crate::Dim::Fixed
 //! [`Dim::Named`]: crate::Dim::Named
 //! [`Dim::Dynamic`]: crate::Dim::Dynamic
-//! [`ValueKind::Tensor`]: crate::ValueKind::Tensor
-//! [`ValueKind::Unsupported`]: crate::ValueKind::Unsupported
-//! [`ValueKind::Sequence`]: crate::ValueKind::Sequence
-//! [`ValueKind::Map`]: crate::ValueKind::Map
-//! [`ValueKind::Optional`]: crate::ValueKind::Optional
+//! [`ValueType::Tensor`]: crate::ValueType::Tensor
+//! [`ValueType::Unsupported`]: crate::ValueType::Unsupported
+//! [`ValueType::Sequence`]: crate::ValueType::Sequence
+//! [`ValueType::Map`]: crate::ValueType::Map
+//! [`ValueType::Optional`]: crate::ValueType::Optional
 
 mod decode;
 pub(crate) use decode::NO_TYPE;

@@ -13,7 +13,7 @@ use super::proto::{
 };
 use super::{MAX_TYPE_DEPTH, ModelError, read_signature, signature_from_bytes};
 use crate::dtype::ElementType;
-use crate::signature::{Dim, ValueKind};
+use crate::signature::{Dim, ValueType};
 
 // ---- writer helpers -------------------------------------------------------------------
 
@@ -143,7 +143,7 @@ fn dims_of(sig: &crate::ModelSignature, name: &str) -> Option<Vec<Dim>> {
         .or_else(|| sig.output(name))
         .unwrap_or_else(|| panic!("no value {name}"));
     match &v.kind {
-        ValueKind::Tensor { dims, .. } => dims.clone(),
+        ValueType::Tensor { dims, .. } => dims.clone(),
         other => panic!("{name} is not a tensor: {other}"),
     }
 }
@@ -392,13 +392,13 @@ fn element_types_and_unsupported_kinds() {
     let kind = |n: &str| sig.input(n).map(|v| v.kind.clone());
     assert_eq!(
         kind("h"),
-        Some(ValueKind::Tensor {
+        Some(ValueType::Tensor {
             elem: ElementType::F16,
             dims: Some(vec![Dim::Fixed(2)])
         })
     );
     let unsupported = |n: &str, s: &str| {
-        assert_eq!(kind(n), Some(ValueKind::Unsupported(s.to_owned())), "{n}");
+        assert_eq!(kind(n), Some(ValueType::Unsupported(s.to_owned())), "{n}");
     };
     let shown = |n: &str| kind(n).expect("present").to_string();
     unsupported("c", "tensor(complex64)");
@@ -406,22 +406,22 @@ fn element_types_and_unsupported_kinds() {
     unsupported("future", "tensor(element type code 99)");
     unsupported("sparse", "sparse_tensor(float32)");
     unsupported("opaque", "opaque(com.x.Thing)");
-    let f32_2 = ValueKind::Tensor {
+    let f32_2 = ValueType::Tensor {
         elem: ElementType::F32,
         dims: Some(vec![Dim::Fixed(2)]),
     };
-    let f32_any = ValueKind::Tensor {
+    let f32_any = ValueType::Tensor {
         elem: ElementType::F32,
         dims: None,
     };
     assert_eq!(
         kind("seq"),
-        Some(ValueKind::Sequence(Box::new(f32_2.clone())))
+        Some(ValueType::Sequence(Box::new(f32_2.clone())))
     );
     assert_eq!(shown("seq"), "seq(float32[2])");
     assert_eq!(
         kind("map"),
-        Some(ValueKind::Map {
+        Some(ValueType::Map {
             key: ElementType::I64,
             value: Box::new(f32_any.clone())
         })
@@ -429,7 +429,7 @@ fn element_types_and_unsupported_kinds() {
     assert_eq!(shown("map"), "map(int64, float32)");
     assert_eq!(
         kind("opt"),
-        Some(ValueKind::Optional(Box::new(ValueKind::Sequence(
+        Some(ValueType::Optional(Box::new(ValueType::Sequence(
             Box::new(f32_2)
         ))))
     );
@@ -437,7 +437,7 @@ fn element_types_and_unsupported_kinds() {
     // skl2onnx's ZipMap output.
     assert_eq!(
         kind("zipmap"),
-        Some(ValueKind::Sequence(Box::new(ValueKind::Map {
+        Some(ValueType::Sequence(Box::new(ValueType::Map {
             key: ElementType::String,
             value: Box::new(f32_any.clone())
         })))
@@ -449,13 +449,13 @@ fn element_types_and_unsupported_kinds() {
     unsupported("float_key", "map(float32, float32)");
     unsupported("bool_key", "map(bool, float32)");
     // Unset nested types and unknown element types are unsupported leaves.
-    let no_type = || Box::new(ValueKind::Unsupported("<no type>".into()));
-    assert_eq!(kind("empty_seq"), Some(ValueKind::Sequence(no_type())));
+    let no_type = || Box::new(ValueType::Unsupported("<no type>".into()));
+    assert_eq!(kind("empty_seq"), Some(ValueType::Sequence(no_type())));
     assert_eq!(shown("empty_seq"), "seq(<no type>)");
-    assert_eq!(kind("opt_no_type"), Some(ValueKind::Optional(no_type())));
+    assert_eq!(kind("opt_no_type"), Some(ValueType::Optional(no_type())));
     assert_eq!(
         kind("map_no_value"),
-        Some(ValueKind::Map {
+        Some(ValueType::Map {
             key: ElementType::I64,
             value: no_type()
         })
@@ -469,7 +469,7 @@ fn element_types_and_unsupported_kinds() {
     // String tensors are tensors.
     assert_eq!(
         kind("text"),
-        Some(ValueKind::Tensor {
+        Some(ValueType::Tensor {
             elem: ElementType::String,
             dims: Some(vec![Dim::Named("n".into())])
         })

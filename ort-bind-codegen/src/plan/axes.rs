@@ -40,10 +40,10 @@ pub struct AxisInfo {
 ///
 /// ```
 /// use ort_bind_codegen::plan::{AxisBinding, ModelOptions, axes};
-/// use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueKind, ValueSig};
-/// let t = |name: &str, dims| ValueSig {
+/// use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueInfo, ValueType};
+/// let t = |name: &str, dims| ValueInfo {
 ///     name: name.into(),
-///     kind: ValueKind::Tensor { elem: ElementType::F32, dims: Some(dims) },
+///     kind: ValueType::Tensor { elem: ElementType::F32, dims: Some(dims) },
 ///     doc_string: String::new(),
 /// };
 /// let sig = ModelSignature {

@@ -19,7 +19,7 @@
 //! than by dim name.
 
 use crate::dtype::ElementType;
-use crate::signature::{Dim, ModelSignature, ValueSig, format_dims};
+use crate::signature::{Dim, ModelSignature, ValueInfo, format_dims};
 
 use super::PlanError;
 
@@ -136,7 +136,7 @@ fn present_candidates(past: &str) -> Vec<String> {
     out
 }
 
-fn tensor<'a>(v: &'a ValueSig, role: &str) -> Result<(ElementType, &'a [Dim]), PlanError> {
+fn tensor<'a>(v: &'a ValueInfo, role: &str) -> Result<(ElementType, &'a [Dim]), PlanError> {
     match v.tensor() {
         Some((elem, Some(dims))) => Ok((elem, dims)),
         Some((_, None)) => Err(error(format!(

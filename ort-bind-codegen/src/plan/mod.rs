@@ -36,7 +36,7 @@ pub use decoder::{CacheAxis, CachePlan, DecoderNames, DecoderPlan, DecoderRole, 
 
 use crate::dtype::ElementType;
 use crate::ident::IdentAllocator;
-use crate::signature::{Dim, ModelSignature, ValueKind, ValueSig, format_dims};
+use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 
 mod axes;
 mod dims;

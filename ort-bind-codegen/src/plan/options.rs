@@ -144,9 +144,9 @@ pub(super) fn value_names(sig: &ModelSignature) -> String {
     names.join(", ")
 }
 
-pub(super) fn dims_of_mut(v: &mut ValueSig) -> Option<&mut Vec<Dim>> {
+pub(super) fn dims_of_mut(v: &mut ValueInfo) -> Option<&mut Vec<Dim>> {
     match &mut v.kind {
-        ValueKind::Tensor { dims, .. } => dims.as_mut(),
+        ValueType::Tensor { dims, .. } => dims.as_mut(),
         // Dims inside sequences, maps and optionals do not become `Dims` fields.
         _ => None,
     }

@@ -1,10 +1,10 @@
 use super::*;
 use crate::dtype::ElementType;
 
-fn t(name: &str, elem: ElementType, dims: Option<Vec<Dim>>) -> ValueSig {
-    ValueSig {
+fn t(name: &str, elem: ElementType, dims: Option<Vec<Dim>>) -> ValueInfo {
+    ValueInfo {
         name: name.into(),
-        kind: ValueKind::Tensor { elem, dims },
+        kind: ValueType::Tensor { elem, dims },
         doc_string: String::new(),
     }
 }

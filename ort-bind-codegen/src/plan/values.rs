@@ -18,7 +18,7 @@ pub(super) fn runtime_map_value(t: ElementType) -> bool {
 /// How a value binds: its form, the element type and dims of the tensors it holds; or why
 /// it cannot.
 pub(super) fn classify<'a>(
-    v: &'a ValueSig,
+    v: &'a ValueInfo,
     role: &'static str,
 ) -> Result<(Form, ElementType, Option<&'a [Dim]>), PlanError> {
     let refuse = |reason: &str| PlanError::Unsupported {
@@ -42,12 +42,12 @@ pub(super) fn classify<'a>(
             reason,
         });
     }
-    let map_of = |key: ElementType, value: &ValueKind| -> Result<ElementType, PlanError> {
+    let map_of = |key: ElementType, value: &ValueType| -> Result<ElementType, PlanError> {
         match value {
-            ValueKind::Tensor { elem, .. } if runtime_map_key(key) && runtime_map_value(*elem) => {
+            ValueType::Tensor { elem, .. } if runtime_map_key(key) && runtime_map_value(*elem) => {
                 Ok(*elem)
             }
-            ValueKind::Tensor { .. } => Err(refuse(
+            ValueType::Tensor { .. } => Err(refuse(
                 "ONNX Runtime's C API makes and reads maps with int64 or string keys and \
                  int64, float32, float64 or string values only",
             )),
@@ -57,7 +57,7 @@ pub(super) fn classify<'a>(
         }
     };
     match &v.kind {
-        ValueKind::Tensor { elem, dims } => {
+        ValueType::Tensor { elem, dims } => {
             let form = if *elem == ElementType::String {
                 Form::Strings
             } else {
@@ -65,9 +65,9 @@ pub(super) fn classify<'a>(
             };
             Ok((form, *elem, dims.as_deref()))
         }
-        ValueKind::Sequence(inner) => match &**inner {
-            ValueKind::Tensor { elem, dims } => Ok((Form::Sequence, *elem, dims.as_deref())),
-            ValueKind::Map { key, value } => {
+        ValueType::Sequence(inner) => match &**inner {
+            ValueType::Tensor { elem, dims } => Ok((Form::Sequence, *elem, dims.as_deref())),
+            ValueType::Map { key, value } => {
                 let elem = map_of(*key, value)?;
                 Ok((Form::MapSequence { key: *key }, elem, None))
             }
@@ -75,14 +75,14 @@ pub(super) fn classify<'a>(
                 "ort-bind binds sequences of tensors and sequences of maps only",
             )),
         },
-        ValueKind::Map { key, value } => {
+        ValueType::Map { key, value } => {
             let elem = map_of(*key, value)?;
             Ok((Form::Map { key: *key }, elem, None))
         }
-        ValueKind::Optional(inner) => match &**inner {
-            ValueKind::Tensor { elem, dims } => Ok((Form::OptionalTensor, *elem, dims.as_deref())),
-            ValueKind::Sequence(t) => match &**t {
-                ValueKind::Tensor { elem, dims } => {
+        ValueType::Optional(inner) => match &**inner {
+            ValueType::Tensor { elem, dims } => Ok((Form::OptionalTensor, *elem, dims.as_deref())),
+            ValueType::Sequence(t) => match &**t {
+                ValueType::Tensor { elem, dims } => {
                     Ok((Form::OptionalSequence, *elem, dims.as_deref()))
                 }
                 _ => Err(refuse(
@@ -93,14 +93,14 @@ pub(super) fn classify<'a>(
                 "ort-bind binds optional tensors and optional sequences of tensors only",
             )),
         },
-        ValueKind::Unsupported(what) => Err(refuse(&format!("ort-bind cannot represent {what}"))),
+        ValueType::Unsupported(what) => Err(refuse(&format!("ort-bind cannot represent {what}"))),
     }
 }
 
 /// `a string tensor [n]`, `a sequence seq(float32)`, ...: what a value is, in words.
-pub(super) fn describe_kind(kind: &ValueKind) -> String {
+pub(super) fn describe_kind(kind: &ValueType) -> String {
     match kind {
-        ValueKind::Tensor { elem, dims } => {
+        ValueType::Tensor { elem, dims } => {
             let elem = elem.to_string();
             let a = crate::ident::a_or_an(&elem);
             format!("{a} {elem} tensor {}", format_dims(dims.as_deref()))
@@ -111,11 +111,11 @@ pub(super) fn describe_kind(kind: &ValueKind) -> String {
 
 /// `a sequence seq(float32)`, `an optional optional(float32)`, ...: what a non-tensor
 /// kind is.
-pub(super) fn kind_word(kind: &ValueKind) -> String {
+pub(super) fn kind_word(kind: &ValueType) -> String {
     let word = match kind {
-        ValueKind::Sequence(_) => "a sequence",
-        ValueKind::Map { .. } => "a map",
-        ValueKind::Optional(_) => "an optional",
+        ValueType::Sequence(_) => "a sequence",
+        ValueType::Map { .. } => "a map",
+        ValueType::Optional(_) => "an optional",
         _ => "a value",
     };
     format!("{word} {kind}")
@@ -136,12 +136,12 @@ pub(super) fn why_unsupported(part: &str) -> &'static str {
 
 /// How value `v` binds: its form and the element type and dims of the tensors it holds
 /// (a map's value type, no dims); `None` when it cannot be bound.
-pub fn form_of(v: &ValueSig) -> Option<(Form, ElementType, Option<&[Dim]>)> {
+pub fn form_of(v: &ValueInfo) -> Option<(Form, ElementType, Option<&[Dim]>)> {
     classify(v, "value").ok()
 }
 
 /// Why value `v` (on side `role`) cannot be bound, if it cannot.
-pub fn value_refusal(v: &ValueSig, role: Role) -> Option<PlanError> {
+pub fn value_refusal(v: &ValueInfo, role: Role) -> Option<PlanError> {
     classify(v, role.word()).err()
 }
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use ort_bind_codegen::expand::{ExpandOptions, expand};
 use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
 use ort_bind_codegen::plan::{PlanError, plan};
-use ort_bind_codegen::{ModelError, ModelSignature, ValueKind, ValueSig};
+use ort_bind_codegen::{ModelError, ModelSignature, ValueInfo, ValueType};
 
 // ---- protobuf writer ------------------------------------------------------------------
 
@@ -1011,8 +1011,8 @@ pub enum Outcome {
     },
 }
 
-fn bindable(v: &ValueSig) -> bool {
-    matches!(&v.kind, ValueKind::Tensor { elem, .. } if elem.is_bindable())
+fn bindable(v: &ValueInfo) -> bool {
+    matches!(&v.kind, ValueType::Tensor { elem, .. } if elem.is_bindable())
 }
 
 /// Decodes `bytes`; when that succeeds, plans, expands, formats and parses the module.

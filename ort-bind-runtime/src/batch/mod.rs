@@ -42,7 +42,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use crate::binding::{BindingIo, Bound};
+use crate::binding::{Binding, BindingIo};
 use crate::deadline;
 use crate::error::{Error, Result};
 pub use request::ReplyFuture;
@@ -129,7 +129,7 @@ pub struct SizingReport {
 }
 
 /// Makes a worker's binding for the dims of a batch (capacity for a full batch).
-type MakeBinding<Io> = dyn Fn(&<Io as BindingIo>::Dims) -> Result<Bound<Io>> + Send + Sync;
+type MakeBinding<Io> = dyn Fn(&<Io as BindingIo>::Dims) -> Result<Binding<Io>> + Send + Sync;
 
 /// Runs single-item requests in batches; see the [module docs](self). Dropping it lets its
 /// workers serve the requests already queued and exit, without waiting for them.
@@ -183,7 +183,7 @@ where
     pub fn new(
         spec: B,
         options: BatchOptions,
-        make: impl Fn(&Io::Dims) -> Result<Bound<Io>> + Send + Sync + 'static,
+        make: impl Fn(&Io::Dims) -> Result<Binding<Io>> + Send + Sync + 'static,
     ) -> Result<Self> {
         let options = BatchOptions {
             max_batch: options.max_batch.max(1),
@@ -407,7 +407,7 @@ impl Future for Shutdown {
 /// A worker: gather a batch, run it, scatter the results; until closed and drained.
 fn work<Io: BindingIo, B: Batching<Io>>(shared: &Shared<Io, B>, spec: &B) {
     let options = shared.options;
-    let mut bound: Option<Bound<Io>> = None;
+    let mut bound: Option<Binding<Io>> = None;
     let mut batch: Vec<Request<B::Item, Io::Dims, B::Reply>> =
         Vec::with_capacity(options.max_batch);
     // The batch dims this worker has run: ONNX Runtime's first run at new dims plans and
@@ -515,7 +515,7 @@ fn take<Item, Dims: PartialEq, Reply>(
 fn run_batch<Io: BindingIo, B: Batching<Io>>(
     shared: &Shared<Io, B>,
     spec: &B,
-    bound: &mut Option<Bound<Io>>,
+    bound: &mut Option<Binding<Io>>,
     batch: &[Request<B::Item, Io::Dims, B::Reply>],
     dims: &Io::Dims,
 ) -> bool {
@@ -555,10 +555,10 @@ fn run_batch<Io: BindingIo, B: Batching<Io>>(
 fn prepare<'b, Io: BindingIo, B: Batching<Io>>(
     shared: &Shared<Io, B>,
     spec: &B,
-    bound: &'b mut Option<Bound<Io>>,
+    bound: &'b mut Option<Binding<Io>>,
     item_dims: &Io::Dims,
     dims: &Io::Dims,
-) -> Result<&'b mut Bound<Io>> {
+) -> Result<&'b mut Binding<Io>> {
     if bound.is_none() {
         let full = spec.batch_dims(item_dims, shared.options.max_batch);
         let mut made = (shared.make)(&full)?;

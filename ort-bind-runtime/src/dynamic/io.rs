@@ -1,7 +1,7 @@
-//! [`DynamicIo`]: the dynamic route's tensors as a [`BindingIo`], so that `Bound<DynamicIo>`
+//! [`DynamicIo`]: the dynamic route's tensors as a [`BindingIo`], so that `Binding<DynamicIo>`
 //! (what [`DynamicBinding`](super::DynamicBinding) wraps) runs on the one binding core the
 //! typed route uses: async runs, stops, timeouts and shape buckets come from
-//! [`Bound`](crate::Bound).
+//! [`Binding`](crate::Binding).
 //!
 //! Its specs are known only at run time, so it overrides [`BindingIo::names`] (checking the
 //! session against the value infos it read from a session) and leaves the `INPUTS` /
@@ -11,15 +11,16 @@ use std::fmt;
 
 use super::{AnyOutput, AnyTensor, Built, ValueInfo, read_value};
 use crate::binding::{Binder, BindingIo, IoNames, OutputValue};
-use crate::element::DType;
+use crate::element::NumericType;
 use crate::error::{Error, Result};
 use crate::session::{Session, ValueSpec};
 use crate::sys::Value;
 use crate::values::host::HostArrayRef;
-use crate::values::{DynValue, OutputSlot, ValueType, sealed};
+use crate::values::{DynValue, ValueOutputSlot, ValueType, sealed};
 
 /// The dims of a [`DynamicIo`]: the shape of each input, in model order (empty for an input
-/// that is not a numeric tensor). [`Bound::set_dims`](crate::Bound::set_dims) keeps the bindings of recent ones.
+/// that is not a numeric tensor). [`Binding::set_dims`](crate::Binding::set_dims) keeps the
+/// bindings of recent ones.
 pub type DynDims = Vec<Vec<usize>>;
 
 pub(super) struct DynInput {
@@ -38,7 +39,7 @@ pub(super) struct ValueSlot {
 
 impl sealed::Sealed for ValueSlot {}
 
-impl OutputSlot for ValueSlot {
+impl ValueOutputSlot for ValueSlot {
     type View<'a> = &'a DynValue;
 
     fn name(&self) -> &str {
@@ -90,7 +91,7 @@ pub(super) struct DynOutput {
 /// run time: an input tensor per numeric model input (owned, sized by the data set into
 /// it), a value per other input, and a slot per output, which ONNX Runtime allocates during
 /// the run. [`DynamicBinding`](super::DynamicBinding) makes one and binds it with
-/// [`Bound`](crate::Bound).
+/// [`Binding`](crate::Binding).
 pub struct DynamicIo {
     inputs: Vec<DynInput>,
     outputs: Vec<DynOutput>,
@@ -199,12 +200,13 @@ impl DynamicIo {
     }
 
     /// Makes input `index` a tensor of `dtype` (reusing its tensor when it has one of that
-    /// type) holding `array`, checked by the caller. Only inside [`Bound::modify`](crate::Bound::modify) or
-    /// `modify_later`: it may replace a bound tensor.
+    /// type) holding `array`, checked by the caller. Only inside
+    /// [`Binding::modify`](crate::Binding::modify) or `modify_later`: it may replace a bound
+    /// tensor.
     pub(super) fn put_tensor(
         &mut self,
         index: usize,
-        dtype: DType,
+        dtype: NumericType,
         array: HostArrayRef<'_>,
     ) -> Result<()> {
         let input = &mut self.inputs[index];
@@ -222,8 +224,9 @@ impl DynamicIo {
             .copy_from(array.data())
     }
 
-    /// Makes input `index` the value `built`. Only inside [`Bound::modify`](crate::Bound::modify) or
-    /// `modify_later`: it may replace a bound tensor.
+    /// Makes input `index` the value `built`. Only inside
+    /// [`Binding::modify`](crate::Binding::modify) or `modify_later`: it may replace a bound
+    /// tensor.
     pub(super) fn put_built(&mut self, index: usize, built: Built) {
         let input = &mut self.inputs[index];
         input.tensor = None;
@@ -266,7 +269,8 @@ impl DynamicIo {
     }
 }
 
-/// Mutable access to a [`DynamicIo`]'s inputs in place (what [`Bound::inputs`](crate::Bound::inputs) gives).
+/// Mutable access to a [`DynamicIo`]'s inputs in place (what
+/// [`Binding::inputs`](crate::Binding::inputs) gives).
 #[derive(Debug)]
 pub struct DynInputsMut<'a> {
     io: &'a mut DynamicIo,
@@ -274,7 +278,8 @@ pub struct DynInputsMut<'a> {
 
 impl DynInputsMut<'_> {
     /// Copies `array` into input `index` in place; its element type and dims must be the
-    /// tensor's as they are (change dims with [`Bound::set_dims`](crate::Bound::set_dims) first).
+    /// tensor's as they are (change dims with [`Binding::set_dims`](crate::Binding::set_dims)
+    /// first).
     pub fn copy_in(&mut self, index: usize, array: HostArrayRef<'_>) -> Result<()> {
         let count = self.io.inputs.len();
         let input = self
@@ -302,7 +307,7 @@ impl DynInputsMut<'_> {
 }
 
 // SAFETY: only `set_dims` (which resizes the input tensors) and the crate-private
-// `put_tensor` / `put_built` (called only inside `Bound::modify` / `modify_later`, which
+// `put_tensor` / `put_built` (called only inside `Binding::modify` / `modify_later`, which
 // rebind before the next run) move, replace or free a bound tensor or value. The views
 // (`DynInputsMut::copy_in`, and `&DynamicIo`'s readers) only write elements in place (after
 // checking the dims are the tensor's) or read. Output slots hold what ONNX Runtime

@@ -1,12 +1,13 @@
 //! Bindings decided at run time, for tools that take any model (such as `ort-bind run`):
 //! element types and ranks come from the loaded session instead of generated code.
 //!
-//! - [`DType`]: an element type chosen at run time; [`DynElement`] links it to the Rust type.
+//! - [`NumericType`]: an element type chosen at run time; [`NumericElement`] links it to the
+//!   Rust type.
 //!   Every element type ort-bind binds: the 13 wide ones (`float32` .. `bool`) and ONNX's
 //!   narrow ones (`float8e4m3fn`, `float8e4m3fnuz`, `float8e5m2`, `float8e5m2fnuz`,
 //!   `float8e8m0`, and the packed `int4`, `uint4`, `float4e2m1`, `int2`, `uint2`, held as
 //!   [`Int4x2`] etc.: a packed array's values are bytes, its dims count elements, see
-//!   [`DType::packing`]).
+//!   [`NumericType::packing`]).
 //! - [`HostArray`] / [`HostArrayRef`]: a host array of any element type, owned or borrowed.
 //! - [`DynamicBinding`]: binds an input tensor per model input (owned, sized by the data set
 //!   into it) and lets ONNX Runtime allocate every output; outputs are read in place.
@@ -25,9 +26,9 @@ use ort::sys::ONNXTensorElementDataType as Onnx;
 
 use ort::sys::ONNXType;
 
-use crate::binding::{Binder, Bound};
+use crate::binding::{Binder, Binding};
 use crate::device::Cpu;
-pub use crate::element::DType;
+pub use crate::element::NumericType;
 use crate::element::{
     Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0, Int2x4,
     Int4x2, UInt2x4, UInt4x2, bf16, f16,
@@ -38,9 +39,9 @@ use crate::shape::AnyRank;
 use crate::sys::Value;
 use crate::tensor::{AllocatedOutput, Tensor};
 use crate::values::any::check_dims;
-use crate::values::{DynMap, DynValue, ElemType, Strings, ValueType, expect_kind};
+use crate::values::{DynMap, DynValue, ElementType, Strings, ValueType, expect_kind};
 
-pub use crate::values::host::{DynElement, HostArray, HostArrayRef, HostData, HostDataRef};
+pub use crate::values::host::{HostArray, HostArrayRef, HostData, HostDataRef, NumericElement};
 
 mod io;
 
@@ -55,12 +56,12 @@ macro_rules! any_values {
         }
 
         impl AnyTensor {
-            fn new(dtype: DType, name: &str, dims: &[usize]) -> Result<Self> {
-                Ok(match dtype { $(DType::$variant => AnyTensor::$variant(Tensor::new(name, dims)?),)* })
+            fn new(dtype: NumericType, name: &str, dims: &[usize]) -> Result<Self> {
+                Ok(match dtype { $(NumericType::$variant => AnyTensor::$variant(Tensor::new(name, dims)?),)* })
             }
 
-            fn dtype(&self) -> DType {
-                match self { $(AnyTensor::$variant(_) => DType::$variant,)* }
+            fn dtype(&self) -> NumericType {
+                match self { $(AnyTensor::$variant(_) => NumericType::$variant,)* }
             }
 
             fn set_dims(&mut self, dims: &[usize]) -> Result<()> {
@@ -102,8 +103,8 @@ macro_rules! any_values {
         }
 
         impl AnyOutput {
-            fn new(dtype: DType, name: &str) -> Self {
-                match dtype { $(DType::$variant => AnyOutput::$variant(AllocatedOutput::new_in(name, Cpu)),)* }
+            fn new(dtype: NumericType, name: &str) -> Self {
+                match dtype { $(NumericType::$variant => AnyOutput::$variant(AllocatedOutput::new_in(name, Cpu)),)* }
             }
 
             fn accept(&mut self, value: Value) -> Result<()> {
@@ -141,7 +142,9 @@ impl fmt::Debug for AnyTensor {
     }
 }
 
-/// A model input or output as the loaded session declares it.
+/// A model input or output, as the model declares it (read from the loaded session): its
+/// name and [`ValueType`]. What generated code expects of a value is a
+/// [`ValueSpec`](crate::ValueSpec) instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueInfo {
     /// ONNX name.
@@ -164,10 +167,10 @@ impl ValueInfo {
     }
 
     /// The element type, for a tensor of numeric or bool elements.
-    pub fn dtype(&self) -> Option<DType> {
+    pub fn dtype(&self) -> Option<NumericType> {
         match &self.ty {
             ValueType::Tensor {
-                elem: ElemType::Numeric(d),
+                elem: ElementType::Numeric(d),
                 ..
             } => Some(*d),
             _ => None,
@@ -265,7 +268,7 @@ impl Built {
                 self.push(v)
             }
             DynValue::Map(m) => {
-                let column = |elem: ElemType| ValueType::Tensor {
+                let column = |elem: ElementType| ValueType::Tensor {
                     elem,
                     dims: vec![None],
                 };
@@ -296,11 +299,11 @@ fn empty_sequence_elem(name: &str, ty: &ValueType) -> Result<Onnx> {
     let problem = match ty {
         ValueType::Sequence(inner) => match &**inner {
             ValueType::Tensor {
-                elem: ElemType::Numeric(d),
+                elem: ElementType::Numeric(d),
                 ..
             } => return Ok(d.onnx()),
             ValueType::Tensor {
-                elem: ElemType::String,
+                elem: ElementType::String,
                 ..
             } => return Ok(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING),
             ValueType::Map { .. } => crate::values::map::EMPTY_MAP_SEQUENCE.to_owned(),
@@ -329,7 +332,7 @@ fn read_value(name: &str, value: Value, ty: &ValueType) -> Result<DynValue> {
             }
         }
         ValueType::Tensor {
-            elem: ElemType::String,
+            elem: ElementType::String,
             ..
         } => {
             let mut s = Strings::new();
@@ -337,7 +340,7 @@ fn read_value(name: &str, value: Value, ty: &ValueType) -> Result<DynValue> {
             DynValue::Strings(s)
         }
         ValueType::Tensor {
-            elem: ElemType::Numeric(d),
+            elem: ElementType::Numeric(d),
             ..
         } => {
             let mut out = AnyOutput::new(*d, name);
@@ -359,7 +362,7 @@ fn read_value(name: &str, value: Value, ty: &ValueType) -> Result<DynValue> {
         }
         ValueType::Map { key, value: v } => {
             expect_kind(name, &value, ONNXType::ONNX_TYPE_MAP)?;
-            let column = |elem: ElemType| ValueType::Tensor {
+            let column = |elem: ElementType| ValueType::Tensor {
                 elem,
                 dims: vec![None],
             };
@@ -378,7 +381,7 @@ fn read_value(name: &str, value: Value, ty: &ValueType) -> Result<DynValue> {
 
 impl crate::values::sealed::Sealed for Built {}
 
-impl crate::values::InputValue for Built {
+impl crate::values::ValueInputSlot for Built {
     fn name(&self) -> &str {
         &self.name
     }
@@ -389,10 +392,10 @@ impl crate::values::InputValue for Built {
 }
 
 /// A binding whose element types and shapes are read from the session at run time:
-/// [`Bound`] over a [`DynamicIo`], so it has the whole serving API of typed bindings
-/// through `Deref`: [`Bound::run_async`], [`Bound::run_with_timeout`],
-/// [`Bound::run_async_with_timeout`], [`Bound::terminator`], and shape buckets
-/// ([`Bound::keep_recent_dims`]; its dims are the input shapes, [`DynDims`]).
+/// [`Binding`] over a [`DynamicIo`], so it has the whole serving API of typed bindings
+/// through `Deref`: [`Binding::run_async`], [`Binding::run_with_timeout`],
+/// [`Binding::run_async_with_timeout`], [`Binding::terminator`], and shape buckets
+/// ([`Binding::keep_recent_dims`]; its dims are the input shapes, [`DynDims`]).
 ///
 /// Each input gets a tensor it owns, sized by the array set into it with
 /// [`DynamicBinding::set_input`] (capacity is reused when the next array is no larger, and
@@ -401,19 +404,19 @@ impl crate::values::InputValue for Built {
 /// [`DynamicBinding::output`].
 #[derive(Debug)]
 pub struct DynamicBinding {
-    bound: Bound<DynamicIo>,
+    bound: Binding<DynamicIo>,
 }
 
 impl Deref for DynamicBinding {
-    type Target = Bound<DynamicIo>;
+    type Target = Binding<DynamicIo>;
 
-    fn deref(&self) -> &Bound<DynamicIo> {
+    fn deref(&self) -> &Binding<DynamicIo> {
         &self.bound
     }
 }
 
 impl DerefMut for DynamicBinding {
-    fn deref_mut(&mut self) -> &mut Bound<DynamicIo> {
+    fn deref_mut(&mut self) -> &mut Binding<DynamicIo> {
         &mut self.bound
     }
 }
@@ -423,7 +426,7 @@ impl DynamicBinding {
     /// an element type ort-bind does not bind.
     pub fn new(session: &Session) -> Result<Self> {
         Ok(DynamicBinding {
-            bound: Bound::new_unbound(session, DynamicIo::new(session)?)?,
+            bound: Binding::new_unbound(session, DynamicIo::new(session)?)?,
         })
     }
 
@@ -476,7 +479,7 @@ impl DynamicBinding {
     /// [`DynamicBinding::set_input_value`].
     ///
     /// Once every input is set, a change of shape is a change of the binding's dims
-    /// ([`Bound::set_dims`]): switching back to recently used input shapes reuses their
+    /// ([`Binding::set_dims`]): switching back to recently used input shapes reuses their
     /// binding.
     pub fn set_input(&mut self, index: usize, array: HostArrayRef<'_>) -> Result<()> {
         let io = self.bound.io();
@@ -520,7 +523,7 @@ impl DynamicBinding {
     }
 
     /// [`DynamicBinding::run`], stopped with [`Error::TimedOut`] when it has not finished
-    /// after `timeout` ([`Bound::run_with_timeout`]).
+    /// after `timeout` ([`Binding::run_with_timeout`]).
     pub fn run_with_timeout(&mut self, timeout: Duration) -> Result<()> {
         self.bound.run_with_timeout(timeout)
     }
@@ -555,29 +558,29 @@ mod tests {
         };
         let seq = |inner| ValueType::Sequence(Box::new(inner));
         assert_eq!(
-            empty_sequence_elem("s", &seq(tensor(ElemType::Numeric(DType::F32)))).unwrap(),
+            empty_sequence_elem("s", &seq(tensor(ElementType::Numeric(NumericType::F32)))).unwrap(),
             Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT
         );
         assert_eq!(
-            empty_sequence_elem("s", &seq(tensor(ElemType::String))).unwrap(),
+            empty_sequence_elem("s", &seq(tensor(ElementType::String))).unwrap(),
             Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING
         );
         let map = ValueType::Map {
-            key: ElemType::Numeric(DType::I64),
-            value: ElemType::Numeric(DType::F32),
+            key: ElementType::Numeric(NumericType::I64),
+            value: ElementType::Numeric(NumericType::F32),
         };
         let err = empty_sequence_elem("rows", &seq(map))
             .unwrap_err()
             .to_string();
         assert!(err.contains("rows"), "{err}");
         assert!(err.contains("empty sequence of maps"), "{err}");
-        let nested = seq(seq(tensor(ElemType::String)));
+        let nested = seq(seq(tensor(ElementType::String)));
         let err = empty_sequence_elem("deep", &nested)
             .unwrap_err()
             .to_string();
         assert!(err.contains("SequenceEmpty"), "{err}");
         assert!(err.contains("seq("), "{err}");
-        let err = empty_sequence_elem("x", &tensor(ElemType::String))
+        let err = empty_sequence_elem("x", &tensor(ElementType::String))
             .unwrap_err()
             .to_string();
         assert!(err.contains("the model declares"), "{err}");
@@ -585,13 +588,13 @@ mod tests {
 
     #[test]
     fn dtypes_round_trip() {
-        for &d in DType::ALL {
-            assert_eq!(DType::from_onnx(d.onnx()), Some(d));
+        for &d in NumericType::ALL {
+            assert_eq!(NumericType::from_onnx(d.onnx()), Some(d));
         }
-        assert_eq!(DType::F16.size(), 2);
-        assert_eq!(DType::Bool.name(), "bool");
+        assert_eq!(NumericType::F16.size(), 2);
+        assert_eq!(NumericType::Bool.name(), "bool");
         assert_eq!(
-            DType::from_onnx(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING),
+            NumericType::from_onnx(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING),
             None
         );
     }
@@ -599,7 +602,7 @@ mod tests {
     #[test]
     fn arrays_check_their_length() {
         let a = HostArray::from_vec(vec![2, 2], vec![1i64, 2, 3, 4]).unwrap();
-        assert_eq!(a.dtype(), DType::I64);
+        assert_eq!(a.dtype(), NumericType::I64);
         assert_eq!(a.as_slice::<i64>(), Some(&[1i64, 2, 3, 4][..]));
         assert_eq!(a.as_slice::<f32>(), None);
         assert_eq!(a.view().to_owned_array(), a);
@@ -612,21 +615,21 @@ mod tests {
 
     #[test]
     fn narrow_types_hold_packed_values() {
-        assert_eq!(DType::ALL.len(), 23);
-        assert_eq!(DType::I4.name(), "int4");
-        assert_eq!(DType::F8E4M3FN.name(), "float8e4m3fn");
+        assert_eq!(NumericType::ALL.len(), 23);
+        assert_eq!(NumericType::I4.name(), "int4");
+        assert_eq!(NumericType::F8E4M3FN.name(), "float8e4m3fn");
         assert_eq!(
             (
-                DType::I4.packing(),
-                DType::U2.packing(),
-                DType::F8E5M2.packing()
+                NumericType::I4.packing(),
+                NumericType::U2.packing(),
+                NumericType::F8E5M2.packing()
             ),
             (2, 4, 1)
         );
-        assert_eq!(DType::F4E2M1.size(), 1);
+        assert_eq!(NumericType::F4E2M1.size(), 1);
         assert_eq!(
-            DType::from_onnx(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2),
-            Some(DType::U2)
+            NumericType::from_onnx(Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2),
+            Some(NumericType::U2)
         );
 
         // 5 int4 elements in 3 bytes; elements are indexed through the nibbles.
@@ -636,7 +639,7 @@ mod tests {
             Int4x2::pack([7, 0]),
         ];
         let a = HostArray::from_vec(vec![5], bytes.clone()).unwrap();
-        assert_eq!(a.dtype(), DType::I4);
+        assert_eq!(a.dtype(), NumericType::I4);
         assert_eq!(a.as_slice::<Int4x2>(), Some(&bytes[..]));
         assert_eq!(a.as_slice::<u8>(), None);
         assert_eq!((a.data().len(), a.view().element_count()), (3, 5));
@@ -700,7 +703,7 @@ mod tests {
         );
         assert_eq!(
             UInt4x2::wrap(vec![UInt4x2::pack([15, 3])]).dtype(),
-            DType::U4
+            NumericType::U4
         );
     }
 
@@ -709,7 +712,7 @@ mod tests {
         let info = ValueInfo {
             name: "x".into(),
             ty: ValueType::Tensor {
-                elem: ElemType::Numeric(DType::F32),
+                elem: ElementType::Numeric(NumericType::F32),
                 dims: vec![Some(1), None],
             },
         };

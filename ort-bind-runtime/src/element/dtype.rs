@@ -1,8 +1,8 @@
 //! The one table of the ONNX element types ort-bind binds (Rust type, ONNX code, name),
-//! and [`DType`], an element type chosen at run time.
+//! and [`NumericType`], such an element type chosen at run time.
 //!
 //! `element_table!(callback)` hands every row to `callback!`, so each place that needs a
-//! per-type item (here `DType`; the dynamic route's `HostData` and its conversions) is
+//! per-type item (here `NumericType`; the dynamic route's `HostData` and its conversions) is
 //! generated from the same rows: a new element type is one row here (plus its `Element`
 //! impl in `mod.rs`).
 
@@ -52,31 +52,34 @@ pub(crate) use element_table;
 
 macro_rules! dtype_enum {
     ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $get:expr);)*) => {
-        /// An ONNX tensor element type that ort-bind binds, chosen at run time.
+        /// A tensor element type that has a Rust element type ([`Element`]): every numeric
+        /// (and bool) ONNX element type ort-bind binds, chosen at run time. What the dynamic
+        /// route's `HostArray`s hold; a model declares an
+        /// [`ElementType`](crate::ElementType): one of these, or `string`.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum DType {
+        pub enum NumericType {
             $(#[doc = $doc] $variant,)*
         }
 
-        impl DType {
+        impl NumericType {
             /// Every element type.
-            pub const ALL: &'static [DType] = &[$(DType::$variant),*];
+            pub const ALL: &'static [NumericType] = &[$(NumericType::$variant),*];
 
             /// The numpy name (`float32`, `int64`, `bool`, ...); for the narrow types, the
             /// name ONNX and `ml_dtypes` give them (`float8e4m3fn`, `int4`, ...).
             pub fn name(self) -> &'static str {
-                match self { $(DType::$variant => $name,)* }
+                match self { $(NumericType::$variant => $name,)* }
             }
 
             /// The ONNX element type code.
             pub fn onnx(self) -> Onnx {
-                match self { $(DType::$variant => Onnx::$onnx,)* }
+                match self { $(NumericType::$variant => Onnx::$onnx,)* }
             }
 
             /// The element type of an ONNX code, when ort-bind binds it.
-            pub fn from_onnx(code: Onnx) -> Option<DType> {
+            pub fn from_onnx(code: Onnx) -> Option<NumericType> {
                 match code {
-                    $(Onnx::$onnx => Some(DType::$variant),)*
+                    $(Onnx::$onnx => Some(NumericType::$variant),)*
                     _ => None,
                 }
             }
@@ -84,13 +87,13 @@ macro_rules! dtype_enum {
             /// Bytes per stored value: per element, except for the packed types, whose one
             /// byte holds [`packing`](Self::packing) elements.
             pub fn size(self) -> usize {
-                match self { $(DType::$variant => size_of::<$rust>(),)* }
+                match self { $(NumericType::$variant => size_of::<$rust>(),)* }
             }
 
             /// Tensor elements one stored value holds ([`Element::PACKING`]): 2 for
             /// `int4`, `uint4` and `float4e2m1`, 4 for `int2` and `uint2`, otherwise 1.
             pub fn packing(self) -> usize {
-                match self { $(DType::$variant => <$rust as Element>::PACKING,)* }
+                match self { $(NumericType::$variant => <$rust as Element>::PACKING,)* }
             }
         }
 
@@ -99,7 +102,7 @@ macro_rules! dtype_enum {
 
 element_table!(dtype_enum);
 
-impl std::fmt::Display for DType {
+impl std::fmt::Display for NumericType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }

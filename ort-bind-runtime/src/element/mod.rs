@@ -10,7 +10,7 @@ pub use half::{bf16, f16};
 mod dtype;
 pub mod narrow;
 
-pub use dtype::DType;
+pub use dtype::NumericType;
 #[cfg(feature = "dynamic")]
 pub(crate) use dtype::element_table;
 

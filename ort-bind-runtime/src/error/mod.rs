@@ -151,13 +151,13 @@ pub enum Error {
     Terminated,
 
     /// A run did not finish within its timeout and was stopped
-    /// ([`Bound::run_with_timeout`](crate::Bound::run_with_timeout)); the binding stays usable.
+    /// ([`Binding::run_with_timeout`](crate::Binding::run_with_timeout)); the binding stays usable.
     TimedOut {
         /// The timeout the run was given.
         timeout: std::time::Duration,
     },
 
-    /// [`Bound::run_async`](crate::Bound::run_async) could not run: no worker thread could
+    /// [`Binding::run_async`](crate::Binding::run_async) could not run: no worker thread could
     /// be started (or one panicked), or its future was polled again after it completed.
     AsyncRun {
         /// Why, and what to do instead.

@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use super::{ElemType, Strings, ValueType};
-use crate::element::DType;
+use super::{ElementType, Strings, ValueType};
+use crate::element::NumericType;
 use crate::error::{Error, Result};
 use crate::values::host::HostArray;
 
@@ -109,8 +109,8 @@ impl DynValue {
             (ValueType::Optional(inner), v) => v.check_type(name, inner),
             (ValueType::Tensor { elem, dims }, v) => {
                 let (found, found_dims) = match v {
-                    DynValue::Tensor(a) => (ElemType::Numeric(a.dtype()), a.dims()),
-                    DynValue::Strings(s) => (ElemType::String, s.dims()),
+                    DynValue::Tensor(a) => (ElementType::Numeric(a.dtype()), a.dims()),
+                    DynValue::Strings(s) => (ElementType::String, s.dims()),
                     _ => return Err(mismatch(ty)),
                 };
                 if found != *elem {
@@ -288,34 +288,34 @@ impl DynMap {
     }
 
     /// The key type.
-    pub fn key_type(&self) -> ElemType {
+    pub fn key_type(&self) -> ElementType {
         elem_of(&self.keys)
     }
 
     /// The value type.
-    pub fn value_type(&self) -> ElemType {
+    pub fn value_type(&self) -> ElementType {
         elem_of(&self.values)
     }
 }
 
-fn elem_of(v: &DynValue) -> ElemType {
+fn elem_of(v: &DynValue) -> ElementType {
     match v {
-        DynValue::Tensor(a) => ElemType::Numeric(a.dtype()),
-        _ => ElemType::String,
+        DynValue::Tensor(a) => ElementType::Numeric(a.dtype()),
+        _ => ElementType::String,
     }
 }
 
-fn is_integer(d: DType) -> bool {
+fn is_integer(d: NumericType) -> bool {
     matches!(
         d,
-        DType::I8
-            | DType::I16
-            | DType::I32
-            | DType::I64
-            | DType::U8
-            | DType::U16
-            | DType::U32
-            | DType::U64
+        NumericType::I8
+            | NumericType::I16
+            | NumericType::I32
+            | NumericType::I64
+            | NumericType::U8
+            | NumericType::U16
+            | NumericType::U32
+            | NumericType::U64
     )
 }
 
@@ -332,7 +332,7 @@ mod tests {
         let values = DynValue::Tensor(HostArray::from_vec(vec![2], vec![1.0f32, 2.0]).unwrap());
         let m = DynMap::new(ints(vec![3, 1]), values.clone()).unwrap();
         assert_eq!(m.len(), 2);
-        assert_eq!(m.key_type(), ElemType::Numeric(DType::I64));
+        assert_eq!(m.key_type(), ElementType::Numeric(NumericType::I64));
         let err = DynMap::new(ints(vec![3, 3]), values.clone()).unwrap_err();
         assert!(
             err.to_string().contains("the key 3 appears more than once"),
@@ -353,7 +353,7 @@ mod tests {
     #[test]
     fn types_are_checked() {
         let ty = ValueType::Optional(Box::new(ValueType::Sequence(Box::new(ValueType::Tensor {
-            elem: ElemType::Numeric(DType::F32),
+            elem: ElementType::Numeric(NumericType::F32),
             dims: vec![None],
         }))));
         let item = DynValue::Tensor(HostArray::from_vec(vec![2], vec![1.0f32, 2.0]).unwrap());

@@ -3,23 +3,24 @@
 //! carry. Generated from the element table (`element::element_table!`).
 
 use crate::element::{
-    DType, Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
-    Float8E8M0, Int2x4, Int4x2, Packed, UInt2x4, UInt4x2, bf16, f16,
+    Element, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
+    Int2x4, Int4x2, NumericType, Packed, UInt2x4, UInt4x2, bf16, f16,
 };
 use crate::error::{Error, Result};
 use crate::shape::element_count;
 #[allow(unused_imports)] // named in docs
 use crate::values::DynValue;
 
-/// A Rust element type that can sit in a [`HostArray`]: every [`Element`].
+/// A Rust element type with its [`NumericType`], so that it can sit in a [`HostArray`]:
+/// every [`Element`].
 ///
 /// Sealed through [`Element`]: implemented for `f32, f64, f16, bf16, i8, i16, i32, i64, u8,
 /// u16, u32, u64, bool` and the narrow types of [`narrow`](crate::element::narrow)
 /// (`Float8E4M3FN`, `Float8E4M3FNUZ`, `Float8E5M2`, `Float8E5M2FNUZ`, `Float8E8M0`, and the
 /// packed `Int4x2`, `UInt4x2`, `Float4E2M1x2`, `Int2x4`, `UInt2x4`).
-pub trait DynElement: Element {
-    /// Its run-time element type.
-    const DTYPE: DType;
+pub trait NumericElement: Element {
+    /// Its element type, as a value.
+    const NUMERIC_TYPE: NumericType;
     /// Wraps values of this type.
     fn wrap(values: Vec<Self>) -> HostData;
     /// Borrows values of this type.
@@ -62,11 +63,11 @@ macro_rules! host_data {
 
         impl HostData {
             /// The element type.
-            pub fn dtype(&self) -> DType {
-                match self { $(HostData::$variant(_) => DType::$variant,)* }
+            pub fn dtype(&self) -> NumericType {
+                match self { $(HostData::$variant(_) => NumericType::$variant,)* }
             }
 
-            /// Number of stored values (for the packed types, bytes: see [`DType::packing`]).
+            /// Number of stored values (for the packed types, bytes: see [`NumericType::packing`]).
             pub fn len(&self) -> usize {
                 match self { $(HostData::$variant(v) => v.len(),)* }
             }
@@ -84,11 +85,11 @@ macro_rules! host_data {
 
         impl HostDataRef<'_> {
             /// The element type.
-            pub fn dtype(&self) -> DType {
-                match self { $(HostDataRef::$variant(_) => DType::$variant,)* }
+            pub fn dtype(&self) -> NumericType {
+                match self { $(HostDataRef::$variant(_) => NumericType::$variant,)* }
             }
 
-            /// Number of stored values (for the packed types, bytes: see [`DType::packing`]).
+            /// Number of stored values (for the packed types, bytes: see [`NumericType::packing`]).
             pub fn len(&self) -> usize {
                 match self { $(HostDataRef::$variant(v) => v.len(),)* }
             }
@@ -103,16 +104,16 @@ macro_rules! host_data {
                 match self { $(HostDataRef::$variant(v) => HostData::$variant(v.to_vec()),)* }
             }
 
-            /// Tensor element `index` as `f64` (see [`DynElement::element_f64`]: for the
+            /// Tensor element `index` as `f64` (see [`NumericElement::element_f64`]: for the
             /// packed types, `index` counts elements, not bytes).
             pub fn get_f64(&self, index: usize) -> Option<f64> {
-                match self { $(HostDataRef::$variant(v) => <$rust as DynElement>::element_f64(v, index),)* }
+                match self { $(HostDataRef::$variant(v) => <$rust as NumericElement>::element_f64(v, index),)* }
             }
         }
 
         $(
-            impl DynElement for $rust {
-                const DTYPE: DType = DType::$variant;
+            impl NumericElement for $rust {
+                const NUMERIC_TYPE: NumericType = NumericType::$variant;
                 fn wrap(values: Vec<Self>) -> HostData {
                     HostData::$variant(values)
                 }
@@ -147,7 +148,7 @@ crate::element::element_table!(host_data);
 
 /// Checks that `len` stored values of `dtype` are what a tensor of `dims` holds: the
 /// element count, or for the packed types `count.div_ceil(packing)` bytes.
-fn check_len(dims: &[usize], dtype: DType, len: usize) -> Result<()> {
+fn check_len(dims: &[usize], dtype: NumericType, len: usize) -> Result<()> {
     let count = element_count(dims);
     let packing = dtype.packing();
     match count {
@@ -190,7 +191,7 @@ impl HostArray {
     }
 
     /// An array of `dims` holding `values`.
-    pub fn from_vec<T: DynElement>(dims: Vec<usize>, values: Vec<T>) -> Result<Self> {
+    pub fn from_vec<T: NumericElement>(dims: Vec<usize>, values: Vec<T>) -> Result<Self> {
         Self::new(dims, T::wrap(values))
     }
 
@@ -205,7 +206,7 @@ impl HostArray {
     }
 
     /// The element type.
-    pub fn dtype(&self) -> DType {
+    pub fn dtype(&self) -> NumericType {
         self.data.dtype()
     }
 
@@ -216,7 +217,7 @@ impl HostArray {
     }
 
     /// The values as `T`, when the array holds `T`.
-    pub fn as_slice<T: DynElement>(&self) -> Option<&[T]> {
+    pub fn as_slice<T: NumericElement>(&self) -> Option<&[T]> {
         T::slice_of(&self.data)
     }
 
@@ -253,7 +254,7 @@ impl<'a> HostArrayRef<'a> {
     }
 
     /// A view of typed values.
-    pub fn of<T: DynElement>(dims: &'a [usize], values: &'a [T]) -> Result<Self> {
+    pub fn of<T: NumericElement>(dims: &'a [usize], values: &'a [T]) -> Result<Self> {
         Self::new(dims, T::wrap_ref(values))
     }
 
@@ -268,7 +269,7 @@ impl<'a> HostArrayRef<'a> {
     }
 
     /// The element type.
-    pub fn dtype(&self) -> DType {
+    pub fn dtype(&self) -> NumericType {
         self.data.dtype()
     }
 
@@ -279,7 +280,7 @@ impl<'a> HostArrayRef<'a> {
     }
 
     /// The values as `T`, when the array holds `T`.
-    pub fn as_slice<T: DynElement>(&self) -> Option<&'a [T]> {
+    pub fn as_slice<T: NumericElement>(&self) -> Option<&'a [T]> {
         T::slice_of_ref(self.data)
     }
 

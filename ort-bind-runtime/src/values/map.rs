@@ -8,7 +8,7 @@ use std::hash::Hash;
 use ort::sys::{ONNXTensorElementDataType as Onnx, ONNXType};
 
 use super::{
-    InputValue, OutputSlot, Strings, bound_whole, expect_kind, filled, sealed, tensor_dims,
+    Strings, ValueInputSlot, ValueOutputSlot, bound_whole, expect_kind, filled, sealed, tensor_dims,
 };
 use crate::error::{Error, Result};
 use crate::sys::Value;
@@ -450,7 +450,7 @@ impl<'a, K: MapKey, V: MapValue> IntoIterator for &'a Map<K, V> {
 
 impl<K: MapKey, V: MapValue> sealed::Sealed for Map<K, V> {}
 
-impl<K: MapKey, V: MapValue> OutputSlot for Map<K, V> {
+impl<K: MapKey, V: MapValue> ValueOutputSlot for Map<K, V> {
     type View<'a> = &'a Map<K, V>;
 
     fn name(&self) -> &str {
@@ -473,7 +473,7 @@ impl<K: MapKey, V: MapValue> OutputSlot for Map<K, V> {
     }
 }
 
-impl<K: MapKey, V: MapValue> InputValue for Map<K, V> {
+impl<K: MapKey, V: MapValue> ValueInputSlot for Map<K, V> {
     fn name(&self) -> &str {
         &self.name
     }
@@ -625,7 +625,7 @@ impl<'a, K: MapKey, V: MapValue> IntoIterator for &'a MapSequence<K, V> {
 
 impl<K: MapKey, V: MapValue> sealed::Sealed for MapSequence<K, V> {}
 
-impl<K: MapKey, V: MapValue> OutputSlot for MapSequence<K, V> {
+impl<K: MapKey, V: MapValue> ValueOutputSlot for MapSequence<K, V> {
     type View<'a> = &'a MapSequence<K, V>;
 
     fn name(&self) -> &str {
@@ -645,7 +645,7 @@ impl<K: MapKey, V: MapValue> OutputSlot for MapSequence<K, V> {
     }
 }
 
-impl<K: MapKey, V: MapValue> InputValue for MapSequence<K, V> {
+impl<K: MapKey, V: MapValue> ValueInputSlot for MapSequence<K, V> {
     fn name(&self) -> &str {
         &self.name
     }

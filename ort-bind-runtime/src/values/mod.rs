@@ -36,7 +36,7 @@
 //! - **Optionals** read as `Result<Option<view>>` ([`Optional::get`]): a model that may
 //!   produce nothing makes the caller handle nothing, at compile time.
 //!
-//! Every output type is an [`OutputSlot`]: ONNX Runtime allocates the value during the run
+//! Every output type is a [`ValueOutputSlot`]: ONNX Runtime allocates the value during the run
 //! (the size of a string or a sequence is not known beforehand), the slot takes it and
 //! reads it, reusing its buffers from run to run. A binding's `outputs()` shows each such
 //! slot as an [`OutputRef`], read the same way for every kind and every route:
@@ -67,7 +67,7 @@ pub use optional::Optional;
 pub use sequence::{Sequence, SequenceElement, SequenceIter};
 pub use strings::{StringOutput, StringTensor, StringTensorMut, Strings, StringsIter};
 
-use crate::element::DType;
+use crate::element::NumericType;
 use crate::error::{Error, Result};
 use crate::session::{ValueKind, ValueSpec};
 use crate::sys::Value;
@@ -78,13 +78,15 @@ pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// A slot ONNX Runtime writes an output into during a run: every output type of this
-/// module and [`AllocatedOutput`](crate::AllocatedOutput).
+/// A value slot for an output, which ONNX Runtime writes into during a run: every output
+/// type of this module and [`AllocatedOutput`](crate::AllocatedOutput) (the bound of
+/// [`Optional<V>`]). With [`ValueInputSlot`] it is one family, the value slots; the
+/// derive's tensor fields have their own, simpler slots.
 ///
 /// Generated bindings and `DynamicBinding` (the `dynamic` feature) bind such outputs with
 /// [`Binder::value_output`](crate::Binder::value_output) and give each run's value to the
 /// slot with [`OutputValue::store_in_slot`](crate::OutputValue::store_in_slot).
-pub trait OutputSlot: sealed::Sealed + Send {
+pub trait ValueOutputSlot: sealed::Sealed + Send {
     /// What reading the slot gives.
     type View<'a>
     where
@@ -138,7 +140,7 @@ impl<S: fmt::Debug> fmt::Debug for OutputRef<'_, S> {
     }
 }
 
-impl<'a, S: OutputSlot> OutputRef<'a, S> {
+impl<'a, S: ValueOutputSlot> OutputRef<'a, S> {
     /// The output view of `slot` (what generated bindings hand out).
     pub fn new(slot: &'a S) -> Self {
         OutputRef { slot }
@@ -156,9 +158,10 @@ impl<'a, S: OutputSlot> OutputRef<'a, S> {
     }
 }
 
-/// A value ort-bind can bind as an input: every input type of this module and
-/// [`Tensor`](crate::Tensor) (see [`Binder::value_input`](crate::Binder::value_input)).
-pub trait InputValue: sealed::Sealed {
+/// A value slot for an input, which ort-bind binds as the input: every input type of this
+/// module and [`Tensor`](crate::Tensor) (see
+/// [`Binder::value_input`](crate::Binder::value_input)).
+pub trait ValueInputSlot: sealed::Sealed {
     /// The ONNX name.
     fn name(&self) -> &str;
     /// The ONNX Runtime value to bind; `None` for an optional input without a value.
@@ -173,32 +176,37 @@ pub trait InputValue: sealed::Sealed {
     }
 }
 
-/// The element type of a tensor as a model declares it: numeric (or bool), or string.
+/// The element type of a tensor, as the model declares it: a [`NumericType`] (numeric or
+/// bool), or string. (Codegen's `ort_bind_codegen::ElementType` names the same thing, read
+/// from the model file.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ElemType {
+pub enum ElementType {
     /// A numeric or bool element type.
-    Numeric(DType),
+    Numeric(NumericType),
     /// `string`.
     String,
 }
 
-impl fmt::Display for ElemType {
+impl fmt::Display for ElementType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ElemType::Numeric(d) => write!(f, "{d}"),
-            ElemType::String => f.write_str("string"),
+            ElementType::Numeric(d) => write!(f, "{d}"),
+            ElementType::String => f.write_str("string"),
         }
     }
 }
 
-/// The type of a model input or output, as the loaded session declares it.
+/// The type of a model input or output, as the model declares it (read from the loaded
+/// session): a tensor, sequence, map or optional. (Codegen's `ort_bind_codegen::ValueType`
+/// is the same, read from the model file.) What generated code expects of a value is a
+/// [`ValueSpec`] instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ValueType {
     /// A tensor: element type and dims (`None` for a dynamic dim). ONNX Runtime reports a
     /// tensor of unknown rank like a scalar (no dims), so empty dims do not prove rank 0.
     Tensor {
         /// Element type.
-        elem: ElemType,
+        elem: ElementType,
         /// Declared dims.
         dims: Vec<Option<usize>>,
     },
@@ -207,9 +215,9 @@ pub enum ValueType {
     /// `map(K, V)`: ONNX Runtime declares maps with scalar element types for keys and values.
     Map {
         /// Key type.
-        key: ElemType,
+        key: ElementType,
         /// Value type.
-        value: ElemType,
+        value: ElementType,
     },
     /// `optional(T)`.
     Optional(Box<ValueType>),
@@ -236,7 +244,7 @@ impl ValueType {
     }
 
     /// The element type and dims, for a tensor.
-    pub fn as_tensor(&self) -> Option<(ElemType, &[Option<usize>])> {
+    pub fn as_tensor(&self) -> Option<(ElementType, &[Option<usize>])> {
         match self {
             ValueType::Tensor { elem, dims } => Some((*elem, dims)),
             _ => None,
@@ -244,12 +252,12 @@ impl ValueType {
     }
 }
 
-fn elem_from_ort(ty: ort::value::TensorElementType) -> Option<ElemType> {
+fn elem_from_ort(ty: ort::value::TensorElementType) -> Option<ElementType> {
     let code: ort::sys::ONNXTensorElementDataType = ty.into();
     if code == ort::sys::ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
-        Some(ElemType::String)
+        Some(ElementType::String)
     } else {
-        DType::from_onnx(code).map(ElemType::Numeric)
+        NumericType::from_onnx(code).map(ElementType::Numeric)
     }
 }
 
@@ -400,7 +408,7 @@ impl<T: crate::element::Element, S: crate::shape::Shape> sealed::Sealed
 {
 }
 
-impl<T: crate::element::Element, S: crate::shape::Shape, D: crate::device::Device> OutputSlot
+impl<T: crate::element::Element, S: crate::shape::Shape, D: crate::device::Device> ValueOutputSlot
     for crate::tensor::AllocatedOutput<T, S, D>
 where
     Self: Send,
@@ -424,7 +432,7 @@ where
     }
 }
 
-impl<T: crate::element::Element, S: crate::shape::Shape> InputValue
+impl<T: crate::element::Element, S: crate::shape::Shape> ValueInputSlot
     for crate::tensor::Tensor<T, S, crate::device::Cpu>
 {
     fn name(&self) -> &str {

@@ -1,7 +1,7 @@
 //! Optionals: [`Optional<V>`] (`optional(tensor)`, `optional(sequence)`), read as
 //! `Option<view>`.
 
-use super::{InputValue, OutputSlot, not_run, sealed};
+use super::{ValueInputSlot, ValueOutputSlot, not_run, sealed};
 use crate::error::Result;
 use crate::sys::Value;
 
@@ -65,7 +65,7 @@ impl<V> Optional<V> {
     }
 }
 
-impl<V: OutputSlot> Optional<V> {
+impl<V: ValueOutputSlot> Optional<V> {
     /// The last run's value: `Ok(None)` when it produced none, [`Error::NotRun`](crate::Error::NotRun)
     /// before a successful run.
     pub fn get(&self) -> Result<Option<V::View<'_>>> {
@@ -79,7 +79,7 @@ impl<V: OutputSlot> Optional<V> {
 
 impl<V: sealed::Sealed> sealed::Sealed for Optional<V> {}
 
-impl<V: OutputSlot> OutputSlot for Optional<V> {
+impl<V: ValueOutputSlot> ValueOutputSlot for Optional<V> {
     type View<'a>
         = Option<V::View<'a>>
     where
@@ -110,7 +110,7 @@ impl<V: OutputSlot> OutputSlot for Optional<V> {
     }
 }
 
-impl<V: InputValue> InputValue for Optional<V> {
+impl<V: ValueInputSlot> ValueInputSlot for Optional<V> {
     fn name(&self) -> &str {
         self.inner.name()
     }

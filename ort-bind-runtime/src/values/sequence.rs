@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use ort::sys::{ONNXTensorElementDataType as Onnx, ONNXType};
 
 use super::{
-    InputValue, OutputSlot, Strings, bound_whole, dims_i64, expect_kind, filled, sealed,
+    Strings, ValueInputSlot, ValueOutputSlot, bound_whole, dims_i64, expect_kind, filled, sealed,
     tensor_dims,
 };
 use crate::element::Element;
@@ -344,7 +344,7 @@ impl<'a, T: SequenceElement, S: Shape> IntoIterator for &'a Sequence<T, S> {
 
 impl<T: SequenceElement, S: Shape> sealed::Sealed for Sequence<T, S> {}
 
-impl<T: SequenceElement, S: Shape> OutputSlot for Sequence<T, S> {
+impl<T: SequenceElement, S: Shape> ValueOutputSlot for Sequence<T, S> {
     type View<'a> = &'a Sequence<T, S>;
 
     fn name(&self) -> &str {
@@ -364,7 +364,7 @@ impl<T: SequenceElement, S: Shape> OutputSlot for Sequence<T, S> {
     }
 }
 
-impl<T: SequenceElement, S: Shape> InputValue for Sequence<T, S> {
+impl<T: SequenceElement, S: Shape> ValueInputSlot for Sequence<T, S> {
     fn name(&self) -> &str {
         &self.name
     }

@@ -7,7 +7,7 @@ use std::ops::Index;
 
 use ort::sys::ONNXTensorElementDataType as Onnx;
 
-use super::{InputValue, OutputSlot, dims_i64, not_run, sealed, tensor_dims};
+use super::{ValueInputSlot, ValueOutputSlot, dims_i64, not_run, sealed, tensor_dims};
 use crate::error::{Error, Result};
 use crate::shape::{AnyRank, Shape, element_count};
 use crate::sys::Value;
@@ -536,7 +536,7 @@ fn check_shape<S: Shape>(name: &str, dims: &[usize]) -> Result<()> {
 
 impl<S: Shape> sealed::Sealed for StringTensor<S> {}
 
-impl<S: Shape> InputValue for StringTensor<S> {
+impl<S: Shape> ValueInputSlot for StringTensor<S> {
     fn name(&self) -> &str {
         &self.name
     }
@@ -612,7 +612,7 @@ impl<S: Shape> StringOutput<S> {
 
 impl<S: Shape> sealed::Sealed for StringOutput<S> {}
 
-impl<S: Shape> OutputSlot for StringOutput<S> {
+impl<S: Shape> ValueOutputSlot for StringOutput<S> {
     type View<'a> = &'a Strings;
 
     fn name(&self) -> &str {

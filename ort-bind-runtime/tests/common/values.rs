@@ -3,8 +3,8 @@
 //! `tests/values_alloc.rs`.
 
 use ort_bind_runtime::{
-    AllocatedOutput, AnyRank, Binder, BindingIo, Dyn, Map, MapSequence, Optional, OutputSlot,
-    OutputValue, Result, Sequence, StringOutput, StringTensor, Tensor, ValueSpec,
+    AllocatedOutput, AnyRank, Binder, BindingIo, Dyn, Map, MapSequence, Optional, OutputValue,
+    Result, Sequence, StringOutput, StringTensor, Tensor, ValueOutputSlot, ValueSpec,
 };
 
 /// `strings.onnx`: `echo = Identity(a)`, `joined = StringConcat(a, b)`, `lengths = Shape(a)`.
@@ -17,7 +17,7 @@ pub struct StringsIo {
     pub lengths: AllocatedOutput<i64, (Dyn,)>,
 }
 
-// SAFETY: inputs change only inside `Bound::modify` (no views hand out mutable access);
+// SAFETY: inputs change only inside `Binding::modify` (no views hand out mutable access);
 // outputs are slots ONNX Runtime allocates into.
 unsafe impl BindingIo for StringsIo {
     const INPUTS: &'static [ValueSpec] = &[

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use ort_bind::dynamic::ValueInfo;
 use ort_bind::{
-    DynElement, DynValue, DynamicBinding, HostArray, HostArrayRef, Session, SessionOptions, Shape,
-    StringTensorMut, TensorMut, TensorRef,
+    DynValue, DynamicBinding, HostArray, HostArrayRef, NumericElement, Session, SessionOptions,
+    Shape, StringTensorMut, TensorMut, TensorRef,
 };
 use ort_bind_cli::data::{self, ProtoKind, Tolerance};
 
@@ -238,7 +238,7 @@ impl DataSet {
     }
 
     /// Copies input `index` into a bound input tensor, in place.
-    pub(crate) fn fill<T: DynElement, S: Shape>(
+    pub(crate) fn fill<T: NumericElement, S: Shape>(
         &self,
         index: usize,
         tensor: &mut TensorMut<'_, T, S>,
@@ -248,7 +248,7 @@ impl DataSet {
             Failure(format!(
                 "input `{}` is {} in the bindings, the data is {}",
                 tensor.name(),
-                T::DTYPE,
+                T::NUMERIC_TYPE,
                 input.dtype()
             ))
         })?;
@@ -353,7 +353,7 @@ impl Check<'_> {
     }
 
     /// Checks output `index`, read in place from its pre-allocated tensor.
-    pub(crate) fn output<T: DynElement, S: Shape>(
+    pub(crate) fn output<T: NumericElement, S: Shape>(
         &mut self,
         index: usize,
         output: &TensorRef<'_, T, S>,
@@ -367,7 +367,7 @@ impl Check<'_> {
     }
 
     /// Checks output `index`, allocated by ONNX Runtime (`None` if the run did not produce it).
-    pub(crate) fn allocated<T: DynElement, S: Shape>(
+    pub(crate) fn allocated<T: NumericElement, S: Shape>(
         &mut self,
         index: usize,
         output: Option<&TensorRef<'_, T, S>>,

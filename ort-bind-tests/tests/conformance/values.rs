@@ -8,9 +8,9 @@
 //! gives a user.
 
 use ort_bind::{
-    Cpu, DynElement, DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2,
-    Float8E5M2FNUZ, Float8E8M0, HostArray, Int2x4, Int4x2, Optional, OutputSlot, Sequence,
-    SequenceElement, Shape, StringTensor, Strings, Tensor, TensorRef, UInt2x4, UInt4x2, bf16, f16,
+    Cpu, DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ,
+    Float8E8M0, HostArray, Int2x4, Int4x2, NumericElement, Optional, Sequence, SequenceElement,
+    Shape, StringTensor, Strings, Tensor, TensorRef, UInt2x4, UInt4x2, ValueOutputSlot, bf16, f16,
 };
 
 use super::Failure;
@@ -44,7 +44,7 @@ fn mismatch(name: &str, want: &str, value: &DynValue) -> Failure {
     ))
 }
 
-impl<T: DynElement, S: Shape> FromData for Tensor<T, S, Cpu> {
+impl<T: NumericElement, S: Shape> FromData for Tensor<T, S, Cpu> {
     fn from_data(name: &str, value: &DynValue) -> Result<Self, Failure> {
         let array = value
             .as_tensor()
@@ -84,7 +84,7 @@ pub(crate) trait SequenceData: SequenceElement + Sized {
 
 /// A sequence of numeric tensors (`T` is named by each impl below: the element types are
 /// not one blanket impl because `String` is a sequence element too).
-fn numeric_sequence<T: DynElement, S: Shape>(
+fn numeric_sequence<T: NumericElement, S: Shape>(
     name: &str,
     items: &[DynValue],
 ) -> Result<Sequence<T, S>, Failure> {
@@ -181,7 +181,7 @@ impl<V: FromData> FromData for Optional<V> {
     }
 }
 
-impl<T: DynElement, S: Shape> ToData for TensorRef<'_, T, S> {
+impl<T: NumericElement, S: Shape> ToData for TensorRef<'_, T, S> {
     fn to_data(&self, _name: &str) -> Result<DynValue, Failure> {
         Ok(DynValue::Tensor(HostArray::from_vec(
             self.dims().to_vec(),
@@ -228,7 +228,7 @@ impl<X: ToData> ToData for Option<X> {
 
 /// An output ONNX Runtime allocates, read with `get()` as every route reads it (an error
 /// before a run).
-impl<V: OutputSlot> ToData for ort_bind::OutputRef<'_, V>
+impl<V: ValueOutputSlot> ToData for ort_bind::OutputRef<'_, V>
 where
     for<'a> V::View<'a>: ToData,
 {
@@ -237,7 +237,7 @@ where
     }
 }
 
-impl<V: OutputSlot> ToData for Optional<V>
+impl<V: ValueOutputSlot> ToData for Optional<V>
 where
     for<'a> V::View<'a>: ToData,
 {

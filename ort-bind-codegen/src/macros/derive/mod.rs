@@ -13,14 +13,14 @@
 //! For `struct AddIo<D: Device = Cpu> { x: .., #[onnx(name = "y")] other: .., sum: .. }`
 //! the derive emits, next to the struct:
 //!
-//! - `unsafe impl BindingIo for AddIo<D>` (and `SplitIo`), so `Bound::new(&session, io)`
+//! - `unsafe impl BindingIo for AddIo<D>` (and `SplitIo`), so `Binding::new(&session, io)`
 //!   binds the struct's tensors once and reuses them on every run, exactly like the
 //!   generated module's `Io`; every field goes through the runtime's `Slot` trait, so
 //!   fields whose types are aliases bind the same way;
-//! - `AddIoInputs<'a, D>` / `AddIoOutputs<'a, D>`: the views `Bound::inputs()`,
-//!   `Bound::outputs()` and `Bound::split()` hand out, one field per struct field;
+//! - `AddIoInputs<'a, D>` / `AddIoOutputs<'a, D>`: the views `Binding::inputs()`,
+//!   `Binding::outputs()` and `Binding::split()` hand out, one field per struct field;
 //! - `AddIoDims`: one `usize` per dynamic dimension that no field type fixes (what
-//!   `Bound::set_dims` takes), with `AddIoDims::from_input_shapes` when the struct binds
+//!   `Binding::set_dims` takes), with `AddIoDims::from_input_shapes` when the struct binds
 //!   at most [`FROM_INPUT_SHAPES_MAX_INPUTS`] inputs or asks for it with
 //!   `#[onnx(from_input_shapes)]`; and
 //!   `AddIo::allocate(&device, &dims)`, or `AddIo::allocate(&device)` when the field

@@ -40,7 +40,7 @@ pub(super) fn bindable(f: &Field<'_>) -> Option<FieldBinding> {
 }
 
 /// Whether a bound field goes through the runtime's value API (`Binder::value_input` /
-/// `value_output`, `OutputSlot`) rather than `Slot`: a string tensor, sequence, map or
+/// `value_output`, `ValueOutputSlot`) rather than `Slot`: a string tensor, sequence, map or
 /// optional, by its syntax, or for a type the syntax cannot see through, by the model.
 pub(super) fn value_path(f: &Field<'_>, sig: &ModelSignature) -> bool {
     match &f.spec.ty {

@@ -1,7 +1,7 @@
 use super::*;
-use crate::signature::ValueKind;
+use crate::signature::ValueType;
 
-fn t(name: &str, elem: ElementType, dims: &[&str]) -> ValueSig {
+fn t(name: &str, elem: ElementType, dims: &[&str]) -> ValueInfo {
     let dims = dims
         .iter()
         .map(|d| match d.parse::<u64>() {
@@ -10,9 +10,9 @@ fn t(name: &str, elem: ElementType, dims: &[&str]) -> ValueSig {
             Err(_) => Dim::Named((*d).to_owned()),
         })
         .collect();
-    ValueSig {
+    ValueInfo {
         name: name.into(),
-        kind: ValueKind::Tensor {
+        kind: ValueType::Tensor {
             elem,
             dims: Some(dims),
         },

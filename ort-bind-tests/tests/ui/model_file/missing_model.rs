@@ -1,6 +1,6 @@
 // The model file does not exist (and has no offline cache): one error on the attribute,
 // and code using the struct gets no follow-on errors.
-use ort_bind::{Bound, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
+use ort_bind::{Binding, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
 
 #[derive(OnnxBinding)]
 #[onnx(model = "models/missing.onnx")]
@@ -13,7 +13,7 @@ struct AddIo {
 fn main() -> ort_bind::Result<()> {
     let session = Session::from_file(AddIo::MODEL_PATH, &SessionOptions::new())?;
     let io = AddIo::allocate(&ort_bind::Cpu, &AddIoDims::default())?;
-    let mut bound = Bound::new(&session, io)?;
+    let mut bound = Binding::new(&session, io)?;
     bound.inputs().x.fill(1.0);
     bound.run()?;
     let _ = bound.outputs().sum.as_slice();

@@ -153,8 +153,8 @@ fn assert_io<Io: ort_bind::BindingIo + ort_bind::SplitIo>() {}
 fn main() {
     let VadDims {} = VadDims::default();
     let _ = Vad::allocate(&Cpu);
-    let _: fn(&mut ort_bind::Bound<Vad>) -> ort_bind::Result<()> = Vad::feed_back;
-    let _: fn(&mut ort_bind::Bound<Vad>) -> ort_bind::Result<()> = Vad::feed_next_into_state;
+    let _: fn(&mut ort_bind::Binding<Vad>) -> ort_bind::Result<()> = Vad::feed_back;
+    let _: fn(&mut ort_bind::Binding<Vad>) -> ort_bind::Result<()> = Vad::feed_next_into_state;
     let VadOpenDims { samples } = VadOpenDims { samples: 512 };
     let _ = VadOpen::allocate(&Cpu, &VadOpenDims { samples });
     let _ = VadOpenDims::from_input_shapes(&[1, 512], &[2, 1, 128], &[]);

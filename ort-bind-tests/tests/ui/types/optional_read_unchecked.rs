@@ -1,7 +1,7 @@
 // An optional output reads as `Result<Option<view>>`: the value may be absent, and using
 // it as a tensor without handling that does not compile.
 use ort_bind::{
-    AllocatedOutput, AnyRank, Bound, Dyn, OnnxBinding, Optional, Sequence, Tensor, TensorRef,
+    AllocatedOutput, AnyRank, Binding, Dyn, OnnxBinding, Optional, Sequence, Tensor, TensorRef,
 };
 
 #[derive(OnnxBinding)]
@@ -15,7 +15,7 @@ struct Optionals {
     has: Tensor<bool, ()>,
 }
 
-fn read(bound: &Bound<Optionals>) -> ort_bind::Result<usize> {
+fn read(bound: &Binding<Optionals>) -> ort_bind::Result<usize> {
     let outputs = bound.outputs();
     let some: TensorRef<'_, f32, (Dyn,)> = outputs.some.get()?;
     Ok(some.dims()[0])

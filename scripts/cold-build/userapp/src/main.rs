@@ -1,5 +1,5 @@
 //! One model through build.rs, one through bindings!, one derive.
-use ort_bind::{Bound, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
+use ort_bind::{Binding, Cpu, Device, Dyn, OnnxBinding, Session, SessionOptions, Tensor};
 
 mod add {
     ort_bind::include_bindings!("add");
@@ -31,7 +31,7 @@ fn main() -> ort_bind::Result<()> {
     println!("bindings!: y = {:?}", b.outputs().y.as_slice());
 
     let session = Session::from_file(AddIo::<Cpu>::MODEL.find()?, &SessionOptions::new())?;
-    let mut bound = Bound::new(&session, AddIo::allocate(&Cpu, &AddIoDims { n: 2 })?)?;
+    let mut bound = Binding::new(&session, AddIo::allocate(&Cpu, &AddIoDims { n: 2 })?)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0])?;
     bound.inputs().y.fill(0.5);
     bound.run()?;

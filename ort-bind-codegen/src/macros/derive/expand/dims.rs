@@ -55,7 +55,7 @@ pub(super) fn items(cx: &Ctx<'_, '_>) -> TokenStream {
         format!(
             "Sizes of the dynamic dimensions of the values [`{name}`] binds that no field \
              type fixes: one field per symbolic dimension, one per unnamed dynamic axis. \
-             `{name}::allocate` sizes the tensors from it; `Bound::set_dims` resizes them \
+             `{name}::allocate` sizes the tensors from it; `Binding::set_dims` resizes them \
              (reusing capacity)."
         )
     };

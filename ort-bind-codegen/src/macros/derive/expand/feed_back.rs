@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::check::Role;
 
 /// `feed_<output>_into_<input>(bound)` per pair that swaps, and `feed_back(bound)` for
-/// all of them: buffers are exchanged inside `Bound::modify`, which rebinds; no copy.
+/// all of them: buffers are exchanged inside `Binding::modify`, which rebinds; no copy.
 pub(super) fn methods(cx: &Ctx<'_, '_>) -> TokenStream {
     let (krate, fields) = (cx.krate, cx.fields);
     let (Some(planned), Some(sig)) = (cx.planned, cx.sig) else {
@@ -46,7 +46,7 @@ pub(super) fn methods(cx: &Ctx<'_, '_>) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
-            pub fn #method(bound: &mut #krate::Bound<Self>) -> #krate::Result<()> {
+            pub fn #method(bound: &mut #krate::Binding<Self>) -> #krate::Result<()> {
                 bound.modify(|io| io.#of.swap_storage(&mut io.#inf))
             }
         }
@@ -69,7 +69,7 @@ pub(super) fn methods(cx: &Ctx<'_, '_>) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
-            pub fn feed_back(bound: &mut #krate::Bound<Self>) -> #krate::Result<()> {
+            pub fn feed_back(bound: &mut #krate::Binding<Self>) -> #krate::Result<()> {
                 bound.modify(|io| {
                     #(#swaps)*
                     ::core::result::Result::Ok(())

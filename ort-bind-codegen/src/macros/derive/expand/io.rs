@@ -12,11 +12,11 @@ use crate::expand::binding_io::{self, Allocation, BindingImpl, FieldRecipe, SetD
 use crate::expand::tokens::{elem_tokens, spec_tokens};
 use crate::macros::derive::plan::bindable;
 use crate::plan::{PlannedValue, Storage};
-use crate::signature::{Dim, ValueSig};
+use crate::signature::{Dim, ValueInfo};
 
 /// A model value as the plan would see it, with its declared dims (for the types the
 /// checks and specs write): `None` when it cannot be bound.
-pub(super) fn declared(v: &ValueSig, role: Role) -> Option<PlannedValue> {
+pub(super) fn declared(v: &ValueInfo, role: Role) -> Option<PlannedValue> {
     let (form, elem, dims) = crate::plan::form_of(v)?;
     Some(PlannedValue {
         name: v.name.clone(),
@@ -35,7 +35,7 @@ pub(super) fn declared(v: &ValueSig, role: Role) -> Option<PlannedValue> {
 
 /// The `ValueSpec` of model value `v`: numeric tensors through the short `__spec`
 /// helpers the derive imports (small tokens for models with thousands of values).
-fn spec(krate: &syn::Path, v: &ValueSig, role: Role) -> TokenStream {
+fn spec(krate: &syn::Path, v: &ValueInfo, role: Role) -> TokenStream {
     let planned = declared(v, role).expect("plan::refusals passed");
     if !planned.form.is_tensor() {
         return spec_tokens(krate, &planned);

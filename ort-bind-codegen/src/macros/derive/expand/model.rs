@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::check::Role;
 use crate::check::syntax::{FieldType, SlotKind, ValueSlot};
 use crate::macros::derive::Field;
-use crate::signature::{Dim, ValueKind};
+use crate::signature::{Dim, ValueType};
 
 /// `MODEL_PATH` and `MODEL`.
 pub(super) fn consts(cx: &Ctx<'_, '_>) -> TokenStream {
@@ -84,12 +84,12 @@ pub(super) fn allocate(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenS
     let no_dims = super::dims::none_left(cx);
     let doc = if no_dims {
         quote! {
-            /// Allocates every field on `device`: the tensors a `Bound` binds once and
+            /// Allocates every field on `device`: the tensors a `Binding` binds once and
             /// reuses. The field types fix every dim, so there are no dims to give.
         }
     } else {
         quote! {
-            /// Allocates every field on `device`, sized by `dims`: the tensors a `Bound`
+            /// Allocates every field on `device`, sized by `dims`: the tensors a `Binding`
             /// binds once and reuses.
         }
     };
@@ -152,7 +152,7 @@ fn common_device(cx: &Ctx<'_, '_>) -> Option<TokenStream> {
 
 /// How `allocate` makes a string tensor, sequence, map or optional field named `onnx`:
 /// a string tensor input of the dims `d` (empty strings), an empty output slot, or a
-/// sequence or map input without a value (filled through `Bound::inputs`; a run before
+/// sequence or map input without a value (filled through `Binding::inputs`; a run before
 /// that is `Error::MissingInput`).
 /// `None` where the syntax does not show how (an alias; an optional input).
 fn value_allocation(
@@ -160,7 +160,7 @@ fn value_allocation(
     f: &Field<'_>,
     onnx: &str,
     d: &TokenStream,
-    declared: Option<&ValueKind>,
+    declared: Option<&ValueType>,
 ) -> Option<TokenStream> {
     let FieldType::Value(v) = &f.spec.ty else {
         return None;
@@ -208,10 +208,10 @@ fn value_allocation(
 
 /// Dims of the empty tensor an absent optional input holds: the declared fixed dims, 0 on
 /// every other axis (`[0]` when the rank is not declared).
-fn placeholder_dims(declared: Option<&ValueKind>) -> Vec<usize> {
+fn placeholder_dims(declared: Option<&ValueType>) -> Vec<usize> {
     match declared {
-        Some(ValueKind::Optional(inner)) => match &**inner {
-            ValueKind::Tensor {
+        Some(ValueType::Optional(inner)) => match &**inner {
+            ValueType::Tensor {
                 dims: Some(dims), ..
             } => dims
                 .iter()

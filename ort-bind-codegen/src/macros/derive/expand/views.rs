@@ -204,10 +204,10 @@ pub(super) fn structs(cx: &Ctx<'_, '_>) -> TokenStream {
     let view_params = &cx.view_generics.params;
     let inputs_doc = format!(
         "The model inputs [`{name}`] binds, to fill in place before a run \
-         (`Bound::inputs`)."
+         (`Binding::inputs`)."
     );
     let outputs_doc = format!(
-        "The model outputs [`{name}`] binds, read in place after a run (`Bound::outputs`)."
+        "The model outputs [`{name}`] binds, read in place after a run (`Binding::outputs`)."
     );
     quote! {
         #[doc = #inputs_doc]
