@@ -58,8 +58,12 @@ for round in $(seq 1 "$rounds"); do
 done
 
 echo
-unwanted=$(cd "$work/userapp" && cargo tree --offline -e normal,build | grep -cE 'clap|npyz|prettyplease|zip' || true)
-echo "clap/npyz/prettyplease/zip in the ort-bind app's tree: $unwanted"
+unwanted=$(cd "$work/userapp" && cargo tree --offline -e normal,build | grep -cE 'clap|npyz|prettyplease|prost|thiserror|zip' || true)
+echo "clap/npyz/prettyplease/prost/thiserror/zip in the ort-bind app's tree: $unwanted"
+if [ "$unwanted" -ne 0 ]; then
+    (cd "$work/userapp" && cargo tree --offline -e normal,build | grep -E 'clap|npyz|prettyplease|prost|thiserror|zip')
+    exit 1
+fi
 
 # Deployed: the binary beside its models/ in an empty folder, the crate's models gone.
 mkdir -p "$work/deployed/models" "$work/alone"
