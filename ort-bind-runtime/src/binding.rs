@@ -822,10 +822,7 @@ impl<Io: BindingIo> Binding<Io> {
     /// ([`BindingIo::HAS_VALUE_INPUTS`]: maps, sequences, optionals, which filling makes new
     /// ONNX Runtime values) the next run binds everything again.
     pub fn inputs(&mut self) -> Io::InputsMut<'_> {
-        self.settle();
-        if Io::HAS_VALUE_INPUTS {
-            self.ready = false;
-        }
+        self.open_inputs();
         self.io.inputs_mut()
     }
 
@@ -840,11 +837,17 @@ impl<Io: BindingIo> Binding<Io> {
     where
         Io: SplitIo,
     {
+        self.open_inputs();
+        self.io.split()
+    }
+
+    /// Before the inputs are handed out: the run in flight settles, and with value inputs
+    /// (which filling replaces) the next run binds everything again.
+    fn open_inputs(&mut self) {
         self.settle();
         if Io::HAS_VALUE_INPUTS {
             self.ready = false;
         }
-        self.io.split()
     }
 
     /// Runs `f` with full access to the tensors (to swap or replace storage), then

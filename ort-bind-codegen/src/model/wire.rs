@@ -434,7 +434,7 @@ macro_rules! message {
                 match number {
                     $( $number => r
                         .$kind(wire, &mut self.$field)
-                        .map_err(|e| e.within($proto, stringify!($field))), )*
+                        .map_err(|e| e.within(Self::NAME, stringify!($field))), )*
                     _ => r.skip(wire),
                 }
             }
