@@ -8,35 +8,49 @@
 
 use std::io::{BufRead, Write};
 
-use ort_bind_codegen::json::dims as dims_json;
+use ort_bind_codegen::json::{Value, dims as dims_json};
 use ort_bind_codegen::{ValueInfo, ValueType, read_signature};
-use serde_json::{Value, json};
 
 fn value(v: &ValueInfo) -> Value {
     match &v.kind {
-        ValueType::Tensor { elem, dims } => json!({
-            "name": v.name,
-            "elem": elem.onnx_code(),
-            "dims": dims_json(dims.as_deref()),
-        }),
+        ValueType::Tensor { elem, dims } => Value::object([
+            ("name", v.name.as_str().into()),
+            ("elem", i64::from(elem.onnx_code()).into()),
+            ("dims", dims_json(dims.as_deref())),
+        ]),
         // Sequences, maps, optionals and unsupported leaves: the type as `Display` writes it.
-        kind => json!({ "name": v.name, "unsupported": kind.to_string() }),
+        kind => Value::object([
+            ("name", v.name.as_str().into()),
+            ("unsupported", kind.to_string().into()),
+        ]),
     }
 }
 
 fn dump(path: &str) -> Value {
     match read_signature(path) {
-        Ok(sig) => json!({
-            "path": path,
-            "inputs": sig.inputs.iter().map(value).collect::<Vec<_>>(),
-            "outputs": sig.outputs.iter().map(value).collect::<Vec<_>>(),
-            "opsets": sig.opsets,
-            "ir_version": sig.ir_version,
-            "producer_name": sig.producer_name,
-            "graph_name": sig.graph_name,
-            "metadata": sig.metadata,
-        }),
-        Err(e) => json!({ "path": path, "error": e.to_string() }),
+        Ok(sig) => Value::object([
+            ("path", path.into()),
+            ("inputs", sig.inputs.iter().map(value).collect()),
+            ("outputs", sig.outputs.iter().map(value).collect()),
+            (
+                "opsets",
+                sig.opsets
+                    .iter()
+                    .map(|(d, v)| Value::from(vec![d.into(), (*v).into()]))
+                    .collect(),
+            ),
+            ("ir_version", sig.ir_version.into()),
+            ("producer_name", sig.producer_name.as_str().into()),
+            ("graph_name", sig.graph_name.as_str().into()),
+            (
+                "metadata",
+                sig.metadata
+                    .iter()
+                    .map(|(k, v)| Value::from(vec![k.into(), v.into()]))
+                    .collect(),
+            ),
+        ]),
+        Err(e) => Value::object([("path", path.into()), ("error", e.to_string().into())]),
     }
 }
 

@@ -35,9 +35,7 @@ use std::fmt;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::Value;
-
-use crate::json;
+use crate::json::{self, Value};
 use crate::model::{ModelError, read_signature};
 use crate::signature::{ModelSignature, ValueInfo, ValueType, format_dims};
 
@@ -255,56 +253,22 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-/// Compact JSON text with object keys sorted, whatever order the map keeps them in
-/// (`serde_json`'s `preserve_order` feature may be on in one build and off in another).
-fn canonical(v: &Value, out: &mut String) {
-    write_json(v, out, ",", ":");
-}
-
-/// Like [`canonical`], with `sep` between items and `colon` after keys.
-fn write_json(v: &Value, out: &mut String, sep: &str, colon: &str) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(sep);
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push_str(colon);
-                write_json(&map[k], out, sep, colon);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(sep);
-                }
-                write_json(item, out, sep, colon);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
 fn signature_hash(signature: &Value) -> String {
+    // Compact, keys sorted: the text the hash was defined on (serde_json's default map).
     let mut text = String::new();
-    canonical(signature, &mut text);
+    signature.write(&mut text, ",", ":", true);
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 
 fn json_text(s: &str) -> String {
-    Value::String(s.to_owned()).to_string()
+    let mut text = String::new();
+    json::write_string(s, &mut text);
+    text
 }
 
 fn spaced(v: &Value) -> String {
     let mut text = String::new();
-    write_json(v, &mut text, ", ", ": ");
+    v.write(&mut text, ", ", ": ", true);
     text
 }
 
@@ -351,13 +315,13 @@ pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -
         out.push_str(&format!(
             "    {}: {},\n",
             json_text(key),
-            spaced(&signature[key])
+            signature.get(key).map(spaced).unwrap_or_default()
         ));
     }
     for (i, key) in ["inputs", "outputs"].into_iter().enumerate() {
-        let values = signature[key]
-            .as_array()
-            .map(Vec::as_slice)
+        let values = signature
+            .get(key)
+            .and_then(Value::as_array)
             .unwrap_or_default();
         let lines: Vec<String> = values
             .iter()
@@ -381,7 +345,7 @@ pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -
 /// Parses a cache file's text, checking its format version and its signature hash.
 /// `Err` says what is wrong.
 pub fn from_cache_json(text: &str) -> Result<ModelSignature, String> {
-    let file: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let file = Value::parse(text).map_err(|e| format!("not JSON: {e}"))?;
     match file.get("ort_bind_signature_cache").and_then(Value::as_u64) {
         Some(FORMAT) => {}
         Some(v) => return Err(format!("format version {v}, this ort-bind reads {FORMAT}")),

@@ -12,6 +12,8 @@
 //! runs a Python script of its own.
 //!
 //! ```no_run
+//! # #[cfg(not(feature = "fetch"))] fn main() {}
+//! # #[cfg(feature = "fetch")]
 //! # fn main() -> Result<(), ort_bind_fetch::FetchError> {
 //! use ort_bind_fetch::WheelCache;
 //! // build.rs
@@ -27,12 +29,22 @@
 //! The crate has no dependencies (it is compiled into every build of ort-bind): Python,
 //! which pip needs anyway, lists and extracts the wheel.
 
+//!
+//! Fetching sits behind the `fetch` feature (on by default). Without it the crate is the
+//! cache's layout alone ([`CacheEnv`], [`onnxruntime::Platform`]): what the runtime's
+//! library search needs in every user's program, where pip and wheels have no place.
+
 mod cache;
 pub mod onnxruntime;
+#[cfg(feature = "fetch")]
 mod packages;
+#[cfg(feature = "fetch")]
 mod python;
+#[cfg(feature = "fetch")]
 mod wheel;
 
 pub use cache::{CacheEnv, ENV_VARS, NO_FETCH_VAR, cache_root};
+#[cfg(feature = "fetch")]
 pub use packages::{PythonEnv, PythonPackages};
+#[cfg(feature = "fetch")]
 pub use wheel::{FetchError, WheelCache};

@@ -8,7 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cache::{CacheEnv, NO_FETCH_VAR, non_empty_var};
+use crate::cache::CacheEnv;
+#[cfg(feature = "fetch")]
+use crate::cache::{NO_FETCH_VAR, non_empty_var};
+#[cfg(feature = "fetch")]
 use crate::wheel::WheelCache;
 
 /// The ONNX Runtime release ort-bind is built for (`ort 2.0.0-rc.15` with `api-31`).
@@ -110,6 +113,7 @@ impl Platform {
     }
 
     /// The wheel's entries for this platform, kept flat in the cache folder.
+    #[cfg(feature = "fetch")]
     fn wheel(&self, root: &Path) -> WheelCache {
         let platform = self.clone();
         WheelCache::new(&format!("onnxruntime=={VERSION}"), &self.folder_name())
@@ -123,6 +127,7 @@ impl Platform {
 }
 
 /// What a build script should do about the library, and why.
+#[cfg(feature = "fetch")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Provision {
     /// A complete copy is at this absolute path (cached, or fetched just now).
@@ -141,6 +146,7 @@ pub enum Provision {
 /// - `DOCS_RS` is set (docs.rs builds have no network and run nothing);
 /// - `ORT_BIND_NO_FETCH` is set (a cached copy is still used);
 /// - the build cross-compiles (the host's pip would fetch the host's library).
+#[cfg(feature = "fetch")]
 pub fn provide_for_build() -> Provision {
     if non_empty_var(DYLIB_PATH_VAR).is_some() {
         return Provision::Skipped(format!("{DYLIB_PATH_VAR} was set at build time"));
@@ -193,6 +199,7 @@ pub fn provide_for_build() -> Provision {
     }
 }
 
+#[cfg(feature = "fetch")]
 fn absolute(path: &Path) -> PathBuf {
     std::fs::canonicalize(path)
         .or_else(|_| std::path::absolute(path))
@@ -252,6 +259,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "fetch")]
     fn wheel_keeps_the_native_libraries_flat() {
         let wheel = linux().wheel(Path::new("/cache"));
         assert_eq!(

@@ -7,7 +7,9 @@
 //! A dim is written the same way everywhere ([`dims`]): an integer when fixed, a string
 //! when named, `null` when unnamed; an element type by its numpy name.
 
-use serde_json::{Value, json};
+mod value;
+
+pub use value::{MAX_DEPTH, ParseError, Value, write_string};
 
 use crate::dtype::ElementType;
 use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType};
@@ -20,8 +22,8 @@ pub fn dims(dims: Option<&[Dim]>) -> Value {
         Some(ds) => ds
             .iter()
             .map(|d| match d {
-                Dim::Fixed(n) => json!(n),
-                Dim::Named(s) => json!(s),
+                Dim::Fixed(n) => Value::from(*n),
+                Dim::Named(s) => Value::from(s),
                 Dim::Dynamic => Value::Null,
             })
             .collect(),
@@ -30,17 +32,17 @@ pub fn dims(dims: Option<&[Dim]>) -> Value {
 
 fn value_json(v: &ValueInfo) -> Value {
     match &v.kind {
-        ValueType::Tensor { elem, dims } => json!({
-            "name": v.name,
-            "dtype": elem.numpy_name(),
-            "shape": self::dims(dims.as_deref()),
-            "doc": v.doc_string,
-        }),
-        kind => json!({
-            "name": v.name,
-            "type": kind_json(kind),
-            "doc": v.doc_string,
-        }),
+        ValueType::Tensor { elem, dims } => Value::object([
+            ("name", v.name.as_str().into()),
+            ("dtype", elem.numpy_name().into()),
+            ("shape", self::dims(dims.as_deref())),
+            ("doc", v.doc_string.as_str().into()),
+        ]),
+        kind => Value::object([
+            ("name", v.name.as_str().into()),
+            ("type", kind_json(kind)),
+            ("doc", v.doc_string.as_str().into()),
+        ]),
     }
 }
 
@@ -48,15 +50,23 @@ fn value_json(v: &ValueInfo) -> Value {
 /// `{"map": {"key": dtype, "value": kind}}`, `{"optional": kind}`, `{"unsupported": text}`.
 fn kind_json(kind: &ValueType) -> Value {
     match kind {
-        ValueType::Tensor { elem, dims } => json!({
-            "tensor": { "dtype": elem.numpy_name(), "shape": self::dims(dims.as_deref()) },
-        }),
-        ValueType::Sequence(inner) => json!({ "sequence": kind_json(inner) }),
-        ValueType::Map { key, value } => json!({
-            "map": { "key": key.numpy_name(), "value": kind_json(value) },
-        }),
-        ValueType::Optional(inner) => json!({ "optional": kind_json(inner) }),
-        ValueType::Unsupported(what) => json!({ "unsupported": what }),
+        ValueType::Tensor { elem, dims } => Value::object([(
+            "tensor",
+            Value::object([
+                ("dtype", elem.numpy_name().into()),
+                ("shape", self::dims(dims.as_deref())),
+            ]),
+        )]),
+        ValueType::Sequence(inner) => Value::object([("sequence", kind_json(inner))]),
+        ValueType::Map { key, value } => Value::object([(
+            "map",
+            Value::object([
+                ("key", key.numpy_name().into()),
+                ("value", kind_json(value)),
+            ]),
+        )]),
+        ValueType::Optional(inner) => Value::object([("optional", kind_json(inner))]),
+        ValueType::Unsupported(what) => Value::object([("unsupported", what.into())]),
     }
 }
 
@@ -69,25 +79,31 @@ fn kind_json(kind: &ValueType) -> Value {
 /// `{"optional": type}`, `{"unsupported": text}`. `in_place` pairs only where the graph has
 /// some. `metadata_props` are not written. [`decode`] reads it back.
 pub fn encode(sig: &ModelSignature) -> Value {
-    let mut json = json!({
-        "ir_version": sig.ir_version,
-        "producer_name": sig.producer_name,
-        "producer_version": sig.producer_version,
-        "graph_name": sig.graph_name,
-        "doc_string": sig.doc_string,
-        "opsets": sig.opsets.iter().map(|(d, v)| json!([d, v])).collect::<Vec<_>>(),
-        "inputs": sig.inputs.iter().map(value_json).collect::<Vec<_>>(),
-        "outputs": sig.outputs.iter().map(value_json).collect::<Vec<_>>(),
-    });
+    let mut json = Value::object([
+        ("ir_version", sig.ir_version.into()),
+        ("producer_name", sig.producer_name.as_str().into()),
+        ("producer_version", sig.producer_version.as_str().into()),
+        ("graph_name", sig.graph_name.as_str().into()),
+        ("doc_string", sig.doc_string.as_str().into()),
+        (
+            "opsets",
+            sig.opsets
+                .iter()
+                .map(|(d, v)| Value::from(vec![d.into(), (*v).into()]))
+                .collect(),
+        ),
+        ("inputs", sig.inputs.iter().map(value_json).collect()),
+        ("outputs", sig.outputs.iter().map(value_json).collect()),
+    ]);
     // Only where the graph has in-place pairs, so caches of other models (and their
     // hashes) are what they were before decoders were recognised.
     if !sig.in_place.is_empty() {
-        json["in_place"] = sig
+        let pairs = sig
             .in_place
             .iter()
-            .map(|(i, o)| json!([i, o]))
-            .collect::<Vec<_>>()
-            .into();
+            .map(|(i, o)| Value::from(vec![i.into(), o.into()]))
+            .collect();
+        json.insert("in_place", pairs);
     }
     json
 }
@@ -98,15 +114,21 @@ pub fn encode(sig: &ModelSignature) -> Value {
 /// prints; doc strings, producer and opsets are left out (see [`encode`] for all).
 pub fn summary(sig: &ModelSignature) -> Value {
     let value = |v: &ValueInfo| match &v.kind {
-        ValueType::Tensor { elem, dims: d } => {
-            json!({ "name": v.name, "dtype": elem.numpy_name(), "shape": dims(d.as_deref()) })
-        }
-        kind => json!({ "name": v.name, "dtype": kind.to_string(), "shape": Value::Null }),
+        ValueType::Tensor { elem, dims: d } => Value::object([
+            ("name", v.name.as_str().into()),
+            ("dtype", elem.numpy_name().into()),
+            ("shape", dims(d.as_deref())),
+        ]),
+        kind => Value::object([
+            ("name", v.name.as_str().into()),
+            ("dtype", kind.to_string().into()),
+            ("shape", Value::Null),
+        ]),
     };
-    json!({
-        "inputs": sig.inputs.iter().map(value).collect::<Vec<_>>(),
-        "outputs": sig.outputs.iter().map(value).collect::<Vec<_>>(),
-    })
+    Value::object([
+        ("inputs", sig.inputs.iter().map(value).collect()),
+        ("outputs", sig.outputs.iter().map(value).collect()),
+    ])
 }
 
 fn bad(detail: impl Into<String>) -> String {
@@ -165,8 +187,8 @@ fn tensor_from_json(v: &Value, name: &str) -> Result<(ElementType, Option<Vec<Di
                 .map(|d| match d {
                     Value::Null => Ok(Dim::Dynamic),
                     Value::String(s) => Ok(Dim::Named(s.clone())),
-                    Value::Number(n) => n
-                        .as_u64()
+                    Value::Int(n) => u64::try_from(*n)
+                        .ok()
                         .filter(|&n| n >= 1)
                         .map(Dim::Fixed)
                         .ok_or_else(|| bad(format!("value `{name}`: bad dim {n}"))),
@@ -184,12 +206,11 @@ fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueType, Stri
     if depth > crate::model::MAX_TYPE_DEPTH {
         return Err(bad(format!("value `{name}`: type nested too deeply")));
     }
-    let entry = v
-        .as_object()
-        .filter(|o| o.len() == 1)
-        .and_then(|o| o.iter().next())
-        .map(|(k, v)| (k.as_str(), v))
-        .ok_or_else(|| bad(format!("value `{name}`: bad type {v}")))?;
+    let entry = match v.as_object() {
+        Some([(k, v)]) => Some((k.as_str(), v)),
+        _ => None,
+    }
+    .ok_or_else(|| bad(format!("value `{name}`: bad type {v}")))?;
     Ok(match entry {
         ("tensor", t) => {
             let (elem, dims) = tensor_from_json(t, name)?;
@@ -236,8 +257,8 @@ pub fn decode(s: &Value) -> Result<ModelSignature, String> {
         .and_then(Value::as_array)
         .ok_or_else(|| bad("`opsets` is missing"))?
         .iter()
-        .map(|o| match o.as_array().map(Vec::as_slice) {
-            Some([Value::String(d), Value::Number(v)]) => v
+        .map(|o| match o.as_array() {
+            Some([Value::String(d), v @ Value::Int(_)]) => v
                 .as_i64()
                 .map(|v| (d.clone(), v))
                 .ok_or_else(|| bad("bad opset version")),
@@ -251,7 +272,7 @@ pub fn decode(s: &Value) -> Result<ModelSignature, String> {
             .as_array()
             .ok_or_else(|| bad("`in_place` is not a list"))?
             .iter()
-            .map(|p| match p.as_array().map(Vec::as_slice) {
+            .map(|p| match p.as_array() {
                 Some([Value::String(i), Value::String(o)]) => Ok((i.clone(), o.clone())),
                 _ => Err(bad("bad in_place entry")),
             })
