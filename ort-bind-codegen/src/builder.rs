@@ -13,6 +13,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+
 use crate::expand::{ExpandOptions, expand};
 use crate::ident::snake_case;
 use crate::model::{ModelError, read_signature};
@@ -283,12 +285,9 @@ fn unparse(file: &syn::File) -> String {
 }
 
 /// Formats generated tokens as a file with the `@generated` header.
-pub fn format_source(tokens: &proc_macro2::TokenStream, label: &str) -> String {
-    let body = match syn::parse2::<syn::File>(tokens.clone()) {
-        Ok(mut file) => {
-            syn::visit_mut::VisitMut::visit_file_mut(&mut NormaliseDocs, &mut file);
-            unparse(&file)
-        }
+pub fn format_source(tokens: &TokenStream, label: &str) -> String {
+    let body = match syn::parse2::<syn::File>(normalise_docs(tokens.clone())) {
+        Ok(file) => unparse(&file),
         // Unreachable for tokens `expand` produced; keep them unformatted rather than fail.
         Err(_) => tokens.to_string(),
     };
@@ -310,28 +309,55 @@ pub fn format_source(tokens: &proc_macro2::TokenStream, label: &str) -> String {
     )
 }
 
-/// Rewrites carriage returns in doc attributes as line feeds. Names and doc strings from
-/// the model reach the docs; prettyplease prints docs as `///` or `/** */` comments, in
-/// which a bare carriage return is a lexer error ("bare CR not allowed in doc-comment"),
-/// so a model with `\r` in a name or doc string would give a file that does not compile.
-struct NormaliseDocs;
-
-impl syn::visit_mut::VisitMut for NormaliseDocs {
-    fn visit_attribute_mut(&mut self, attr: &mut syn::Attribute) {
-        if let syn::Meta::NameValue(nv) = &mut attr.meta
-            && nv.path.is_ident("doc")
-            && let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) = &mut nv.value
-        {
-            let text = s.value();
-            if text.contains('\r') {
-                let text = text.replace("\r\n", "\n").replace('\r', "\n");
-                *s = syn::LitStr::new(&text, s.span());
+/// Rewrites carriage returns in doc attributes (`[doc = "..."]`, at any depth) as line
+/// feeds. Names and doc strings from the model reach the docs; prettyplease prints docs as
+/// `///` or `/** */` comments, in which a bare carriage return is a lexer error ("bare CR
+/// not allowed in doc-comment"), so a model with `\r` in a name or doc string would give a
+/// file that does not compile. Done on tokens, so syn needs no `visit-mut` (which every
+/// user would compile).
+fn normalise_docs(tokens: TokenStream) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let stream =
+                    doc_without_cr(&group).unwrap_or_else(|| normalise_docs(group.stream()));
+                let mut normalised = Group::new(group.delimiter(), stream);
+                normalised.set_span(group.span());
+                TokenTree::Group(normalised)
             }
-        }
+            other => other,
+        })
+        .collect()
+}
+
+/// The inside of `[doc = "text"]` with `\r\n` and `\r` in the text made `\n`; `None` for any
+/// other group, or a doc without a carriage return.
+fn doc_without_cr(group: &Group) -> Option<TokenStream> {
+    if group.delimiter() != Delimiter::Bracket {
+        return None;
     }
+    let trees: Vec<TokenTree> = group.stream().into_iter().collect();
+    let [
+        TokenTree::Ident(name),
+        TokenTree::Punct(eq),
+        TokenTree::Literal(lit),
+    ] = &trees[..]
+    else {
+        return None;
+    };
+    if name != "doc" || eq.as_char() != '=' {
+        return None;
+    }
+    let text = syn::parse2::<syn::LitStr>(TokenTree::Literal(lit.clone()).into())
+        .ok()?
+        .value();
+    if !text.contains('\r') {
+        return None;
+    }
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let lit = syn::LitStr::new(&text, lit.span());
+    Some(quote::quote!(#name #eq #lit))
 }
 
 fn write_if_changed(file: &Path, content: &str) -> Result<(), CodegenError> {
