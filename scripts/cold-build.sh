@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cold release builds of a user's app, side by side: the same small program on ort-bind
 # (one model through build.rs, one through bindings!, one derive, plus an `embed` binary)
-# and on `ort` alone. Each round builds both from empty target folders, one after the
+# and on `ort` alone (the same three runs, and a binary with the model embedded). Each round builds both from empty target folders, one after the
 # other (alternating which goes first); prints seconds and crates compiled, checks the ort-bind app's dependency tree,
 # and runs its binaries copied away from the crate.
 #

@@ -1,4 +1,5 @@
-//! The same program on `ort` alone: runs of the two models.
+//! The same program on `ort` alone: the three runs of the ort-bind app's `main` (`add` twice,
+//! `dynamic` once).
 use ort::session::Session;
 use ort::value::Tensor;
 
@@ -15,5 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x = Tensor::from_array(([1usize, 4], vec![0.5f32; 4]))?;
     let out = dynamic.run(ort::inputs!["x" => x])?;
     println!("y = {:?}", out["y"].try_extract_tensor::<f32>()?.1);
+    drop(out);
+    let x = Tensor::from_array(([2usize], vec![1.0f32, 2.0]))?;
+    let y = Tensor::from_array(([2usize], vec![0.5f32; 2]))?;
+    let out = add.run(ort::inputs!["x" => x, "y" => y])?;
+    println!("sum = {:?}", out["sum"].try_extract_tensor::<f32>()?.1);
     Ok(())
 }
