@@ -72,11 +72,7 @@ pub unsafe trait BindingIo {
     /// generated code declares); an `Io` whose values are known only at run time (the
     /// dynamic route's `DynamicIo`, the `dynamic` feature) reads them from itself.
     fn names(&self, session: &Session) -> Result<IoNames> {
-        session.check_signature(Self::INPUTS, Self::OUTPUTS)?;
-        IoNames::new(
-            Self::INPUTS.iter().map(|s| s.name),
-            Self::OUTPUTS.iter().map(|s| s.name),
-        )
+        IoNames::checked(session, Self::INPUTS, Self::OUTPUTS)
     }
     /// Binds every input and output through `binder`.
     fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()>;
@@ -314,15 +310,24 @@ impl IoNames {
         outputs: impl IntoIterator<Item = &'a str>,
     ) -> Result<IoNames> {
         Ok(IoNames {
-            inputs: c_names(inputs)?,
-            outputs: c_names(outputs)?,
+            inputs: c_names(&mut inputs.into_iter())?,
+            outputs: c_names(&mut outputs.into_iter())?,
         })
+    }
+
+    /// The names of values declared as `inputs` and `outputs`, once `session` is checked
+    /// against them. Not generic: one copy for every binding type.
+    fn checked(session: &Session, inputs: &[ValueSpec], outputs: &[ValueSpec]) -> Result<IoNames> {
+        session.check_signature(inputs, outputs)?;
+        IoNames::new(
+            inputs.iter().map(|s| s.name),
+            outputs.iter().map(|s| s.name),
+        )
     }
 }
 
-fn c_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Vec<CString>> {
+fn c_names(names: &mut dyn Iterator<Item = &str>) -> Result<Vec<CString>> {
     names
-        .into_iter()
         .map(|name| {
             CString::new(name).map_err(|_| Error::SignatureMismatch {
                 problem: format!("value name {name:?} contains a NUL byte"),
@@ -389,6 +394,42 @@ pub struct Binding<Io: BindingIo> {
     io: Io,
 }
 
+/// The parts of a new [`Binding`] that do not depend on its `Io`, made by one function that
+/// every binding type shares (instead of a copy per generated struct).
+struct Unbound {
+    io_binding: IoBinding,
+    input_names: Vec<CString>,
+    output_names: Vec<CString>,
+    control: Arc<RunControl>,
+    args: Box<RunArgs>,
+    storage: Vec<StorageKey>,
+    spare: Vec<(Vec<StorageKey>, Box<RunArgs>)>,
+    scratch: Vec<StorageKey>,
+}
+
+impl Unbound {
+    fn new(session: &Session, names: IoNames) -> Result<Unbound> {
+        let IoNames { inputs, outputs } = names;
+        let (n_in, n_out) = (inputs.len(), outputs.len());
+        // SAFETY: the session pointer is live (borrowed for this call), and the `Binding` these
+        // parts go into holds a counted reference to the session (`session` field) for as
+        // long as it exists; on an error here the IO binding is released while still borrowed.
+        let io_binding = unsafe { IoBinding::new(session.raw())? };
+        Ok(Unbound {
+            io_binding,
+            input_names: inputs,
+            output_names: outputs,
+            control: Arc::new(RunControl::new(session)?),
+            args: Box::new(RunArgs::with_capacity(n_in, n_out)),
+            storage: Vec::with_capacity(n_in + n_out),
+            spare: (0..DEFAULT_RECENT_DIMS)
+                .map(|_| parts(n_in, n_out))
+                .collect(),
+            scratch: Vec::with_capacity(n_in + n_out),
+        })
+    }
+}
+
 /// Arrays for one binding of `inputs` inputs and `outputs` outputs.
 fn parts(inputs: usize, outputs: usize) -> (Vec<StorageKey>, Box<RunArgs>) {
     (
@@ -451,32 +492,35 @@ impl<Io: BindingIo> Binding<Io> {
     /// [`Binding::new`] without the first bind: the first run (or [`Binding::set_dims`]) binds.
     /// For an `Io` whose values are set one by one after it is made (the dynamic route's).
     pub(crate) fn new_unbound(session: &Session, io: Io) -> Result<Self> {
-        let IoNames { inputs, outputs } = io.names(session)?;
-        let (n_in, n_out) = (inputs.len(), outputs.len());
-        // SAFETY: the session pointer is live and `Binding` holds a counted reference to the
-        // session (`session` field) for as long as the binding exists.
-        let io_binding = unsafe { IoBinding::new(session.raw())? };
+        let Unbound {
+            io_binding,
+            input_names,
+            output_names,
+            control,
+            args,
+            storage,
+            spare,
+            scratch,
+        } = Unbound::new(session, io.names(session)?)?;
         Ok(Binding {
             io_binding,
-            input_names: inputs,
-            output_names: outputs,
+            input_names,
+            output_names,
             session: session.clone(),
             ready: false,
             allocated_fresh: false,
             async_run: false,
-            args: Box::new(RunArgs::with_capacity(n_in, n_out)),
+            args,
             async_blocker: None,
-            control: Arc::new(RunControl::new(session)?),
+            control,
             completion: Arc::new(Completion::default()),
             in_flight: None,
             dims: None,
-            storage: Vec::with_capacity(n_in + n_out),
+            storage,
             recent: Vec::with_capacity(DEFAULT_RECENT_DIMS),
             keep_dims: DEFAULT_RECENT_DIMS,
-            spare: (0..DEFAULT_RECENT_DIMS)
-                .map(|_| parts(n_in, n_out))
-                .collect(),
-            scratch: Vec::with_capacity(n_in + n_out),
+            spare,
+            scratch,
             binds: 0,
             io,
         })

@@ -49,25 +49,32 @@ pub trait Shape: 'static {
 
     /// Checks that `dims` fits this shape; on mismatch returns a description of the problem.
     fn check(dims: &[usize]) -> Result<(), String> {
-        if let Some(rank) = Self::RANK {
-            if dims.len() != rank {
-                return Err(format!(
-                    "rank {} where the shape has rank {rank}",
-                    dims.len()
-                ));
-            }
-            for (axis, (&got, want)) in dims.iter().zip(Self::AXES).enumerate() {
-                if let Some(want) = *want
-                    && got != want
-                {
-                    return Err(format!(
-                        "axis {axis} is {got} where the shape fixes it to {want}"
-                    ));
-                }
-            }
-        }
-        Ok(())
+        check_dims(dims, Self::RANK, Self::AXES)
     }
+}
+
+/// [`Shape::check`] for a shape of `rank` (`None`: any) with fixed `axes`: one copy for every
+/// shape type.
+fn check_dims(dims: &[usize], rank: Option<usize>, axes: &[Option<usize>]) -> Result<(), String> {
+    let Some(rank) = rank else {
+        return Ok(());
+    };
+    if dims.len() != rank {
+        return Err(format!(
+            "rank {} where the shape has rank {rank}",
+            dims.len()
+        ));
+    }
+    for (axis, (&got, want)) in dims.iter().zip(axes).enumerate() {
+        if let Some(want) = *want
+            && got != want
+        {
+            return Err(format!(
+                "axis {axis} is {got} where the shape fixes it to {want}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Shape for AnyRank {

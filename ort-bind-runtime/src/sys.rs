@@ -19,10 +19,18 @@ use crate::error::{Error, Result};
 
 /// Turns an `OrtStatus*` into a `Result`, releasing the status.
 fn check(status: OrtStatusPtr, context: impl FnOnce() -> String) -> Result<()> {
-    let status = status.0;
-    if status.is_null() {
+    if status.0.is_null() {
         return Ok(());
     }
+    Err(status_error(status, context()))
+}
+
+/// The error a non-null status reports, the status released. Not generic and cold, so each
+/// of [`check`]'s many callers compiles only the null test.
+#[cold]
+#[inline(never)]
+fn status_error(status: OrtStatusPtr, context: String) -> Error {
+    let status = status.0;
     let api = ort::api();
     // SAFETY: `status` is a non-null status just returned by the C API; ONNX Runtime
     // guarantees its message is a NUL-terminated string that lives until ReleaseStatus,
@@ -37,10 +45,7 @@ fn check(status: OrtStatusPtr, context: impl FnOnce() -> String) -> Result<()> {
         (api.ReleaseStatus)(status);
         text
     };
-    Err(Error::Ort {
-        context: context(),
-        message,
-    })
+    Error::Ort { context, message }
 }
 
 /// An `OrtMemoryInfo` describing where a buffer lives, owned by us.

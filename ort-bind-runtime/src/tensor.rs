@@ -89,15 +89,29 @@ impl<T: Element, S: Shape, D: Device> fmt::Debug for Tensor<T, S, D> {
 /// Values of `T` a tensor of `dims` holds (its element count, or for packed types the
 /// count of packed bytes), checked against the shape type and the address space.
 fn checked_len<T: Element, S: Shape>(name: &str, dims: &[usize]) -> Result<usize> {
-    S::check(dims).map_err(|reason| Error::Shape {
+    storage_len_of(name, dims, S::check(dims), T::PACKING, size_of::<T>())
+}
+
+/// [`checked_len`] past the generic parts: `shape` is the shape's verdict on `dims`, and a
+/// value of `packing` elements per `size` bytes. One copy for every tensor type.
+fn storage_len_of(
+    name: &str,
+    dims: &[usize],
+    shape: std::result::Result<(), String>,
+    packing: usize,
+    size: usize,
+) -> Result<usize> {
+    shape.map_err(|reason| Error::Shape {
         tensor: name.to_owned(),
         found: dims.to_vec(),
         reason,
     })?;
-    let len = element_count(dims).map(storage_len::<T>).filter(|n| {
-        n.checked_mul(size_of::<T>())
-            .is_some_and(|b| b <= isize::MAX as usize)
-    });
+    let len = element_count(dims)
+        .map(|n| n.div_ceil(packing))
+        .filter(|n| {
+            n.checked_mul(size)
+                .is_some_and(|b| b <= isize::MAX as usize)
+        });
     let too_large = || Error::TooLarge {
         tensor: name.to_owned(),
         dims: dims.to_vec(),
@@ -107,6 +121,22 @@ fn checked_len<T: Element, S: Shape>(name: &str, dims: &[usize]) -> Result<usize
         return Err(too_large());
     }
     Ok(len)
+}
+
+/// A buffer of `capacity` values given for a tensor that needs `len` of them.
+#[cold]
+fn short_buffer(name: &str, len: usize, capacity: usize, dims: &[usize]) -> Error {
+    Error::Length {
+        tensor: name.to_owned(),
+        expected: len,
+        found: capacity,
+        dims: dims.to_vec(),
+    }
+}
+
+/// Dims as ONNX Runtime takes them (each already checked to fit `i64`).
+fn to_i64(dims: &[usize]) -> Vec<i64> {
+    dims.iter().map(|&d| d as i64).collect()
 }
 
 impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
@@ -312,14 +342,9 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         let len = checked_len::<T, S>(name, dims)?;
         let capacity = D::capacity(&buf);
         if capacity < len {
-            return Err(Error::Length {
-                tensor: name.to_owned(),
-                expected: len,
-                found: capacity,
-                dims: dims.to_vec(),
-            });
+            return Err(short_buffer(name, len, capacity, dims));
         }
-        let dims_i64: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        let dims_i64 = to_i64(dims);
         let value = Self::make_value(&device, &mut buf, len, &dims_i64)?;
         Ok(Tensor {
             name: name.into(),
