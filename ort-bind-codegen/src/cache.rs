@@ -734,6 +734,40 @@ mod tests {
         std::fs::remove_dir_all(&root).unwrap();
     }
 
+    /// Hashes written by earlier releases (which wrote JSON with `serde_json`) stay valid:
+    /// these are the `signature_hash` of caches that release wrote for two fixtures.
+    #[test]
+    fn hashes_of_earlier_caches_still_match() {
+        for (name, hash) in [("add", "5bad4a49e75c314f"), ("messy", "3035d93c73ad1ba6")] {
+            let sig = read_signature(fixtures().join(format!("{name}.onnx"))).unwrap();
+            let text = to_cache_json(&sig, Path::new("m.onnx"), 1);
+            assert!(
+                text.contains(&format!(r#""signature_hash": "{hash}""#)),
+                "{name}: {text}"
+            );
+        }
+    }
+
+    /// Every one-byte change of a cache file reads as a signature or fails with a message
+    /// (never a panic): the cache is text a merge can mangle.
+    #[test]
+    fn mangled_caches_fail_cleanly() {
+        let sig = read_signature(fixtures().join("messy.onnx")).unwrap();
+        let text = to_cache_json(&sig, Path::new("messy.onnx"), 1);
+        let bytes = text.as_bytes();
+        for i in 0..bytes.len() {
+            for b in [b'"', b'\\', b'{', b']', b',', b'0', b'-', b'n', b'x'] {
+                let mut mangled = bytes.to_vec();
+                mangled[i] = b;
+                if let Ok(mangled) = std::str::from_utf8(&mangled)
+                    && let Err(e) = from_cache_json(mangled)
+                {
+                    assert!(!e.is_empty());
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_hash_ignores_key_order() {
         let sig = read_signature(fixtures().join("add.onnx")).unwrap();

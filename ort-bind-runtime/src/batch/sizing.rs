@@ -10,8 +10,10 @@
 //! of a big batch send their next requests. The sizes are the powers of two up to
 //! `max_batch`, and `max_batch`; each is judged by the best of its last [`SAMPLES`]
 //! windows (other work on the machine only ever slows a window down, so the best is the
-//! size's own throughput). Sizes never measured are tried first, smallest first; after
-//! that the batcher serves at the smallest size within [`TOLERANCE`] of the best (so a
+//! size's own throughput). The sizes are measured first, round by round, smallest first,
+//! until each has [`SAMPLES`] windows (the best so far is the choice from the end of the
+//! first round); after that the batcher serves at the smallest size within [`TOLERANCE`]
+//! of the best (so a
 //! tie, as under light load where every size serves all that arrives, goes to the size
 //! that waits least), and every [`EXPLORE_EVERY`]th window re-measures a neighbour of it
 //! (one size up, then one down), so a change in load or in the machine moves the choice.
@@ -212,11 +214,22 @@ impl State {
             batches: 0,
         };
         self.windows += 1;
-        if let Some(i) = self.sizes.iter().position(|m| m.count < SAMPLES) {
-            self.current = i;
+        // The choice so far, once every size has a window: what `report` shows while the
+        // remaining windows are measured (a busy machine may take a while to finish them).
+        if self.sizes.iter().all(Measured::measured) {
+            self.best = self.best();
+        }
+        // Round by round, smallest first: one window of every size before a second of any,
+        // so a choice exists after one round.
+        let fewest = self.sizes.iter().map(|m| m.count).min().unwrap_or(SAMPLES);
+        if fewest < SAMPLES {
+            self.current = self
+                .sizes
+                .iter()
+                .position(|m| m.count == fewest)
+                .unwrap_or(0);
             return;
         }
-        self.best = self.best();
         self.current = self.best;
         if !self.windows.is_multiple_of(EXPLORE_EVERY) {
             return;
@@ -288,6 +301,20 @@ mod tests {
         let settled = &chosen[1500..];
         assert!(share(settled, 8) > 0.75, "{:?}", s.report());
         assert_eq!(s.report().0, 8);
+    }
+
+    #[test]
+    fn a_choice_exists_after_one_window_of_each_size() {
+        let s = Sizer::new(BatchSizing::Adaptive, 8);
+        let mut now = Instant::now();
+        let mut batches = 0;
+        while !s.lock().sizes.iter().all(Measured::measured) {
+            feed(&s, &mut now, |n| 3e-3 + 1e-5 * n as f64, 1);
+            batches += 1;
+            assert!(batches < 1000, "{:?}", s.report());
+        }
+        assert!(s.lock().sizes.iter().all(|m| m.count == 1), "one round");
+        assert_eq!(s.report().0, 8, "{:?}", s.report());
     }
 
     #[test]
