@@ -1,8 +1,9 @@
 //! Reading an ONNX model file into a [`ModelSignature`]. This is the crate's only file I/O.
 //!
-//! The file is memory-mapped and decoded by the private `wire` module into messages that
-//! declare only the fields ort-bind reads (the private `proto` module), so weights and graph
-//! nodes are skipped without being copied, and external data files are never opened.
+//! The file is read by the private `wire` module into messages that declare only the fields
+//! ort-bind reads (the private `proto` module): the fields a message does not declare
+//! (weights, node attributes) are sought past without being read, so a model of a few
+//! GiB is read in milliseconds, and external data files are never opened.
 //!
 //! What the signature holds:
 //! - **inputs**: `graph.input` minus every name that is an initializer or sparse
@@ -54,7 +55,7 @@ pub(crate) mod tests;
 pub(crate) mod wire;
 
 use std::fs::File;
-use std::io::ErrorKind;
+use std::io::{BufReader, ErrorKind};
 use std::path::Path;
 
 pub use self::error::ModelError;
@@ -69,7 +70,7 @@ pub const MAX_TYPE_DEPTH: usize = 16;
 
 /// Reads the signature of the ONNX model at `path`.
 ///
-/// The file is memory-mapped (it must not be modified while it is read), decoded and
+/// Only what the signature needs is read (weights are sought past), decoded and
 /// converted; see the [module docs](self) for the rules. Models with external data load
 /// without their data files.
 ///
@@ -78,7 +79,20 @@ pub const MAX_TYPE_DEPTH: usize = 16;
 /// cannot be read, [`ModelError::Empty`] for an empty file, and the errors of
 /// [`signature_from_bytes`] for its contents.
 pub fn read_signature(path: impl AsRef<Path>) -> Result<ModelSignature, ModelError> {
-    let path = path.as_ref();
+    read_signature_with(path.as_ref(), IN_MEMORY)
+}
+
+/// Embedded messages up to this size are read whole and decoded in memory; larger ones (a
+/// graph, an initializer with its weights) are read field by field, seeking past the fields
+/// ort-bind does not read.
+const IN_MEMORY: u64 = 64 << 10;
+
+/// [`read_signature`], reading embedded messages of up to `in_memory` bytes whole (tests
+/// read every model with 0 too, so that each field is read from the file).
+pub(crate) fn read_signature_with(
+    path: &Path,
+    in_memory: u64,
+) -> Result<ModelSignature, ModelError> {
     let io_err = |source: std::io::Error| {
         if source.kind() == ErrorKind::NotFound {
             ModelError::NotFound {
@@ -101,15 +115,11 @@ pub fn read_signature(path: impl AsRef<Path>) -> Result<ModelSignature, ModelErr
     }
     let origin = path.display().to_string();
     if meta.len() == 0 {
-        // A zero-length file cannot be mapped.
         return Err(ModelError::Empty { origin });
     }
-    // SAFETY: the map is read-only and lives only for this call. Another process
-    // truncating or rewriting the file while we decode it could change the bytes under
-    // us (or fault on truncation); that is the documented contract of this function
-    // ("must not be modified while it is read"), as for every memory-mapped reader.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
-    signature_from_bytes(&map, &origin)
+    let model =
+        wire::decode_file::<proto::ModelProto, _>(&mut BufReader::new(file), meta.len(), in_memory);
+    convert(model, &origin)
 }
 
 /// Decodes the signature of an ONNX model held in memory; `origin` (a path or any label)
@@ -127,7 +137,15 @@ pub fn signature_from_bytes(bytes: &[u8], origin: &str) -> Result<ModelSignature
             origin: origin.to_owned(),
         });
     }
-    let model = wire::decode::<proto::ModelProto>(bytes).map_err(|e| {
+    convert(wire::decode::<proto::ModelProto>(bytes), origin)
+}
+
+/// The signature of a decoded model, or the decoding error in the model's terms.
+fn convert(
+    model: Result<proto::ModelProto, wire::WireError>,
+    origin: &str,
+) -> Result<ModelSignature, ModelError> {
+    let model = model.map_err(|e| {
         let mut detail = e.to_string();
         if e.is_recursion_limit() {
             // Messages nest at most `wire::RECURSION_LIMIT` deep; in the fields ort-bind

@@ -3,7 +3,9 @@
 //! A message is a sequence of fields, each a key (field number and wire type) and a value:
 //! a varint, a fixed 4 or 8 bytes, a length-delimited run of bytes (strings, bytes and
 //! nested messages), or a group (obsolete; only skipped). Fields a message does not declare
-//! are skipped without being copied: that is how initializer payloads are never read.
+//! are skipped without being copied: that is how initializer payloads are never read. A
+//! model file is read in place ([`decode_file`]): small embedded messages are read whole,
+//! large ones (a graph, an initializer) field by field, seeking past what is skipped.
 //!
 //! Written here rather than derived with `prost-derive`: the macros run this at compile
 //! time, and the derive brought four crates and syn's `extra-traits` into every user's
@@ -12,7 +14,9 @@
 //! appears twice is merged. Nesting is limited to [`RECURSION_LIMIT`] messages (groups
 //! included), as prost limits it, so hostile files cannot exhaust the stack.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::io::{BufRead, BufReader, Read, Seek};
 
 /// How deep messages (and skipped groups) may nest below the top-level message.
 pub(crate) const RECURSION_LIMIT: u32 = 100;
@@ -101,30 +105,119 @@ pub(crate) trait Message: Default {
 pub(crate) fn decode<M: Message>(bytes: &[u8]) -> Result<M, WireError> {
     let mut message = M::default();
     Reader {
-        buf: bytes,
+        source: Source::Bytes(bytes),
         depth: 0,
     }
     .merge_fields(&mut message)?;
     Ok(message)
 }
 
+/// Decodes the `len` bytes `file` holds from its position as one `M`, reading only what the
+/// messages declare: a skipped field is sought past, never read, and an embedded message of
+/// at most `in_memory` bytes is read whole and decoded from memory. The same rules and
+/// errors as [`decode`].
+pub(crate) fn decode_file<M: Message, F: Read + Seek>(
+    file: &mut BufReader<F>,
+    len: u64,
+    in_memory: u64,
+) -> Result<M, WireError> {
+    let mut message = M::default();
+    let mut reader = Reader {
+        source: Source::File {
+            file,
+            left: len,
+            in_memory,
+        },
+        depth: 0,
+    };
+    if len <= in_memory {
+        let bytes = reader.read(len)?;
+        return decode(&bytes);
+    }
+    reader.merge_fields(&mut message)?;
+    Ok(message)
+}
+
 /// Reads the fields of one message: the bytes left of it, and how deep it is nested.
 #[derive(Debug)]
 pub(crate) struct Reader<'a> {
-    buf: &'a [u8],
+    source: Source<'a>,
     depth: u32,
+}
+
+/// Where a message's bytes are.
+enum Source<'a> {
+    /// In memory: the bytes left of the message.
+    Bytes(&'a [u8]),
+    /// In a file, from its position: `left` bytes of the message remain; embedded messages
+    /// of at most `in_memory` bytes are read whole.
+    File {
+        file: &'a mut dyn ReadSeek,
+        left: u64,
+        in_memory: u64,
+    },
+}
+
+impl fmt::Debug for Source<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Bytes(bytes) => write!(f, "Bytes({} left)", bytes.len()),
+            Source::File { left, .. } => write!(f, "File({left} left)"),
+        }
+    }
+}
+
+/// A buffered file, as [`Source::File`] reads it (a trait object: one copy of the reader).
+trait ReadSeek: BufRead + Seek {}
+
+impl<T: BufRead + Seek> ReadSeek for T {}
+
+fn underflow() -> WireError {
+    WireError::new("buffer underflow")
+}
+
+fn io_error(e: std::io::Error) -> WireError {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        underflow()
+    } else {
+        WireError::new(format!("the file could not be read: {e}"))
+    }
 }
 
 impl<'a> Reader<'a> {
     /// Reads every field into `message`.
     fn merge_fields<M: Message>(&mut self, message: &mut M) -> Result<(), WireError> {
-        while !self.buf.is_empty() {
+        while !self.at_end() {
             // An end-group key here is an error: a declared field reports it as the wrong
             // wire type (naming the field), an undeclared one through `skip`.
             let (number, wire) = self.key()?;
             message.merge_field(number, wire, self)?;
         }
         Ok(())
+    }
+
+    fn at_end(&self) -> bool {
+        match &self.source {
+            Source::Bytes(bytes) => bytes.is_empty(),
+            Source::File { left, .. } => *left == 0,
+        }
+    }
+
+    /// The next byte of the message, if it has one.
+    fn next_byte(&mut self) -> Result<Option<u8>, WireError> {
+        match &mut self.source {
+            Source::Bytes(bytes) => Ok(bytes.split_first().map(|(&b, rest)| {
+                *bytes = rest;
+                b
+            })),
+            Source::File { left: 0, .. } => Ok(None),
+            Source::File { file, left, .. } => {
+                let mut byte = [0u8];
+                file.read_exact(&mut byte).map_err(io_error)?;
+                *left -= 1;
+                Ok(Some(byte[0]))
+            }
+        }
     }
 
     fn key(&mut self) -> Result<(u32, Wire), WireError> {
@@ -147,31 +240,61 @@ impl<'a> Reader<'a> {
 
     fn varint(&mut self) -> Result<u64, WireError> {
         let mut value = 0u64;
-        for (i, &byte) in self.buf.iter().enumerate().take(10) {
+        for i in 0..10 {
+            let Some(byte) = self.next_byte()? else {
+                return Err(underflow());
+            };
             // The tenth byte may only hold the top bit of a 64-bit value.
             if i == 9 && byte > 1 {
                 break;
             }
             value |= u64::from(byte & 0x7f) << (7 * i);
             if byte < 0x80 {
-                self.buf = &self.buf[i + 1..];
                 return Ok(value);
             }
         }
-        if self.buf.len() < 10 && self.buf.iter().all(|&b| b >= 0x80) {
-            Err(WireError::new("buffer underflow"))
-        } else {
-            Err(WireError::new("invalid varint"))
+        Err(WireError::new("invalid varint"))
+    }
+
+    /// The next `n` bytes of the message: borrowed from memory, read from a file.
+    fn read(&mut self, n: u64) -> Result<Cow<'a, [u8]>, WireError> {
+        match &mut self.source {
+            Source::Bytes(bytes) => {
+                let n = usize::try_from(n).map_err(|_| underflow())?;
+                if n > bytes.len() {
+                    return Err(underflow());
+                }
+                let (head, rest) = bytes.split_at(n);
+                *bytes = rest;
+                Ok(Cow::Borrowed(head))
+            }
+            Source::File { file, left, .. } => {
+                if n > *left {
+                    return Err(underflow());
+                }
+                // Never allocated from a claimed length alone: `n` is within the file.
+                let mut bytes = vec![0u8; usize::try_from(n).map_err(|_| underflow())?];
+                file.read_exact(&mut bytes).map_err(io_error)?;
+                *left -= n;
+                Ok(Cow::Owned(bytes))
+            }
         }
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
-        if n > self.buf.len() {
-            return Err(WireError::new("buffer underflow"));
+    /// Passes over the next `n` bytes of the message (a file seeks past them).
+    fn pass(&mut self, n: u64) -> Result<(), WireError> {
+        match &mut self.source {
+            Source::Bytes(_) => self.read(n).map(drop),
+            Source::File { file, left, .. } => {
+                if n > *left {
+                    return Err(underflow());
+                }
+                let offset = i64::try_from(n).map_err(|_| underflow())?;
+                file.seek_relative(offset).map_err(io_error)?;
+                *left -= n;
+                Ok(())
+            }
         }
-        let (head, rest) = self.buf.split_at(n);
-        self.buf = rest;
-        Ok(head)
     }
 
     fn expect(wire: Wire, expected: Wire) -> Result<(), WireError> {
@@ -184,19 +307,21 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn delimited(&mut self) -> Result<&'a [u8], WireError> {
+    fn delimited(&mut self) -> Result<Cow<'a, [u8]>, WireError> {
         let len = self.varint()?;
-        let len = usize::try_from(len).map_err(|_| WireError::new("buffer underflow"))?;
-        self.take(len)
+        self.read(len)
     }
 
     /// Skips a field this message does not declare.
     pub(crate) fn skip(&mut self, wire: Wire) -> Result<(), WireError> {
         match wire {
             Wire::Varint => self.varint().map(drop),
-            Wire::Fixed64 => self.take(8).map(drop),
-            Wire::Fixed32 => self.take(4).map(drop),
-            Wire::LengthDelimited => self.delimited().map(drop),
+            Wire::Fixed64 => self.pass(8),
+            Wire::Fixed32 => self.pass(4),
+            Wire::LengthDelimited => {
+                let len = self.varint()?;
+                self.pass(len)
+            }
             Wire::StartGroup => self.skip_group(),
             Wire::EndGroup => Err(WireError::new("unexpected end group tag")),
         }
@@ -240,14 +365,14 @@ impl<'a> Reader<'a> {
         Self::expect(wire, Wire::LengthDelimited)?;
         let bytes = self.delimited()?;
         slot.clear();
-        slot.extend_from_slice(bytes);
+        slot.extend_from_slice(&bytes);
         Ok(())
     }
 
     fn utf8(&mut self, wire: Wire) -> Result<String, WireError> {
         Self::expect(wire, Wire::LengthDelimited)?;
         let bytes = self.delimited()?;
-        std::str::from_utf8(bytes)
+        std::str::from_utf8(&bytes)
             .map(str::to_owned)
             .map_err(|_| WireError::new("invalid string value: data is not UTF-8 encoded"))
     }
@@ -274,10 +399,35 @@ impl<'a> Reader<'a> {
         if self.depth >= RECURSION_LIMIT {
             return Err(WireError::new(RECURSION_PROBLEM));
         }
-        let buf = self.delimited()?;
+        let depth = self.depth + 1;
+        let len = self.varint()?;
+        if let Source::File {
+            file,
+            left,
+            in_memory,
+        } = &mut self.source
+            && len > *in_memory
+        {
+            // A large message (a graph, an initializer with its payload): read in place,
+            // so that the fields it does not declare are sought past.
+            if len > *left {
+                return Err(underflow());
+            }
+            *left -= len;
+            return Reader {
+                source: Source::File {
+                    file: &mut **file,
+                    left: len,
+                    in_memory: *in_memory,
+                },
+                depth,
+            }
+            .merge_fields(message);
+        }
+        let bytes = self.read(len)?;
         Reader {
-            buf,
-            depth: self.depth + 1,
+            source: Source::Bytes(&bytes),
+            depth,
         }
         .merge_fields(message)
     }
