@@ -2,7 +2,7 @@
 //!
 //! Each measurement runs in a fresh child process (this binary's hidden `probe`
 //! subcommand, or `bench_peer.py metadata`), so its peak RSS is its own. Probes:
-//! - `read_signature`: `ort_bind_codegen::read_signature` (mmap + decode; payloads skipped);
+//! - `read_signature`: `ort_bind_codegen::read_signature` (read in place, payloads sought past);
 //! - `generate`: `ort_bind_codegen::Builder::generate` (signature + plan + formatted code:
 //!   what a `build.rs` pays per model);
 //! - `read_file`: read the whole `.onnx` file once, in 1 MiB chunks (the floor for any
