@@ -1,7 +1,9 @@
 //! Tokens and doc text shared by every generated item: element and shape types, the
 //! dims expression that sizes a tensor, and model text made safe for rustdoc.
 
-use proc_macro2::{Literal, TokenStream};
+use std::fmt::Write as _;
+
+use proc_macro2::{Delimiter, Literal, Spacing, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
 use crate::dtype::ElementType;
@@ -260,5 +262,41 @@ mod tests {
             model_text("  y = x[0] <b>see [doc](u)</b>  "),
             r"y = x\[0\] \<b\>see \[doc\](u)\</b\>"
         );
+    }
+}
+
+/// Appends to `key` a text that two token streams share exactly when they print alike
+/// (spans aside): a key to tell repeated types apart without `to_string`, whose spacing
+/// rules cost several times more on the thousands of fields of a wide model.
+pub(crate) fn token_key(tokens: TokenStream, key: &mut String) {
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(i) => {
+                let _ = write!(key, "i{i} ");
+            }
+            TokenTree::Punct(p) => {
+                key.push('p');
+                key.push(p.as_char());
+                key.push(if p.spacing() == Spacing::Joint {
+                    '+'
+                } else {
+                    ' '
+                });
+            }
+            TokenTree::Literal(l) => {
+                let _ = write!(key, "l{l} ");
+            }
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ('(', ')'),
+                    Delimiter::Brace => ('{', '}'),
+                    Delimiter::Bracket => ('[', ']'),
+                    Delimiter::None => ('<', '>'),
+                };
+                key.push(open);
+                token_key(g.stream(), key);
+                key.push(close);
+            }
+        }
     }
 }
