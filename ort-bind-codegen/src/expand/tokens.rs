@@ -252,19 +252,6 @@ pub(crate) fn spec_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::model_text;
-
-    #[test]
-    fn model_doc_text_cannot_form_links_or_html() {
-        assert_eq!(
-            model_text("  y = x[0] <b>see [doc](u)</b>  "),
-            r"y = x\[0\] \<b\>see \[doc\](u)\</b\>"
-        );
-    }
-}
-
 /// Appends to `key` a text that two token streams share exactly when they print alike
 /// (spans aside): a key to tell repeated types apart without `to_string`, whose spacing
 /// rules cost several times more on the thousands of fields of a wide model.
@@ -297,6 +284,57 @@ pub(crate) fn token_key(tokens: TokenStream, key: &mut String) {
                 token_key(g.stream(), key);
                 key.push(close);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{model_text, token_key};
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    #[test]
+    fn model_doc_text_cannot_form_links_or_html() {
+        assert_eq!(
+            model_text("  y = x[0] <b>see [doc](u)</b>  "),
+            r"y = x\[0\] \<b\>see \[doc\](u)\</b\>"
+        );
+    }
+
+    #[test]
+    fn token_keys_are_equal_exactly_when_the_tokens_print_alike() {
+        let key = |t: TokenStream| {
+            let mut k = String::new();
+            token_key(t, &mut k);
+            k
+        };
+        let alike = [
+            (
+                quote!(Tensor<f32, (Dyn, Fix<16>)>),
+                quote!(Tensor<f32, (Dyn, Fix<16>)>),
+            ),
+            (quote!(a::b<'x, [u8; 4]>), quote!(a::b<'x, [u8; 4]>)),
+        ];
+        for (a, b) in alike {
+            assert_eq!(a.to_string(), b.to_string());
+            assert_eq!(key(a), key(b));
+        }
+        let apart = [
+            (
+                quote!(Tensor<f32, (Dyn, Fix<16>)>),
+                quote!(Tensor<f32, (Dyn, Fix<8>)>),
+            ),
+            (quote!(Fix<16>), quote!(Fix<"16">)),
+            (quote!((a, b)), quote!([a, b])),
+            (quote!(a b), quote!(ab)),
+            (quote!(<a>), quote!((a))),
+            (quote!(x::y), quote!(x:y)),
+        ];
+        for (a, b) in apart {
+            assert_ne!(a.to_string(), b.to_string());
+            let text = format!("{a} / {b}");
+            assert_ne!(key(a), key(b), "{text}");
         }
     }
 }
