@@ -1,7 +1,8 @@
 //! Deriving a binding's dims from the shapes of its inputs.
 //!
-//! Generated `Dims::from_input_shapes` feeds each input's shape to a [`DimsSolver`]
-//! together with how the model sizes each axis ([`AxisRule`]). The solver checks the
+//! Generated `Dims::from_input_shapes` hands [`solve`] a table: each input's name and
+//! shape, and which list of [`AxisRule`]s (how the model sizes each axis) applies to it,
+//! inputs sized alike sharing one list; [`solve`] feeds them to a [`DimsSolver`]. The solver checks the
 //! shapes against the model (rank, fixed axes) and against each other (every axis that
 //! carries one symbolic dim must agree), and errors name the dim that disagrees.
 //! It allocates nothing unless it reports an error.
@@ -115,6 +116,29 @@ impl<'n, const N: usize> DimsSolver<'n, N> {
     }
 }
 
+/// The dims named `names`, solved from a table of input shapes: each entry of `inputs` is
+/// an input's name, its shape, and the index in `rules` of how the model sizes its axes
+/// (inputs sized alike share one list, which keeps the generated table small). Checks as
+/// [`DimsSolver::input`] does, input by input in table order, then as
+/// [`DimsSolver::finish`]; an index past the end of `rules` is an error naming the input.
+pub fn solve<'n, const N: usize>(
+    names: [&'n str; N],
+    rules: &[&[AxisRule]],
+    inputs: &[(&'n str, &[usize], usize)],
+) -> Result<[usize; N]> {
+    let mut solver = DimsSolver::new(names);
+    for &(input, shape, rule) in inputs {
+        let Some(axes) = rules.get(rule) else {
+            return Err(Error::Dim {
+                dim: input.to_owned(),
+                reason: format!("refers to axis rules number {rule}, of {}", rules.len()),
+            });
+        };
+        solver.input(input, shape, axes)?;
+    }
+    solver.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +182,34 @@ mod tests {
         );
         let e = DimsSolver::new(["n"]).finish().unwrap_err();
         assert!(e.to_string().contains("`n`"), "{e}");
+    }
+
+    #[test]
+    fn solve_reads_a_table_with_shared_rules() {
+        let rules: &[&[AxisRule]] = &[&[Dim(0), Fixed(16)], &[Fixed(2), Dim(0), Dim(1)]];
+        let dims = solve(
+            ["batch", "len"],
+            rules,
+            &[("a", &[3, 16], 0), ("b", &[3, 16], 0), ("c", &[2, 3, 7], 1)],
+        )
+        .unwrap();
+        assert_eq!(dims, [3, 7]);
+        // Inputs are checked in table order; the error names the one that disagrees.
+        let e = solve(["batch"], rules, &[("a", &[3, 16], 0), ("b", &[4, 16], 0)]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dimension `batch`: axis 0 of `a` says 3, axis 0 of `b` says 4"
+        );
+        let e = solve(["batch"], rules, &[("a", &[3, 15], 0)]).unwrap_err();
+        assert!(e.to_string().contains("fixes axis 1 of `a` to 16"), "{e}");
+        // A dim no input sizes, and a rules index past the end, are errors, not panics.
+        let e = solve(["batch", "len"], rules, &[("a", &[3, 16], 0)]).unwrap_err();
+        assert!(e.to_string().contains("`len`"), "{e}");
+        let e = solve(["batch"], rules, &[("a", &[3, 16], 2)]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dimension `a`: refers to axis rules number 2, of 2"
+        );
+        assert_eq!(solve([], &[], &[]).unwrap(), [0usize; 0]);
     }
 }

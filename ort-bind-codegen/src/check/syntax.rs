@@ -30,6 +30,32 @@ impl Range {
         Range { start, end }
     }
 
+    /// The range of a type, as [`Range::of`] finds it (its first and last tokens), read
+    /// from the syntax tree where they are plain to see (a path, a tuple) instead of
+    /// printing the type to tokens: the derive of a wide model reads thousands of types.
+    pub fn of_type(ty: &syn::Type) -> Range {
+        match ty {
+            syn::Type::Tuple(t) => Range::at(t.paren_token.span.join()),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let (Some(first), Some(last)) = (p.path.segments.first(), p.path.segments.last())
+                else {
+                    return Range::of(ty);
+                };
+                let start = match &p.path.leading_colon {
+                    Some(colons) => colons.spans[0],
+                    None => first.ident.span(),
+                };
+                let end = match &last.arguments {
+                    syn::PathArguments::None => last.ident.span(),
+                    syn::PathArguments::AngleBracketed(a) => a.gt_token.spans[0],
+                    syn::PathArguments::Parenthesized(_) => return Range::of(ty),
+                };
+                Range { start, end }
+            }
+            _ => Range::of(ty),
+        }
+    }
+
     /// A single span.
     pub fn at(span: Span) -> Range {
         Range {
@@ -293,10 +319,10 @@ pub fn parse_elem(ty: &syn::Type) -> ElemSyntax {
     {
         let name = seg.ident.to_string();
         if let Some(t) = ElementType::from_rust_name(&name).filter(|t| t.is_bindable()) {
-            return ElemSyntax::Known(t, name, Range::of(ty));
+            return ElemSyntax::Known(t, name, Range::of_type(ty));
         }
     }
-    ElemSyntax::Opaque(Range::of(ty))
+    ElemSyntax::Opaque(Range::of_type(ty))
 }
 
 /// Reads an element type argument of a sequence or map, where `String` is allowed too.
@@ -306,10 +332,10 @@ pub fn parse_value_elem(ty: &syn::Type) -> ElemSyntax {
     {
         let name = seg.ident.to_string();
         if let Some(t) = ElementType::from_rust_name(&name) {
-            return ElemSyntax::Known(t, name, Range::of(ty));
+            return ElemSyntax::Known(t, name, Range::of_type(ty));
         }
     }
-    ElemSyntax::Opaque(Range::of(ty))
+    ElemSyntax::Opaque(Range::of_type(ty))
 }
 
 /// The type arguments of `<..>`, or `None` when any argument is not a type (a lifetime,
@@ -388,7 +414,7 @@ fn const_int(expr: &syn::Expr) -> Option<u64> {
 }
 
 fn parse_axis(ty: &syn::Type) -> AxisSyntax {
-    let span = Range::of(ty);
+    let span = Range::of_type(ty);
     let Some(seg) = last_segment(ty) else {
         return AxisSyntax::Opaque(span);
     };
@@ -414,15 +440,15 @@ fn parse_axis(ty: &syn::Type) -> AxisSyntax {
 pub fn parse_shape(ty: &syn::Type) -> ShapeSyntax {
     match ty {
         syn::Type::Tuple(t) => {
-            ShapeSyntax::Tuple(t.elems.iter().map(parse_axis).collect(), Range::of(ty))
+            ShapeSyntax::Tuple(t.elems.iter().map(parse_axis).collect(), Range::of_type(ty))
         }
         syn::Type::Paren(p) => parse_shape(&p.elem),
         syn::Type::Group(g) => parse_shape(&g.elem),
         _ => match last_segment(ty) {
             Some(seg) if seg.ident == "AnyRank" && seg.arguments.is_none() => {
-                ShapeSyntax::AnyRank(Range::of(ty))
+                ShapeSyntax::AnyRank(Range::of_type(ty))
             }
-            _ => ShapeSyntax::Opaque(Range::of(ty)),
+            _ => ShapeSyntax::Opaque(Range::of_type(ty)),
         },
     }
 }

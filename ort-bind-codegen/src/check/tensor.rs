@@ -225,7 +225,7 @@ pub(super) fn check_type(
             (device_key(t.device.as_ref()), device_key(Some(required)))
         && field_key != required_key
     {
-        let span = t.device.as_ref().map_or(f.ty_range, Range::of);
+        let span = t.device.as_ref().map_or(f.ty_range, Range::of_type);
         diags.push(
             Diagnostic::new(
                 span,

@@ -2,7 +2,9 @@
 //! `from_input_shapes`, which solves it from input shapes. Shared by the generated
 //! module (`Dims`) and the derive (`<Struct>Dims`).
 
-use proc_macro2::{Literal, TokenStream};
+use std::collections::HashMap;
+
+use proc_macro2::{Delimiter, Group, Literal, Punct, Spacing, TokenStream, TokenTree};
 use quote::quote;
 
 use super::tokens::type_doc;
@@ -67,30 +69,42 @@ pub(crate) fn unsolved_from_inputs(plan: &Plan) -> impl Iterator<Item = &str> {
 
 /// How generated code names the runtime items `from_input_shapes` uses: through the
 /// runtime path (`::ort_bind::__private::AxisRule`), or through short names imported where the
-/// function is emitted (`__AxisRule`, `__DimsSolver`, `__Result`: the derive's `const`
+/// function is emitted (`__AxisRule`, `__solve_dims`, `__Result`: the derive's `const`
 /// block), which keeps the tokens of models with thousands of inputs small.
 pub(crate) enum Paths<'a> {
-    /// `#rt::__private::AxisRule`, `#rt::__private::DimsSolver`, `#rt::Result`.
+    /// `#rt::__private::AxisRule`, `#rt::__private::solve_dims`, `#rt::Result`.
     Full(&'a syn::Path),
-    /// `__AxisRule`, `__DimsSolver`, `__Result`.
+    /// `__AxisRule`, `__solve_dims`, `__Result`.
     Short,
 }
 
+/// How the model sizes one axis of an input: the runtime's `AxisRule`, as codegen knows it.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Rule {
+    /// Fixed to this size.
+    Fixed(u64),
+    /// Sized by the solver's dim number `i`.
+    Dim(usize),
+}
+
 /// `pub fn from_input_shapes(..) -> Result<Self>`, building the struct `name`; one
-/// `&[usize]` parameter per input, named like the input's field.
+/// `&[usize]` parameter per input, named like the input's field. Its body is one call of
+/// the runtime's `solve_dims` on a table: per input its name, shape and the index of its
+/// axis rules, each distinct list of rules written once (the inputs of wide models are
+/// mostly sized alike), so the tokens per input are few and made without `quote!`.
 pub(crate) fn from_input_shapes(
     plan: &Plan,
     paths: Paths<'_>,
     name: &syn::Ident,
     vis: &TokenStream,
 ) -> TokenStream {
-    let (rule, solver, result) = match paths {
+    let (rule, solve, result) = match paths {
         Paths::Full(rt) => (
             quote!(#rt::__private::AxisRule),
-            quote!(#rt::__private::DimsSolver),
+            quote!(#rt::__private::solve_dims),
             quote!(#rt::Result),
         ),
-        Paths::Short => (quote!(__AxisRule), quote!(__DimsSolver), quote!(__Result)),
+        Paths::Short => (quote!(__AxisRule), quote!(__solve_dims), quote!(__Result)),
     };
     let solver_index: Vec<Option<usize>> = {
         let mut next = 0;
@@ -119,23 +133,54 @@ pub(crate) fn from_input_shapes(
             quote!(#p: &[usize])
         })
         .collect();
-    let solver_calls = plan.inputs.iter().filter_map(|v| {
+    // Each distinct list of axis rules once.
+    let mut lists: Vec<Vec<Rule>> = Vec::new();
+    let mut list_index: HashMap<Vec<Rule>, usize> = HashMap::new();
+    let mut table = TokenStream::new();
+    for v in &plan.inputs {
         let Storage::Owned(axes) = &v.storage else {
-            return None;
+            continue;
         };
-        let p = to_ident(&v.field);
-        let name = &v.name;
-        let rules = axes.iter().map(|a| match a {
-            AxisSize::Fixed(n) => {
-                let n = Literal::u64_unsuffixed(*n);
+        let list: Vec<Rule> = axes
+            .iter()
+            .map(|a| match a {
+                AxisSize::Fixed(n) => Rule::Fixed(*n),
+                AxisSize::Field(i) => {
+                    Rule::Dim(solver_index[*i].expect("axis fields are not shape fields"))
+                }
+            })
+            .collect();
+        let next = lists.len();
+        let index = *list_index.entry(list).or_insert_with_key(|list| {
+            lists.push(list.clone());
+            next
+        });
+        // `("name", field, index),`
+        let mut entry = TokenStream::new();
+        entry.extend([
+            TokenTree::Literal(Literal::string(&v.name)),
+            TokenTree::Punct(Punct::new(',', Spacing::Alone)),
+            TokenTree::Ident(to_ident(&v.field)),
+            TokenTree::Punct(Punct::new(',', Spacing::Alone)),
+            TokenTree::Literal(Literal::usize_unsuffixed(index)),
+        ]);
+        table.extend([
+            TokenTree::Group(Group::new(Delimiter::Parenthesis, entry)),
+            TokenTree::Punct(Punct::new(',', Spacing::Alone)),
+        ]);
+    }
+    let rules = lists.iter().map(|list| {
+        let axes = list.iter().map(|r| match *r {
+            Rule::Fixed(n) => {
+                let n = Literal::u64_unsuffixed(n);
                 quote!(#rule::Fixed(#n))
             }
-            AxisSize::Field(i) => {
-                let i = solver_index[*i].expect("axis fields are not shape fields");
+            Rule::Dim(i) => {
+                let i = Literal::usize_unsuffixed(i);
                 quote!(#rule::Dim(#i))
             }
         });
-        Some(quote!(__solver.input(#name, #p, &[#(#rules),*])?;))
+        quote!(&[#(#axes),*])
     });
     let solved_idents: Vec<_> = plan
         .dims
@@ -170,9 +215,7 @@ pub(crate) fn from_input_shapes(
     quote! {
         #[doc = #doc]
         #vis fn from_input_shapes(#(#shape_params),*) -> #result<Self> {
-            let mut __solver = #solver::new([#(#solver_names),*]);
-            #(#solver_calls)*
-            let [#(#solved_idents),*] = __solver.finish()?;
+            let [#(#solved_idents),*] = #solve([#(#solver_names),*], &[#(#rules),*], &[#table])?;
             ::core::result::Result::Ok(#name { #(#init)* })
         }
     }

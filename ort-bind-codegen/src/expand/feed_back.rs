@@ -11,24 +11,16 @@ use crate::plan::Plan;
 
 /// The `Binding` methods for the plan's recurrent pairs.
 pub(crate) fn methods(plan: &Plan, rt: &syn::Path) -> TokenStream {
-    // Names are unique: `feed_{output}_into_{input}` can read the same for two pairs
-    // (output `a` into `ab_into_a`, output `a_into_ab` into `a`); later ones get `_2`, ...
+    // Names are unique (see `method_name`).
     let mut feed_names: HashSet<String> = HashSet::new();
     let feed_back = plan.feed_back.iter().map(|fb| {
         let o = &plan.outputs[fb.output];
         let i = &plan.inputs[fb.input];
-        let base = format!(
-            "feed_{}_into_{}",
+        let method = method_name(
+            &mut feed_names,
             o.field.trim_start_matches("r#"),
-            i.field.trim_start_matches("r#")
+            i.field.trim_start_matches("r#"),
         );
-        let mut name = base.clone();
-        let mut n = 2;
-        while !feed_names.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        let method = format_ident!("{}", name);
         let of = out_field(o);
         let inf = in_field(i);
         let doc = format!(
@@ -79,20 +71,37 @@ pub(crate) fn all(
         return None;
     }
     let swaps = plan.feed_back.iter().map(|fb| swap(fb.output, fb.input));
-    let pairs: Vec<String> = plan
-        .feed_back
-        .iter()
-        .map(|fb| {
-            format!(
-                "`{}` -> `{}`",
-                plan.outputs[fb.output].name, plan.inputs[fb.input].name
-            )
-        })
-        .collect();
-    let doc = format!(
+    let doc = feed_back_doc(plan.feed_back.iter().map(|fb| {
+        (
+            plan.outputs[fb.output].name.as_str(),
+            plan.inputs[fb.input].name.as_str(),
+        )
+    }));
+    Some((doc, quote!(#(#swaps)*)))
+}
+
+/// The name of the method feeding `output` into `input` (names of the fields or values):
+/// `feed_{output}_into_{input}`, unique among `taken` (it can read the same for two pairs:
+/// output `a` into `ab_into_a`, output `a_into_ab` into `a`; later ones get `_2`, ...).
+/// Shared by the generated module and the derive.
+pub(crate) fn method_name(taken: &mut HashSet<String>, output: &str, input: &str) -> syn::Ident {
+    let base = format!("feed_{output}_into_{input}");
+    let mut name = base.clone();
+    let mut n = 2;
+    while !taken.insert(name.clone()) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    format_ident!("{}", name)
+}
+
+/// The doc of `feed_back()`, naming each pair by its model names `(output, input)`.
+/// Shared by the generated module and the derive.
+pub(crate) fn feed_back_doc<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let pairs: Vec<String> = pairs.map(|(o, i)| format!("`{o}` -> `{i}`")).collect();
+    format!(
         " Feeds every recurrent output of the last run back into its input ({}) \
          without copying: buffers are exchanged, then rebound once. Allocates nothing.",
         pairs.join(", ")
-    );
-    Some((doc, quote!(#(#swaps)*)))
+    )
 }

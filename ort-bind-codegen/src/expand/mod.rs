@@ -17,7 +17,7 @@
 pub(crate) mod binding_io;
 pub(crate) mod decoder;
 pub(crate) mod dims;
-mod feed_back;
+pub(crate) mod feed_back;
 mod io;
 mod model;
 mod serving;

@@ -1,7 +1,9 @@
 //! Tokens and doc text shared by every generated item: element and shape types, the
 //! dims expression that sizes a tensor, and model text made safe for rustdoc.
 
-use proc_macro2::{Literal, TokenStream};
+use std::fmt::Write as _;
+
+use proc_macro2::{Delimiter, Literal, Spacing, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
 use crate::dtype::ElementType;
@@ -250,9 +252,47 @@ pub(crate) fn spec_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
     }
 }
 
+/// Appends to `key` a text that two token streams share exactly when they print alike
+/// (spans aside): a key to tell repeated types apart without `to_string`, whose spacing
+/// rules cost several times more on the thousands of fields of a wide model.
+pub(crate) fn token_key(tokens: TokenStream, key: &mut String) {
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(i) => {
+                let _ = write!(key, "i{i} ");
+            }
+            TokenTree::Punct(p) => {
+                key.push('p');
+                key.push(p.as_char());
+                key.push(if p.spacing() == Spacing::Joint {
+                    '+'
+                } else {
+                    ' '
+                });
+            }
+            TokenTree::Literal(l) => {
+                let _ = write!(key, "l{l} ");
+            }
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ('(', ')'),
+                    Delimiter::Brace => ('{', '}'),
+                    Delimiter::Bracket => ('[', ']'),
+                    Delimiter::None => ('<', '>'),
+                };
+                key.push(open);
+                token_key(g.stream(), key);
+                key.push(close);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::model_text;
+    use super::{model_text, token_key};
+    use proc_macro2::TokenStream;
+    use quote::quote;
 
     #[test]
     fn model_doc_text_cannot_form_links_or_html() {
@@ -260,5 +300,41 @@ mod tests {
             model_text("  y = x[0] <b>see [doc](u)</b>  "),
             r"y = x\[0\] \<b\>see \[doc\](u)\</b\>"
         );
+    }
+
+    #[test]
+    fn token_keys_are_equal_exactly_when_the_tokens_print_alike() {
+        let key = |t: TokenStream| {
+            let mut k = String::new();
+            token_key(t, &mut k);
+            k
+        };
+        let alike = [
+            (
+                quote!(Tensor<f32, (Dyn, Fix<16>)>),
+                quote!(Tensor<f32, (Dyn, Fix<16>)>),
+            ),
+            (quote!(a::b<'x, [u8; 4]>), quote!(a::b<'x, [u8; 4]>)),
+        ];
+        for (a, b) in alike {
+            assert_eq!(a.to_string(), b.to_string());
+            assert_eq!(key(a), key(b));
+        }
+        let apart = [
+            (
+                quote!(Tensor<f32, (Dyn, Fix<16>)>),
+                quote!(Tensor<f32, (Dyn, Fix<8>)>),
+            ),
+            (quote!(Fix<16>), quote!(Fix<"16">)),
+            (quote!((a, b)), quote!([a, b])),
+            (quote!(a b), quote!(ab)),
+            (quote!(<a>), quote!((a))),
+            (quote!(x::y), quote!(x:y)),
+        ];
+        for (a, b) in apart {
+            assert_ne!(a.to_string(), b.to_string());
+            let text = format!("{a} / {b}");
+            assert_ne!(key(a), key(b), "{text}");
+        }
     }
 }

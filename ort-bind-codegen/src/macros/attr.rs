@@ -4,7 +4,8 @@
 //! must live on that device), `crate = "path"` (where the `ort_bind` facade is, when
 //! renamed), `feed_back = "output -> input"` (a recurrent pair, repeatable),
 //! `no_auto_feed_back`, `decoder` (the decode loop of a decoder model) and
-//! `from_input_shapes` (emit `<Struct>Dims::from_input_shapes` for any number of inputs).
+//! `from_input_shapes` (`<Struct>Dims::from_input_shapes` is required: an error naming the
+//! dims when the input shapes do not determine them).
 //! Field: `#[onnx(name = "onnx/name")]`, `#[onnx(input)]`, `#[onnx(output)]`,
 //! `#[onnx(dims = "batch, 3, height, width")]` (one entry per axis: a dim name, a size,
 //! or `_`).
@@ -64,8 +65,9 @@ pub struct ContainerAttrs {
     pub no_auto_feed_back: bool,
     /// `decoder`: the decode loop of a decoder model (see the derive's `decoder` module).
     pub decoder: Option<proc_macro2::Span>,
-    /// `from_input_shapes`: emit `<Struct>Dims::from_input_shapes` whatever the number of
-    /// inputs (without it, only for a struct binding a few; see the derive's `expand`).
+    /// `from_input_shapes`: `<Struct>Dims::from_input_shapes` is required, an error naming
+    /// the dims where the input shapes do not determine them (without it, the function is
+    /// emitted where they do, and left out silently where they do not).
     pub from_input_shapes: Option<proc_macro2::Span>,
     /// Whether the container attributes had errors (reported already).
     pub had_errors: bool,

@@ -456,10 +456,10 @@ fn scratch_env(test: &str, files: &[(&str, Vec<u8>)]) -> MacroEnv {
 }
 
 #[test]
-fn from_input_shapes_is_emitted_where_cheap_or_asked_for() {
+fn from_input_shapes_is_emitted_wherever_input_shapes_determine_the_dims() {
     use crate::model::tests::f32_model;
-    // One input past the number that gets it without asking.
-    let n = derive::FROM_INPUT_SHAPES_MAX_INPUTS + 1;
+    // Wide structs get it too, unasked: its cost per input is one entry of a table.
+    let n = 40;
     let names: Vec<(String, String)> = (0..n)
         .map(|i| (format!("in_{i}"), format!("out_{i}")))
         .collect();
@@ -470,7 +470,6 @@ fn from_input_shapes_is_emitted_where_cheap_or_asked_for() {
         "from-input-shapes",
         &[
             ("wide.onnx", f32_model(&inputs, &outputs)),
-            ("few.onnx", f32_model(&inputs[..n - 1], &outputs[..n - 1])),
             (
                 "open.onnx",
                 f32_model(&[("x", &["batch"])], &[("y", &["rows"])]),
@@ -493,33 +492,37 @@ fn from_input_shapes_is_emitted_where_cheap_or_asked_for() {
     };
     let has_it = |out: &TokenStream| out.to_string().contains("fn from_input_shapes");
 
-    let few = derive_onnx_binding(strukt("few.onnx", quote!(), n - 1), &env);
-    assert!(
-        compile_errors(&few).is_empty(),
-        "{:?}",
-        compile_errors(&few)
-    );
-    assert!(has_it(&few), "a struct binding {} inputs gets it", n - 1);
-    let wide = derive_onnx_binding(strukt("wide.onnx", quote!(), n), &env);
-    assert!(
-        compile_errors(&wide).is_empty(),
-        "{:?}",
-        compile_errors(&wide)
-    );
-    assert!(
-        !has_it(&wide),
-        "a struct binding {n} inputs gets it only when it asks"
-    );
-    let asked = derive_onnx_binding(
-        strukt("wide.onnx", quote!(#[onnx(from_input_shapes)]), n),
+    for attr in [quote!(), quote!(#[onnx(from_input_shapes)])] {
+        let wide = derive_onnx_binding(strukt("wide.onnx", attr.clone(), n), &env);
+        assert!(
+            compile_errors(&wide).is_empty(),
+            "{:?}",
+            compile_errors(&wide)
+        );
+        assert!(
+            has_it(&wide),
+            "a struct binding {n} inputs gets it ({attr})"
+        );
+        // One list of axis rules for the 40 inputs sized alike, one table entry each.
+        let text = wide.to_string();
+        assert_eq!(text.matches("__AxisRule :: Dim").count(), 1, "{attr}");
+        assert!(text.contains("(\"in_39\" , in_39 , 0)"), "{attr}");
+    }
+
+    // Not asked for, where no input's shape has the dim `rows`: left out, no error.
+    let open = derive_onnx_binding(
+        quote! {
+            #[onnx(model = "open.onnx")]
+            struct Open { x: Tensor<f32, (Dyn,)>, y: Tensor<f32, (Dyn,)> }
+        },
         &env,
     );
     assert!(
-        compile_errors(&asked).is_empty(),
+        compile_errors(&open).is_empty(),
         "{:?}",
-        compile_errors(&asked)
+        compile_errors(&open)
     );
-    assert!(has_it(&asked));
+    assert!(!has_it(&open));
 
     // Asked for where no input's shape has the dim `rows`: an error saying so.
     let open = derive_onnx_binding(

@@ -22,7 +22,7 @@ pub(super) fn read<'a>(named: &'a syn::FieldsNamed, errors: &mut Errors) -> Vec<
                 role: attrs.role,
                 written: f.ty.clone(),
                 ty: parse_field_type(&f.ty),
-                ty_range: Range::of(&f.ty),
+                ty_range: Range::of_type(&f.ty),
             };
             let value = matches!(spec.ty, crate::check::syntax::FieldType::Value(_));
             Some(Field {

@@ -20,9 +20,9 @@
 //! - `AddIoInputs<'a, D>` / `AddIoOutputs<'a, D>`: the views `Binding::inputs()`,
 //!   `Binding::outputs()` and `Binding::split()` hand out, one field per struct field;
 //! - `AddIoDims`: one `usize` per dynamic dimension that no field type fixes (what
-//!   `Binding::set_dims` takes), with `AddIoDims::from_input_shapes` when the struct binds
-//!   at most [`FROM_INPUT_SHAPES_MAX_INPUTS`] inputs or asks for it with
-//!   `#[onnx(from_input_shapes)]`; and
+//!   `Binding::set_dims` takes), with `AddIoDims::from_input_shapes` when the shapes of
+//!   the inputs the struct binds determine every dim (`#[onnx(from_input_shapes)]` makes
+//!   it an error when they do not); and
 //!   `AddIo::allocate(&device, &dims)`, or `AddIo::allocate(&device)` when the field
 //!   types fix every dim;
 //! - `AddIo::feed_back(&mut bound)` and `AddIo::feed_<output>_into_<input>(&mut bound)`
@@ -213,13 +213,10 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
     }
 }
 
-/// Up to this many inputs, a struct's dims get `from_input_shapes` without asking: its
-/// cost grows with the inputs (a 1,000-input struct expanded about 25% slower with it).
-pub(crate) const FROM_INPUT_SHAPES_MAX_INPUTS: usize = 16;
-
-/// Whether `<Struct>Dims::from_input_shapes` is emitted: asked for with
-/// `#[onnx(from_input_shapes)]` (at `asked`), or cheap; and the inputs' shapes must
-/// determine every dim, which is an error where it was asked for.
+/// Whether `<Struct>Dims::from_input_shapes` is emitted: where the inputs' shapes
+/// determine every dim. Where `#[onnx(from_input_shapes)]` (at `asked`) asks for it and
+/// they do not, that is an error naming the dims. (Its cost per input is a few tokens of a
+/// table the runtime's `solve_dims` reads, so wide structs get it too.)
 fn emits_from_input_shapes(
     planned: &plan::Planned,
     asked: Option<proc_macro2::Span>,
@@ -241,8 +238,7 @@ fn emits_from_input_shapes(
             );
             false
         }
-        Some(_) => true,
-        None => unsolved.is_empty() && plan.inputs.len() <= FROM_INPUT_SHAPES_MAX_INPUTS,
+        Some(_) | None => unsolved.is_empty(),
     }
 }
 

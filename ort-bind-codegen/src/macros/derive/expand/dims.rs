@@ -1,5 +1,6 @@
 //! The derive's `<Struct>Dims` (the dynamic dims no field type fixes), its
-//! `from_input_shapes` (where asked for or cheap), and the expression that sizes each field.
+//! `from_input_shapes` (where the input shapes determine the dims), and the expression that
+//! sizes each field.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -66,7 +67,7 @@ pub(super) fn items(cx: &Ctx<'_, '_>) -> TokenStream {
             const _: () = {
                 use #krate::{
                     Result as __Result,
-                    __private::{AxisRule as __AxisRule, DimsSolver as __DimsSolver},
+                    __private::{AxisRule as __AxisRule, solve_dims as __solve_dims},
                 };
                 #[allow(dead_code, unreachable_pub, clippy::too_many_arguments)]
                 impl #dims_name {

@@ -2,10 +2,11 @@
 //! whose buffers swap, and `feed_back(bound)` for all of them.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::Ctx;
 use crate::check::Role;
+use crate::expand::feed_back;
 
 /// `feed_<output>_into_<input>(bound)` per pair that swaps, and `feed_back(bound)` for
 /// all of them: buffers are exchanged inside `Binding::modify`, which rebinds; no copy.
@@ -25,17 +26,8 @@ pub(super) fn methods(cx: &Ctx<'_, '_>) -> TokenStream {
     let mut names = std::collections::HashSet::new();
     let one = planned.swaps.iter().map(|&(o, i)| {
         let (of, inf) = (fields[o].ident, fields[i].ident);
-        let base = format!(
-            "feed_{}_into_{}",
-            fields[o].spec.ident, fields[i].spec.ident
-        );
-        let mut name = base.clone();
-        let mut n = 2;
-        while !names.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        let method = format_ident!("{}", name);
+        let method =
+            feed_back::method_name(&mut names, &fields[o].spec.ident, &fields[i].spec.ident);
         let doc = format!(
             " Makes output `{}` (field `{}`) of the last run the next run's input `{}` (field \
              `{}`) without copying: the two buffers are exchanged and rebound.",
@@ -57,16 +49,12 @@ pub(super) fn methods(cx: &Ctx<'_, '_>) -> TokenStream {
             let (of, inf) = (fields[o].ident, fields[i].ident);
             quote!(io.#of.swap_storage(&mut io.#inf)?;)
         });
-        let pairs: Vec<String> = planned
+        let names: Vec<(String, String)> = planned
             .swaps
             .iter()
-            .map(|&(o, i)| format!("`{}` -> `{}`", onnx(o), onnx(i)))
+            .map(|&(o, i)| (onnx(o), onnx(i)))
             .collect();
-        let doc = format!(
-            " Feeds every recurrent output of the last run back into its input ({}) without \
-             copying: buffers are exchanged, then rebound once. Allocates nothing.",
-            pairs.join(", ")
-        );
+        let doc = feed_back::feed_back_doc(names.iter().map(|(o, i)| (o.as_str(), i.as_str())));
         quote! {
             #[doc = #doc]
             pub fn feed_back(bound: &mut #krate::Binding<Self>) -> #krate::Result<()> {

@@ -36,13 +36,14 @@ pub(super) fn declared(v: &ValueInfo, role: Role) -> Option<PlannedValue> {
 /// The `ValueSpec` of model value `v`: numeric tensors through the short `__spec`
 /// helpers the derive imports (small tokens for models with thousands of values).
 fn spec(krate: &syn::Path, v: &ValueInfo, role: Role) -> TokenStream {
-    let planned = declared(v, role).expect("plan::refusals passed");
-    if !planned.form.is_tensor() {
+    let (form, elem, dims) = crate::plan::form_of(v).expect("plan::refusals passed");
+    if !form.is_tensor() {
+        let planned = declared(v, role).expect("plan::refusals passed");
         return spec_tokens(krate, &planned);
     }
-    let elem = elem_tokens(krate, planned.elem);
+    let elem = elem_tokens(krate, elem);
     let n = &v.name;
-    match &planned.dims {
+    match dims {
         Some(d) => {
             let r = d.len();
             quote!(__spec::<#elem>(#n, #r))

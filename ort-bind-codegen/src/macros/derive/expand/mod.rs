@@ -5,7 +5,8 @@
 //! - `model`: `MODEL_PATH`, `MODEL`, `allocate`;
 //! - `views`: `<Struct>Inputs` / `<Struct>Outputs`;
 //! - `io`: the `BindingIo` / `SplitIo` impls, through the emitter the module uses;
-//! - `feed_back`: the recurrent-pair methods;
+//! - `feed_back`: the recurrent-pair methods (their names and `feed_back`'s doc through
+//!   the module's helpers, [`crate::expand::feed_back`]);
 //! - `checks`: trait-bound checks for what the syntax could not settle.
 //!
 //! Fields are reached through the runtime's `Slot` trait, so a field whose type is an

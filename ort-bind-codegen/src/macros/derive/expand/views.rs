@@ -54,67 +54,58 @@ pub(super) fn needs_lifetime_bound(f: &Field<'_>) -> bool {
     matches!(view_kind(f), ViewKind::Projected | ViewKind::Value)
 }
 
-/// `(type, init expression)` of a field in the inputs (`mutable`) or outputs view.
-fn view_field(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> (TokenStream, TokenStream) {
+/// The type of a field in the inputs (`mutable`) or outputs view.
+fn view_type(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> TokenStream {
     let ty = f.ty;
-    let id = f.ident;
     match view_kind(f) {
         ViewKind::Parsed(kind) => {
             let args = &slot_args(ty).expect("checked by view_kind").args;
-            let view = match (kind, mutable) {
+            match (kind, mutable) {
                 (SlotKind::Tensor, true) => quote!(#krate::TensorMut<'__a, #args>),
                 (SlotKind::Tensor, false) => quote!(#krate::TensorRef<'__a, #args>),
                 // Read with `get()`, like every output ONNX Runtime allocates.
                 (SlotKind::Allocated, _) => quote!(#krate::OutputRef<'__a, #ty>),
-            };
-            let init = if mutable {
-                quote!(__Slot::slot_mut(&mut self.#id))
-            } else {
-                quote!(__Slot::slot_ref(&self.#id))
-            };
-            (view, init)
-        }
-        ViewKind::Projected => {
-            if mutable {
-                (
-                    quote!(<#ty as #krate::__private::Slot>::Mut<'__a>),
-                    quote!(__Slot::slot_mut(&mut self.#id)),
-                )
-            } else {
-                (
-                    quote!(<#ty as #krate::__private::Slot>::Ref<'__a>),
-                    quote!(__Slot::slot_ref(&self.#id)),
-                )
             }
         }
-        ViewKind::Plain => {
-            if mutable {
-                (quote!(&'__a mut #ty), quote!(&mut self.#id))
-            } else {
-                (quote!(&'__a #ty), quote!(&self.#id))
-            }
-        }
-        ViewKind::Absent => (
-            quote!(::core::marker::PhantomData<&'__a ()>),
-            quote!(::core::marker::PhantomData),
-        ),
+        ViewKind::Projected if mutable => quote!(<#ty as #krate::__private::Slot>::Mut<'__a>),
+        ViewKind::Projected => quote!(<#ty as #krate::__private::Slot>::Ref<'__a>),
+        ViewKind::Plain if mutable => quote!(&'__a mut #ty),
+        ViewKind::Plain => quote!(&'__a #ty),
+        ViewKind::Absent => quote!(::core::marker::PhantomData<&'__a ()>),
         ViewKind::Value => match (&f.spec.ty, mutable, f.binding.map(|b| b.role)) {
             (FieldType::Value(v), true, _) if v.slot == ValueSlot::StringTensor => {
                 let shape = string_shape(ty);
-                (
-                    quote!(#krate::StringTensorMut<'__a, #shape>),
-                    quote!(self.#id.view_mut()),
-                )
+                quote!(#krate::StringTensorMut<'__a, #shape>)
             }
             // A map, sequence or optional input: filled in place (`set_pairs`, ...); the
             // binding binds the new value before the next run (`HAS_VALUE_INPUTS`).
-            (_, true, Some(Role::Input)) => (quote!(&'__a mut #ty), quote!(&mut self.#id)),
+            (_, true, Some(Role::Input)) => quote!(&'__a mut #ty),
             // An output ONNX Runtime allocates: read with `get()`, as in generated modules.
-            (_, false, Some(Role::Output)) => (
-                quote!(#krate::OutputRef<'__a, #ty>),
-                quote!(#krate::OutputRef::new(&self.#id)),
-            ),
-            _ => (quote!(&'__a #ty), quote!(&self.#id)),
+            (_, false, Some(Role::Output)) => quote!(#krate::OutputRef<'__a, #ty>),
+            _ => quote!(&'__a #ty),
+        },
+    }
+}
+
+/// The expression that makes a field of the inputs (`mutable`) or outputs view from
+/// `self` (the same cases as [`view_type`]).
+fn view_init(krate: &syn::Path, f: &Field<'_>, mutable: bool) -> TokenStream {
+    let id = f.ident;
+    match view_kind(f) {
+        ViewKind::Parsed(_) | ViewKind::Projected if mutable => {
+            quote!(__Slot::slot_mut(&mut self.#id))
+        }
+        ViewKind::Parsed(_) | ViewKind::Projected => quote!(__Slot::slot_ref(&self.#id)),
+        ViewKind::Plain if mutable => quote!(&mut self.#id),
+        ViewKind::Plain => quote!(&self.#id),
+        ViewKind::Absent => quote!(::core::marker::PhantomData),
+        ViewKind::Value => match (&f.spec.ty, mutable, f.binding.map(|b| b.role)) {
+            (FieldType::Value(v), true, _) if v.slot == ValueSlot::StringTensor => {
+                quote!(self.#id.view_mut())
+            }
+            (_, true, Some(Role::Input)) => quote!(&mut self.#id),
+            (_, false, Some(Role::Output)) => quote!(#krate::OutputRef::new(&self.#id)),
+            _ => quote!(&self.#id),
         },
     }
 }
@@ -177,7 +168,7 @@ pub(super) fn init(cx: &Ctx<'_, '_>, mutable: bool) -> TokenStream {
     };
     let init = cx.fields.iter().filter(|f| keep(f)).map(|f| {
         let id = f.ident;
-        let (_, init) = view_field(cx.krate, f, mutable);
+        let init = view_init(cx.krate, f, mutable);
         quote!(#id: #init,)
     });
     quote!(#name { #(#init)* __marker: ::core::marker::PhantomData })
@@ -191,7 +182,7 @@ pub(super) fn structs(cx: &Ctx<'_, '_>) -> TokenStream {
     let decl = |keep: fn(&Field<'_>) -> bool, mutable: bool| {
         let decl = cx.fields.iter().filter(|f| keep(f)).map(|f| {
             let id = f.ident;
-            let (ty, _) = view_field(cx.krate, f, mutable);
+            let ty = view_type(cx.krate, f, mutable);
             let doc = field_doc(cx, f);
             quote!(#[doc = #doc] pub #id: #ty,)
         });
