@@ -40,8 +40,8 @@ edition = "2024"
 ort = { version = "=2.0.0-rc.15", default-features = false, features = ["std", "load-dynamic", "api-31", "half"] }
 TOML
 
-echo "| round | app | seconds | crates compiled | load |"
-echo "| --- | --- | ---: | ---: | ---: |"
+echo "| round | app | seconds | CPU seconds | crates compiled | load |"
+echo "| --- | --- | ---: | ---: | ---: | ---: |"
 for round in $(seq 1 "$rounds"); do
     # Alternate which goes first: the first build of a round also warms the page cache.
     order="ortapp userapp"
@@ -49,11 +49,15 @@ for round in $(seq 1 "$rounds"); do
     for app in $order; do
         rm -rf "$work/target-$app"
         start=$(date +%s.%N)
+        # CPU seconds (user + system, all of cargo's processes): less disturbed by other
+        # work on the machine than wall time.
+        cpu0=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
         (cd "$work/$app" && CARGO_TARGET_DIR="$work/target-$app" cargo build --release --offline 2>"$work/$app.log")
         end=$(date +%s.%N)
+        cpu1=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
         crates=$(grep -c Compiling "$work/$app.log")
-        printf '| %s | %s | %.1f | %s | %s |\n' "$round" "$app" "$(echo "$end - $start" | bc)" \
-            "$crates" "$(cut -d' ' -f1 /proc/loadavg)"
+        printf '| %s | %s | %.1f | %.1f | %s | %s |\n' "$round" "$app" "$(echo "$end - $start" | bc)" \
+            "$(echo "($cpu1 - $cpu0) / $(getconf CLK_TCK)" | bc -l)" "$crates" "$(cut -d' ' -f1 /proc/loadavg)"
     done
 done
 
