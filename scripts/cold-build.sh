@@ -62,10 +62,10 @@ for round in $(seq 1 "$rounds"); do
 done
 
 echo
-unwanted=$(cd "$work/userapp" && cargo tree --offline -e normal,build | grep -cE 'clap|npyz|prettyplease|prost|thiserror|zip' || true)
-echo "clap/npyz/prettyplease/prost/thiserror/zip in the ort-bind app's tree: $unwanted"
+unwanted=$(cd "$work/userapp" && cargo tree --offline -e normal,build | grep -cE 'clap|libc|memmap2|npyz|prettyplease|prost|serde|thiserror|zip' || true)
+echo "clap/libc/memmap2/npyz/prettyplease/prost/serde/thiserror/zip in the ort-bind app's tree: $unwanted"
 if [ "$unwanted" -ne 0 ]; then
-    (cd "$work/userapp" && cargo tree --offline -e normal,build | grep -E 'clap|npyz|prettyplease|prost|thiserror|zip')
+    (cd "$work/userapp" && cargo tree --offline -e normal,build | grep -E 'clap|libc|memmap2|npyz|prettyplease|prost|serde|thiserror|zip')
     exit 1
 fi
 
