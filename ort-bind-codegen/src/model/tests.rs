@@ -814,16 +814,19 @@ fn empty_bytes() {
     assert!(err.to_string().contains("nothing.onnx"));
 }
 
-#[test]
-fn random_bytes_never_panic() {
-    // xorshift, deterministic.
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
+/// A deterministic xorshift generator from `seed`.
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         state
-    };
+    }
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     let mut errors = 0;
     for round in 0..2000 {
         let len = (next() % 512) as usize + 1;
@@ -1057,13 +1060,7 @@ fn files_read_in_place_equal_bytes_decoded() {
     let mut corpus = vec![sample_bytes(), rich_bytes()];
     let sample = sample_bytes();
     corpus.extend((1..sample.len()).map(|cut| sample[..cut].to_vec()));
-    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x2545_F491_4F6C_DD1D);
     for round in 0..300 {
         let mut mutated = sample.clone();
         for _ in 0..=(round % 6) {
