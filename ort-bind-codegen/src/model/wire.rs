@@ -122,19 +122,15 @@ pub(crate) fn decode_file<M: Message, F: Read + Seek>(
     in_memory: u64,
 ) -> Result<M, WireError> {
     let mut message = M::default();
-    let mut reader = Reader {
+    Reader {
         source: Source::File {
             file,
             left: len,
             in_memory,
         },
         depth: 0,
-    };
-    if len <= in_memory {
-        let bytes = reader.read(len)?;
-        return decode(&bytes);
     }
-    reader.merge_fields(&mut message)?;
+    .merge_sized(len, 0, &mut message)?;
     Ok(message)
 }
 
@@ -174,6 +170,15 @@ impl<T: BufRead + Seek> ReadSeek for T {}
 
 fn underflow() -> WireError {
     WireError::new("buffer underflow")
+}
+
+/// Takes `n` bytes off the `left` of a message in a file, or says there are not so many.
+fn claim(left: &mut u64, n: u64) -> Result<(), WireError> {
+    if n > *left {
+        return Err(underflow());
+    }
+    *left -= n;
+    Ok(())
 }
 
 fn io_error(e: std::io::Error) -> WireError {
@@ -269,13 +274,10 @@ impl<'a> Reader<'a> {
                 Ok(Cow::Borrowed(head))
             }
             Source::File { file, left, .. } => {
-                if n > *left {
-                    return Err(underflow());
-                }
+                claim(left, n)?;
                 // Never allocated from a claimed length alone: `n` is within the file.
                 let mut bytes = vec![0u8; usize::try_from(n).map_err(|_| underflow())?];
                 file.read_exact(&mut bytes).map_err(io_error)?;
-                *left -= n;
                 Ok(Cow::Owned(bytes))
             }
         }
@@ -286,13 +288,9 @@ impl<'a> Reader<'a> {
         match &mut self.source {
             Source::Bytes(_) => self.read(n).map(drop),
             Source::File { file, left, .. } => {
-                if n > *left {
-                    return Err(underflow());
-                }
+                claim(left, n)?;
                 let offset = i64::try_from(n).map_err(|_| underflow())?;
-                file.seek_relative(offset).map_err(io_error)?;
-                *left -= n;
-                Ok(())
+                file.seek_relative(offset).map_err(io_error)
             }
         }
     }
@@ -399,8 +397,20 @@ impl<'a> Reader<'a> {
         if self.depth >= RECURSION_LIMIT {
             return Err(WireError::new(RECURSION_PROBLEM));
         }
-        let depth = self.depth + 1;
         let len = self.varint()?;
+        self.merge_sized(len, self.depth + 1, message)
+    }
+
+    /// Reads the next `len` bytes as a message at nesting `depth` into `message`. In memory,
+    /// or a message of at most `in_memory` bytes in a file: read whole and decoded from
+    /// memory. A larger one in a file (a graph, an initializer with its payload) is read in
+    /// place, so that the fields it does not declare are sought past.
+    fn merge_sized<M: Message>(
+        &mut self,
+        len: u64,
+        depth: u32,
+        message: &mut M,
+    ) -> Result<(), WireError> {
         if let Source::File {
             file,
             left,
@@ -408,12 +418,7 @@ impl<'a> Reader<'a> {
         } = &mut self.source
             && len > *in_memory
         {
-            // A large message (a graph, an initializer with its payload): read in place,
-            // so that the fields it does not declare are sought past.
-            if len > *left {
-                return Err(underflow());
-            }
-            *left -= len;
+            claim(left, len)?;
             return Reader {
                 source: Source::File {
                     file: &mut **file,
