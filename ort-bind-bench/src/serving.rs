@@ -26,6 +26,7 @@
 //! The Add and slow models are the runtime's test models
 //! (`ort-bind-runtime/tests/data/`, made by its `make_models.py`).
 
+use ort_bind_runtime::__private::InputShape as _;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
@@ -99,6 +100,9 @@ unsafe impl<const TINY: bool> BindingIo for AddIo<TINY> {
     fn store_output(&mut self, _: usize, _: OutputValue) -> ort_bind_runtime::Result<()> {
         Ok(())
     }
+    fn take_resized(&mut self) -> bool {
+        self.x.take_resized() | self.y.take_resized()
+    }
     fn inputs_mut(&mut self) -> Self::InputsMut<'_> {
         (self.x.view_mut(), self.y.view_mut())
     }
@@ -146,6 +150,9 @@ unsafe impl BindingIo for CnnIo {
     fn store_output(&mut self, _: usize, _: OutputValue) -> ort_bind_runtime::Result<()> {
         Ok(())
     }
+    fn take_resized(&mut self) -> bool {
+        self.data.take_resized()
+    }
     fn inputs_mut(&mut self) -> Self::InputsMut<'_> {
         self.data.view_mut()
     }
@@ -188,6 +195,9 @@ unsafe impl<const W: usize> BindingIo for RowsIo<W> {
     }
     fn store_output(&mut self, _: usize, _: OutputValue) -> ort_bind_runtime::Result<()> {
         Ok(())
+    }
+    fn take_resized(&mut self) -> bool {
+        self.x.take_resized()
     }
     fn inputs_mut(&mut self) -> Self::InputsMut<'_> {
         self.x.view_mut()

@@ -34,10 +34,16 @@ use crate::values::{ValueInputSlot, ValueOutputSlot};
 /// Implementors promise that no method other than [`BindingIo::set_dims`] (and code run
 /// inside [`Binding::modify`]) moves, replaces, reallocates or frees a tensor that
 /// [`BindingIo::bind`] bound: the views returned by `inputs_mut`/`outputs` may only
-/// read and write elements in place. ONNX Runtime keeps raw pointers to that memory. The
-/// one exception: when [`BindingIo::HAS_VALUE_INPUTS`] is `true`, the inputs view may
-/// replace the value inputs it hands out (maps, sequences, sequences of maps, optionals),
-/// and [`Binding`] binds everything again before the next run after each `inputs_mut`.
+/// read and write elements in place. ONNX Runtime keeps raw pointers to that memory. Two
+/// exceptions:
+/// - when [`BindingIo::HAS_VALUE_INPUTS`] is `true`, the inputs view may replace the value
+///   inputs it hands out (maps, sequences, sequences of maps, optionals), and [`Binding`]
+///   binds everything again before the next run after each `inputs_mut`;
+/// - the inputs view may give an input new dims through the view's own methods
+///   ([`TensorMut::resize`](crate::TensorMut::resize), `set`, `fill_resized`; the same on
+///   `StringTensorMut`), which may reallocate it, provided [`BindingIo::take_resized`]
+///   reports every such change: [`Binding`] asks it after each `inputs_mut` and rebinds
+///   before the next run.
 pub unsafe trait BindingIo {
     /// Input specs, in binding order (index = position). Empty for an `Io` whose values
     /// are known only at run time, which overrides [`BindingIo::names`] instead.
@@ -99,6 +105,19 @@ pub unsafe trait BindingIo {
     /// sequence or sequence of maps never filled): a run is then
     /// [`Error::MissingInput`] naming it. The default: none.
     fn missing_input(&self) -> Option<usize> {
+        None
+    }
+    /// Whether an input view gave an input new dims since the last call (see the safety
+    /// section), forgetting it. [`Binding`] asks after handing out the inputs, and before
+    /// the next run derives its dims from [`BindingIo::dims_of_inputs`], resizes everything
+    /// else to match and binds again. Generated impls ask each input; an `Io` whose views
+    /// cannot change dims returns `false`.
+    fn take_resized(&mut self) -> bool;
+    /// The dims under which the inputs have the shapes they have now (generated code:
+    /// `Dims::from_input_shapes` on them), or `None` when the input shapes do not determine
+    /// every dim (the default): an input given new dims through its view is then an error at
+    /// the next run, which names the way out, [`Binding::set_dims`].
+    fn dims_of_inputs(&self) -> Option<Result<Self::Dims>> {
         None
     }
     /// Views for filling inputs in place.
@@ -391,6 +410,10 @@ pub struct Binding<Io: BindingIo> {
     scratch: Vec<StorageKey>,
     // Full binds so far (see `Binding::binds`).
     binds: u64,
+    // The inputs were handed out since the binding last asked `take_resized`.
+    inputs_open: bool,
+    // An input view gave an input new dims, and the binding has not yet followed them.
+    resized: bool,
     io: Io,
 }
 
@@ -522,6 +545,8 @@ impl<Io: BindingIo> Binding<Io> {
             spare,
             scratch,
             binds: 0,
+            inputs_open: false,
+            resized: false,
             io,
         })
     }
@@ -663,6 +688,47 @@ impl<Io: BindingIo> Binding<Io> {
         }
     }
 
+    /// Whether an input view gave an input new dims (`resize`, `set` or `fill_resized` on
+    /// `inputs()`) that the binding has not followed yet: it follows them at the next run
+    /// (dims derived from the inputs) or [`Binding::set_dims`] (which replaces them).
+    pub fn inputs_resized(&mut self) -> bool {
+        if std::mem::take(&mut self.inputs_open) && self.io.take_resized() {
+            self.resized = true;
+        }
+        self.resized
+    }
+
+    /// After an input view gave an input new dims: the dims the inputs now have
+    /// ([`BindingIo::dims_of_inputs`]), everything else resized to them, bound again. Until
+    /// it succeeds (inputs that disagree, say) every run tries again.
+    fn follow_resized_inputs(&mut self) -> Result<()> {
+        if !self.inputs_resized() {
+            return Ok(());
+        }
+        let dims = match self.io.dims_of_inputs() {
+            Some(dims) => dims?,
+            None => {
+                return Err(Error::Dim {
+                    dim: "Dims".to_owned(),
+                    reason: "an input was given new dims through its view (`resize`, `set`, \
+                             `fill_resized`), but the shapes of this binding's inputs do not \
+                             determine all of its dims: give them with `set_dims`"
+                        .to_owned(),
+                });
+            }
+        };
+        self.resized = false;
+        if self.ready && self.dims.as_ref() == Some(&dims) {
+            // Back to the dims it is bound for: nothing to do unless a value was made anew
+            // meanwhile (a string tensor is, on every change).
+            if !(self.storage_keys() && crate::tensor::same(&self.scratch, &self.storage)) {
+                self.rebind()?;
+            }
+            return Ok(());
+        }
+        self.set_dims(&dims)
+    }
+
     /// [`Error::MissingInput`] when a value input has no value yet.
     fn check_inputs(&self) -> Result<()> {
         match self.io.missing_input() {
@@ -677,6 +743,7 @@ impl<Io: BindingIo> Binding<Io> {
     }
 
     fn run_sync(&mut self) -> Result<()> {
+        self.follow_resized_inputs()?;
         self.check_inputs()?;
         if !self.ready {
             self.rebind()?;
@@ -714,6 +781,12 @@ impl<Io: BindingIo> Binding<Io> {
     /// does nothing.
     pub fn set_dims(&mut self, dims: &Io::Dims) -> Result<()> {
         self.settle();
+        if self.inputs_resized() {
+            // An input view changed an input since the last bind: these dims replace
+            // its change, and the binding as it is may point at memory that moved.
+            self.resized = false;
+            self.ready = false;
+        }
         if self.ready && self.dims.as_ref() == Some(dims) {
             return Ok(());
         }
@@ -805,8 +878,9 @@ impl<Io: BindingIo> Binding<Io> {
         self.binds
     }
 
-    /// The dims the binding was last set to with [`Binding::set_dims`] (`None` before the
-    /// first call, and after [`Binding::modify`] or a failed change).
+    /// The dims the binding was last set to with [`Binding::set_dims`], or derived from
+    /// inputs given new dims through their views (`None` before the first change, and after
+    /// [`Binding::modify`] or a failed change).
     pub fn dims(&self) -> Option<&Io::Dims> {
         self.dims.as_ref()
     }
@@ -889,6 +963,7 @@ impl<Io: BindingIo> Binding<Io> {
     /// (which filling replaces) the next run binds everything again.
     fn open_inputs(&mut self) {
         self.settle();
+        self.inputs_open = true;
         if Io::HAS_VALUE_INPUTS {
             self.ready = false;
         }
@@ -898,6 +973,9 @@ impl<Io: BindingIo> Binding<Io> {
     /// rebinds everything before the next run.
     pub fn modify<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
         self.settle();
+        // Everything is bound again below: an input view's change is followed by that.
+        self.inputs_resized();
+        self.resized = false;
         self.ready = false;
         // `f` may change anything, dims included.
         self.dims = None;
@@ -962,6 +1040,7 @@ impl<Io: BindingIo> Binding<Io> {
     }
 
     fn start_async_inner(&mut self, waker: &Waker, timeout: Option<Duration>) -> Result<()> {
+        self.follow_resized_inputs()?;
         self.check_inputs()?;
         if !self.ready {
             self.rebind()?;

@@ -106,6 +106,7 @@ pub mod __private {
     pub use crate::binding::DEFAULT_RECENT_DIMS;
     pub use crate::dims::{AxisRule, DimsSolver, solve as solve_dims};
     pub use crate::session::ValueKind;
+    pub use crate::shape::InputShape;
     pub use crate::shape::{AcceptsFixed, HasRank};
     pub use crate::slot::{InputSlot, Slot, spec, spec_any_rank};
     pub use crate::values::ValueInputSlot;

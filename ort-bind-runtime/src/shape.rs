@@ -126,6 +126,63 @@ tuple_shape!(10; A, B, C, D, E, F, G, H, I, J);
 tuple_shape!(11; A, B, C, D, E, F, G, H, I, J, K);
 tuple_shape!(12; A, B, C, D, E, F, G, H, I, J, K, L);
 
+/// An input whose dims its view may change (`TensorMut::resize`, `fill_resized`, `set`;
+/// the same on `StringTensorMut`): generated `BindingIo` impls report
+/// such changes through `take_resized` and derive the binding's dims from `input_dims`.
+pub trait InputShape {
+    /// The input's current dims.
+    fn input_dims(&self) -> &[usize];
+    /// Whether its view gave it new dims since the last call.
+    fn take_resized(&mut self) -> bool;
+}
+
+/// The dims of a shape of `rank` with fixed `axes` (one [`Shape`]'s `RANK` and `AXES`) that
+/// hold `count` elements, when the shape has exactly one dynamic axis: that axis holds what
+/// the fixed ones leave (`fill_resized` on the input views). The dims are the first `rank`
+/// of the array (tuple shapes have rank 12 at most); an error says what is wrong. Nothing is
+/// allocated but an error.
+/// One copy for every shape type.
+pub(crate) fn dims_holding(
+    rank: Option<usize>,
+    axes: &[Option<usize>],
+    count: usize,
+) -> Result<[usize; 12], String> {
+    let problem = |problem: String| problem;
+    let shape = || {
+        let axes: Vec<String> = axes
+            .iter()
+            .map(|a| a.map_or_else(|| "?".to_owned(), |n| n.to_string()))
+            .collect();
+        format!("[{}]", axes.join(", "))
+    };
+    let free = axes.iter().filter(|a| a.is_none()).count();
+    let axis = match axes.iter().position(Option::is_none) {
+        Some(axis) if free == 1 && axes.len() <= 12 => axis,
+        _ => {
+            let has = match rank {
+                None => "its shape type leaves the rank open".to_owned(),
+                Some(_) => format!("its shape type {} has {free} dynamic axes", shape()),
+            };
+            return Err(problem(format!(
+                "`fill_resized` sizes the one dynamic axis of the shape type, and {has}: \
+                 give the dims with `set(dims, data)`"
+            )));
+        }
+    };
+    let slice: usize = axes.iter().flatten().product();
+    if slice == 0 || !count.is_multiple_of(slice) {
+        return Err(problem(format!(
+            "{count} elements do not fill whole slices of {slice} along axis {axis} of {}",
+            shape()
+        )));
+    }
+    let mut dims = [0; 12];
+    for (d, a) in dims.iter_mut().zip(axes) {
+        *d = a.unwrap_or(count / slice);
+    }
+    Ok(dims)
+}
+
 /// Number of elements of a tensor with these dims, or `None` when the product overflows.
 pub fn element_count(dims: &[usize]) -> Option<usize> {
     dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
@@ -134,6 +191,43 @@ pub fn element_count(dims: &[usize]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_dynamic_axis_is_sized_to_hold_the_elements() {
+        type Rows = (Dyn, Fix<3>);
+        assert_eq!(
+            dims_holding(Rows::RANK, Rows::AXES, 6).unwrap()[..2],
+            [2, 3]
+        );
+        type Chunk = (Fix<1>, Dyn);
+        assert_eq!(
+            dims_holding(Chunk::RANK, Chunk::AXES, 5).unwrap()[..2],
+            [1, 5]
+        );
+        assert_eq!(
+            dims_holding(Rows::RANK, Rows::AXES, 0).unwrap()[..2],
+            [0, 3]
+        );
+        let err = dims_holding(Rows::RANK, Rows::AXES, 7)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("7 elements do not fill whole slices of 3"),
+            "{err}"
+        );
+        type Two = (Dyn, Dyn);
+        let err = dims_holding(Two::RANK, Two::AXES, 4)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[?, ?] has 2 dynamic axes"), "{err}");
+        let err = dims_holding(AnyRank::RANK, AnyRank::AXES, 4).unwrap_err();
+        assert!(err.contains("leaves the rank open"), "{err}");
+        type Fixed = (Fix<2>,);
+        let err = dims_holding(Fixed::RANK, Fixed::AXES, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("has 0 dynamic axes"), "{err}");
+    }
 
     #[test]
     fn tuple_shapes_know_their_axes() {

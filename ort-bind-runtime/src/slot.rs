@@ -17,7 +17,7 @@ use crate::device::Device;
 use crate::element::Element;
 use crate::error::Result;
 use crate::session::ValueSpec;
-use crate::shape::Shape;
+use crate::shape::{InputShape, Shape};
 use crate::tensor::{AllocatedOutput, Tensor, TensorMut, TensorRef};
 use crate::values::OutputRef;
 
@@ -73,6 +73,12 @@ pub trait Slot: sealed::Sealed + Sized {
     /// Forgets the last run's value (an [`AllocatedOutput`]: [`AllocatedOutput::clear`]); a
     /// no-op for a [`Tensor`], whose memory the binding owns.
     fn clear(&mut self);
+    /// An input's current dims ([`InputShape::input_dims`]; empty for an
+    /// [`AllocatedOutput`], never an input).
+    fn slot_dims(&self) -> &[usize];
+    /// Whether an input's view gave it new dims since the last call
+    /// ([`InputShape::take_resized`]; `false` for an [`AllocatedOutput`]).
+    fn take_slot_resized(&mut self) -> bool;
 }
 
 /// A [`Slot`] that can be a model input: a [`Tensor`] the caller fills before each run.
@@ -123,6 +129,12 @@ impl<T: Element, S: Shape, D: Device> Slot for Tensor<T, S, D> {
     }
 
     fn clear(&mut self) {}
+    fn slot_dims(&self) -> &[usize] {
+        self.input_dims()
+    }
+    fn take_slot_resized(&mut self) -> bool {
+        self.take_resized()
+    }
 }
 
 impl<T: Element, S: Shape, D: Device> InputSlot for Tensor<T, S, D> {
@@ -167,6 +179,12 @@ impl<T: Element, S: Shape, D: Device> Slot for AllocatedOutput<T, S, D> {
 
     fn clear(&mut self) {
         AllocatedOutput::clear(self);
+    }
+    fn slot_dims(&self) -> &[usize] {
+        &[]
+    }
+    fn take_slot_resized(&mut self) -> bool {
+        false
     }
 }
 

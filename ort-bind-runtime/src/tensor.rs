@@ -12,7 +12,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::device::{Cpu, Device, HostDevice};
-use crate::element::{Element, Packed, onnx_type_name, storage_len};
+use crate::element::{Element, Packed, Unpacked, onnx_type_name, storage_len};
 use crate::error::{Error, Result};
 use crate::shape::{Shape, element_count};
 use crate::sys::Value;
@@ -42,6 +42,9 @@ pub struct Tensor<T: Element, S: Shape, D: Device = Cpu> {
     recent: Vec<Recent>,
     // The entry of `recent` replaced next when it is full.
     evict: usize,
+    // Resized through its view (`TensorMut::resize`) since the binding last asked
+    // (`InputShape::take_resized`): the binding derives its dims again before a run.
+    resized: bool,
     _shape: PhantomData<fn() -> S>,
 }
 
@@ -357,6 +360,7 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
             // Reserved up front: switching dims within capacity allocates nothing, ever.
             recent: Vec::with_capacity(RECENT_DIMS),
             evict: 0,
+            resized: false,
             _shape: PhantomData,
         })
     }
@@ -422,6 +426,15 @@ impl<T: Element, S: Shape, D: HostDevice> Tensor<T, S, D> {
     }
 }
 
+impl<T: Element, S: Shape, D: Device> crate::shape::InputShape for Tensor<T, S, D> {
+    fn input_dims(&self) -> &[usize] {
+        &self.dims
+    }
+    fn take_resized(&mut self) -> bool {
+        std::mem::take(&mut self.resized)
+    }
+}
+
 impl<T: Element, S: Shape> Tensor<T, S, Cpu> {
     /// Allocates a host tensor (see [`Tensor::new_in`]).
     pub fn new(name: &str, dims: &[usize]) -> Result<Self> {
@@ -475,9 +488,39 @@ impl<T: Element, S: Shape, D: Device> TensorMut<'_, T, S, D> {
     pub fn is_empty(&self) -> bool {
         self.tensor.is_empty()
     }
+
+    /// Gives this input new dims (reusing its buffer's capacity; growing it allocates once);
+    /// the elements are then unspecified until written. The binding sees the change before
+    /// its next run: it derives every dim from the shapes of its inputs (as the generated
+    /// `Dims::from_input_shapes` does), resizes the outputs to match and binds again. Set
+    /// every input that shares a dim before running: inputs that disagree make the run an
+    /// error naming the dim. Dims equal to the current ones change nothing.
+    pub fn resize(&mut self, dims: &[usize]) -> Result<()> {
+        if self.tensor.set_dims(dims)? != DimsChange::Unchanged {
+            self.tensor.resized = true;
+        }
+        Ok(())
+    }
 }
 
 impl<T: Element, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
+    /// Gives this input `dims` and copies `data` in (as many elements as `dims` holds):
+    /// [`TensorMut::resize`], then [`TensorMut::copy_from_slice`]. A wrong count is an
+    /// error before anything changes.
+    pub fn set(&mut self, dims: &[usize], data: &[T]) -> Result<()> {
+        let len = checked_len::<T, S>(self.tensor.name(), dims)?;
+        if len != data.len() {
+            return Err(Error::Length {
+                tensor: self.tensor.name().to_owned(),
+                expected: len,
+                found: data.len(),
+                dims: dims.to_vec(),
+            });
+        }
+        self.resize(dims)?;
+        self.copy_from_slice(data)
+    }
+
     /// The elements, mutable, in row-major order.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         self.tensor.as_mut_slice()
@@ -512,6 +555,23 @@ impl<T: Element, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
     /// Sets every element to `value`.
     pub fn fill(&mut self, value: T) {
         self.tensor.as_mut_slice().fill(value);
+    }
+}
+
+impl<T: Unpacked, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
+    /// Copies `data` in, sizing the one dynamic axis of the shape type to hold it: `data`
+    /// of 6 values into a `(Dyn, Fix<3>)` input makes it `[2, 3]`. The count is given once,
+    /// by `data`; see [`TensorMut::resize`] for what the binding does next. An error when
+    /// the shape type does not have exactly one `Dyn` axis, or when `data` does not fill
+    /// whole slices of the others.
+    pub fn fill_resized(&mut self, data: &[T]) -> Result<()> {
+        let dims = crate::shape::dims_holding(S::RANK, S::AXES, data.len()).map_err(|problem| {
+            Error::Value {
+                value: self.tensor.name().to_owned(),
+                problem,
+            }
+        })?;
+        self.set(&dims[..S::AXES.len()], data)
     }
 }
 

@@ -34,6 +34,28 @@ fn fill_and_check(bound: &mut Binding<AddIo>, n: usize, seed: f32) -> Result<()>
     Ok(())
 }
 
+/// An input view that gives an input new dims (here past its capacity: the buffer moves)
+/// on an `Io` that cannot derive its dims from its inputs: every run refuses, naming
+/// `set_dims`, and `set_dims` makes the binding whole again.
+#[test]
+fn an_input_resized_where_inputs_cannot_give_the_dims_waits_for_set_dims() -> Result<()> {
+    let session = add_session(1)?;
+    let mut bound = Binding::new(&session, AddIo::new(4)?)?;
+    fill_and_check(&mut bound, 4, 1.0)?;
+    bound.inputs().0.resize(&[1000])?;
+    assert!(bound.inputs_resized());
+    let err = bound.run().unwrap_err();
+    assert!(
+        err.to_string().contains("give them with `set_dims`"),
+        "{err}"
+    );
+    let err = futures_executor::block_on(bound.run_async()).unwrap_err();
+    assert!(err.to_string().contains("set_dims"), "{err}");
+    bound.set_dims(&4)?;
+    assert!(!bound.inputs_resized());
+    fill_and_check(&mut bound, 4, 2.0)
+}
+
 #[test]
 fn switching_between_recent_dims_gives_right_results() -> Result<()> {
     let session = add_session(2)?;

@@ -10,6 +10,7 @@
 //! machine with a GPU (see `scripts/gpu-check.sh`).
 #![cfg(feature = "cuda")]
 
+use ort_bind_runtime::__private::InputShape as _;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -423,6 +424,9 @@ unsafe impl<D: Device> BindingIo for AddIo<D> {
     }
     fn store_output(&mut self, _: usize, _: OutputValue) -> ort_bind_runtime::Result<()> {
         Ok(())
+    }
+    fn take_resized(&mut self) -> bool {
+        self.x.take_resized() | self.y.take_resized()
     }
     fn inputs_mut(&mut self) -> Self::InputsMut<'_> {
         (self.x.view_mut(), self.y.view_mut())

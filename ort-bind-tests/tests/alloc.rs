@@ -331,6 +331,36 @@ fn only_growth_past_capacity_allocates() -> R {
     Ok(())
 }
 
+/// Inputs sized by their data (`fill_resized`), alternating between two sizes: once both
+/// were seen, the tensors' kept values and the binding's shape buckets serve every switch.
+#[test]
+fn inputs_sized_by_their_data_allocate_nothing_once_warm() -> R {
+    let model = add::Model::load()?;
+    let mut b = model.bind(add::Dims::default())?;
+    let (three, five) = ([1.0f32; 3], [2.0f32; 5]);
+    let step = |b: &mut add::Binding, data: &[f32]| -> R {
+        b.inputs().x.fill_resized(data)?;
+        b.inputs().y.fill_resized(data)?;
+        b.run()
+    };
+    step(&mut b, &three)?;
+    step(&mut b, &five)?;
+    let mut result = Ok(());
+    let n = allocations(|| {
+        for i in 0..RUNS {
+            let data: &[f32] = if i % 2 == 0 { &three } else { &five };
+            if let Err(e) = step(&mut b, data) {
+                result = Err(e);
+            }
+        }
+    });
+    result?;
+    println!("add (n from the data, 3 and 5 alternating): {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0);
+    assert_eq!(b.outputs().sum.as_slice(), &[4.0; 5]);
+    Ok(())
+}
+
 #[test]
 fn dims_changes_with_allocated_outputs_allocate_only_to_grow() -> R {
     // `dynamic.onnx` as exported: `z` [N, 3] is allocated by ONNX Runtime.

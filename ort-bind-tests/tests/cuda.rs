@@ -24,6 +24,7 @@ mod state {
     ort_bind::include_bindings!("state");
 }
 
+use ort_bind::__private::InputShape as _;
 use std::sync::Arc;
 
 use ort_bind_tests::decoders::expected;
@@ -483,6 +484,9 @@ unsafe impl BindingIo for UserIo {
     }
     fn store_output(&mut self, _: usize, _: OutputValue) -> ort_bind::Result<()> {
         Ok(())
+    }
+    fn take_resized(&mut self) -> bool {
+        self.x.take_resized()
     }
     fn inputs_mut(&mut self) -> UserInputs<'_> {
         UserInputs {

@@ -43,6 +43,60 @@ fn add_runs_in_place() -> ort_bind::Result<()> {
     Ok(())
 }
 
+/// The data gives the size once: `fill_resized` sizes each input's one dynamic axis from its
+/// data, and the binding derives its dims (and so every output's shape) from the inputs
+/// before the next run.
+#[test]
+fn inputs_sized_by_their_data_size_the_binding() -> ort_bind::Result<()> {
+    let model = add::Model::load()?;
+    let mut binding = model.bind(add::Dims::default())?;
+    assert_eq!(binding.dims().n, 0);
+    binding.inputs().x.fill_resized(&[1.0, 2.0, 3.0])?;
+    binding.inputs().y.fill_resized(&[10.0, 20.0, 30.0])?;
+    binding.run()?;
+    assert_eq!(binding.dims().n, 3);
+    assert_eq!(binding.outputs().sum.as_slice(), &[11.0, 22.0, 33.0]);
+    // Inputs that disagree: the run is an error naming the dim, and runs nothing.
+    binding
+        .inputs()
+        .x
+        .fill_resized(&[1.0, 2.0, 3.0, 4.0, 5.0])?;
+    let err = binding.run().unwrap_err();
+    assert!(
+        matches!(&err, Error::Dim { dim, .. } if dim == "n"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("says 5"), "{err}");
+    // Fixed by giving the other input the same size.
+    binding.inputs().y.set(&[5], &[1.0; 5])?;
+    binding.run()?;
+    assert_eq!(binding.dims().n, 5);
+    assert_eq!(binding.outputs().sum.as_slice(), &[2.0, 3.0, 4.0, 5.0, 6.0]);
+    // Back to 3 (a shape bucket kept for it), then filled in place as before.
+    binding.inputs().x.fill_resized(&[0.5; 3])?;
+    binding.inputs().y.fill_resized(&[0.25; 3])?;
+    binding.run()?;
+    assert_eq!(binding.outputs().sum.as_slice(), &[0.75; 3]);
+    binding.inputs().x.fill(1.0);
+    binding.run()?;
+    assert_eq!(binding.outputs().sum.as_slice(), &[1.25; 3]);
+    // `set_dims` after a view's change replaces it.
+    binding.inputs().x.fill_resized(&[1.0; 7])?;
+    binding.set_dims(add::Dims { n: 3 })?;
+    assert_eq!(binding.inputs().x.dims(), &[3]);
+    binding.inputs().x.fill(2.0);
+    binding.run()?;
+    assert_eq!(binding.outputs().sum.as_slice(), &[2.25; 3]);
+    // A wrong count for `set` changes nothing.
+    let err = binding.inputs().x.set(&[4], &[1.0; 3]).unwrap_err();
+    assert!(
+        matches!(&err, Error::Length { tensor, .. } if tensor == "x"),
+        "{err}"
+    );
+    assert_eq!(binding.inputs().x.dims(), &[3]);
+    Ok(())
+}
+
 #[test]
 fn outputs_are_read_in_place_from_the_bound_buffer() -> ort_bind::Result<()> {
     let model = add16::Model::load()?;
@@ -358,6 +412,66 @@ fn sklearn_text_pipeline_equals_python() -> ort_bind::Result<()> {
     binding.run()?;
     assert_eq!(binding.outputs().label.get()?.len(), rows.len());
     assert_eq!(&binding.outputs().label.get()?[4], rows[4].label);
+    Ok(())
+}
+
+/// The text pipeline with the number of sentences given once, by the sentences:
+/// `fill_resized` makes the `[N, 1]` string tensor, the binding follows before the run.
+#[test]
+fn sklearn_text_rows_come_from_the_sentences() -> ort_bind::Result<()> {
+    let (rows, _) = sklearn::text_model();
+    let model = sklearn_text::Model::load()?;
+    let mut binding = model.bind(sklearn_text::Dims::default())?;
+    let sentences: Vec<&str> = rows.iter().map(|r| r.input.as_str()).collect();
+    binding.inputs().text.fill_resized(&sentences)?;
+    binding.run()?;
+    assert_eq!(binding.dims().text_dim0, rows.len());
+    let labels = binding.outputs().label.get()?.to_vec();
+    let want: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+    assert_eq!(labels, want);
+    assert_eq!(
+        binding.outputs().probabilities.get()?.dims(),
+        &[rows.len(), 3]
+    );
+    // Two sentences, then back to all of them before any run: each change is a new string
+    // tensor, and the binding binds what the inputs hold at the run.
+    binding.inputs().text.fill_resized(&sentences[..2])?;
+    binding.run()?;
+    assert_eq!(binding.outputs().label.get()?.to_vec(), want[..2]);
+    binding.inputs().text.fill_resized(&sentences[3..4])?;
+    binding.inputs().text.fill_resized(&sentences[2..4])?;
+    binding.run()?;
+    assert_eq!(binding.outputs().label.get()?.to_vec(), want[2..4]);
+    binding.inputs().text.fill_resized(&sentences[4..])?;
+    binding.run()?;
+    assert_eq!(binding.outputs().label.get()?.to_vec(), want[4..]);
+    Ok(())
+}
+
+/// A numeric input `[?, 4]` sized by its data: 4 values a row.
+#[test]
+fn sklearn_iris_rows_come_from_the_data() -> ort_bind::Result<()> {
+    let rows = sklearn::iris();
+    let model = sklearn_iris::Model::load()?;
+    let mut binding = model.bind(sklearn_iris::Dims::default())?;
+    let flat: Vec<f32> = rows.iter().flat_map(|r| r.input.iter().copied()).collect();
+    binding.inputs().float_input.fill_resized(&flat)?;
+    binding.run()?;
+    let labels = binding.outputs().output_label.get()?.to_vec();
+    let want: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+    assert_eq!(labels, want);
+    // Not whole rows: an error before anything changes.
+    let err = binding
+        .inputs()
+        .float_input
+        .fill_resized(&flat[..6])
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("6 elements do not fill whole slices of 4"),
+        "{err}"
+    );
+    assert_eq!(binding.inputs().float_input.dims(), &[rows.len(), 4]);
     Ok(())
 }
 

@@ -558,6 +558,32 @@ fn sklearn_text_through_the_derive_equals_python() -> ort_bind::Result<()> {
     Ok(())
 }
 
+/// The derive's string input sized by its sentences (`fill_resized`): the binding derives
+/// `TextDims` from its inputs before the run, and filling in place afterwards binds nothing.
+#[test]
+fn sklearn_text_through_the_derive_sized_by_the_sentences() -> ort_bind::Result<()> {
+    let (rows, _) = sklearn::text_model();
+    let session = session(Text::MODEL_PATH)?;
+    let mut bound = Binding::new(&session, Text::allocate(&Cpu, &TextDims::default())?)?;
+    let sentences: Vec<&str> = rows.iter().map(|r| r.input.as_str()).collect();
+    bound.inputs().text.fill_resized(&sentences)?;
+    assert!(bound.inputs_resized());
+    bound.run()?;
+    assert!(!bound.inputs_resized());
+    assert_eq!(
+        bound.dims(),
+        Some(&TextDims::from_input_shapes(&[rows.len(), 1])?)
+    );
+    let want: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+    assert_eq!(bound.outputs().label.get()?.to_vec(), want);
+    let binds = bound.binds();
+    bound.inputs().text.fill(&sentences)?;
+    bound.run()?;
+    assert_eq!(bound.binds(), binds, "a fill in place binds nothing");
+    assert_eq!(bound.outputs().label.get()?.to_vec(), want);
+    Ok(())
+}
+
 /// Optionals through the derive (`ort-bind-runtime/tests/data/optionals.onnx`): an
 /// optional input, optional tensor and sequence outputs, read only through `get()`.
 #[derive(OnnxBinding)]

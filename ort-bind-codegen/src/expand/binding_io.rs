@@ -113,6 +113,9 @@ pub(crate) struct BindingImpl<'a> {
     /// Emit `rebind_allocated` (bind only the outputs ONNX Runtime allocates); without it
     /// the runtime binds everything again.
     pub rebind_allocated: bool,
+    /// `dims_of_inputs`'s `Result<Dims>` (see [`crate::expand::dims::of_inputs`]), where the
+    /// input shapes determine every dim.
+    pub dims_of_inputs: Option<TokenStream>,
 }
 
 /// The statements resizing each value that has a dims expression to it.
@@ -271,6 +274,43 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         )
     });
 
+    // Inputs whose views may give them new dims (numeric and string tensors, sized by
+    // the binding): the binding asks them after `inputs()`.
+    // The derive's fields go through `Slot` as its views do, so a field that is no tensor
+    // adds no error of its own (rustc reports the same unmet bound once).
+    let resizable: Vec<TokenStream> = values
+        .iter()
+        .filter(|v| v.input && v.dims.is_some())
+        .filter_map(|v| {
+            let f = &v.field;
+            match v.slot {
+                SlotRecipe::Tensor | SlotRecipe::Value => Some(quote!(self.#f.take_resized())),
+                SlotRecipe::Slot(_) => Some(quote!(__Slot::take_slot_resized(&mut self.#f))),
+                _ => None,
+            }
+        })
+        .collect();
+    let method_syntax = values.iter().any(|v| {
+        v.input && v.dims.is_some() && matches!(v.slot, SlotRecipe::Tensor | SlotRecipe::Value)
+    });
+    let take_resized = if resizable.is_empty() {
+        quote!(false)
+    } else {
+        let import = method_syntax.then(|| quote!(use #rt::__private::InputShape as _;));
+        // `|`, not `||`: each input forgets its change.
+        quote! {
+            #import
+            #(#resizable)|*
+        }
+    };
+    let dims_of_inputs = b.dims_of_inputs.as_ref().map(|call| {
+        quote! {
+            fn dims_of_inputs(&self) -> ::core::option::Option<#rt::Result<#dims>> {
+                #call
+            }
+        }
+    });
+
     let resize = resize(values);
     let set_dims = match &b.set_dims {
         SetDims::Direct => quote! {
@@ -311,8 +351,10 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         // SAFETY: only `set_dims` (and closures run by `Binding::modify`, which rebinds
         // afterwards) change a bound value's storage; the views read and write elements in
         // place only, but for value inputs (`HAS_VALUE_INPUTS`, which makes `Binding` rebind
-        // after handing the views out). Every field is a runtime tensor or value type (the derive reaches its
-        // fields through `Slot`, which only those implement).
+        // after handing the views out) and inputs given new dims through their views, which
+        // `take_resized` reports for every tensor input the views hand out. Every field is a
+        // runtime tensor or value type (the derive reaches its fields through `Slot`, which
+        // only those implement).
         #derived
         unsafe impl #impl_generics #rt::BindingIo for #self_ty #where_clause {
             const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
@@ -342,6 +384,12 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             #clear_allocated
 
             #value_inputs_items
+
+            fn take_resized(&mut self) -> bool {
+                #take_resized
+            }
+
+            #dims_of_inputs
 
             fn inputs_mut(&mut self) -> #inputs #args_anon {
                 #inputs_mut

@@ -9,7 +9,7 @@ use quote::quote;
 
 use super::tokens::type_doc;
 use crate::ident::to_ident;
-use crate::plan::{AxisSize, DimSource, Plan, Storage};
+use crate::plan::{AxisSize, DimSource, Plan, PlannedValue, Storage};
 
 /// What a dims field stands for, in words (`Symbolic dimension `batch``).
 pub(crate) fn dim_what(source: &DimSource) -> String {
@@ -219,4 +219,28 @@ pub(crate) fn from_input_shapes(
             ::core::result::Result::Ok(#name { #(#init)* })
         }
     }
+}
+
+/// `dims_of_inputs`'s body: `Some(<dims>::from_input_shapes(..))` on each sized input's
+/// dims as they are now, `arg` giving the expression for each (`None` when a field is
+/// missing or does not hold a sized input: then there is no body). With `import`, the
+/// runtime's `InputShape` (imported by `rt`) is brought in for `arg`s in method syntax.
+pub(crate) fn of_inputs(
+    plan: &Plan,
+    rt: &syn::Path,
+    dims: &TokenStream,
+    import: bool,
+    arg: impl Fn(&PlannedValue) -> Option<TokenStream>,
+) -> Option<TokenStream> {
+    let args: Vec<TokenStream> = plan
+        .inputs
+        .iter()
+        .filter(|v| v.form.is_sized())
+        .map(arg)
+        .collect::<Option<_>>()?;
+    let import = (import && !args.is_empty()).then(|| quote!(use #rt::__private::InputShape as _;));
+    Some(quote! {
+        #import
+        ::core::option::Option::Some(#dims::from_input_shapes(#(#args),*))
+    })
 }

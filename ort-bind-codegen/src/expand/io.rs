@@ -190,6 +190,17 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
             assign: dims_assign.collect(),
         },
         rebind_allocated: true,
+        // Where the inputs' shapes determine every dim (the function exists either way).
+        dims_of_inputs: super::dims::unsolved_from_inputs(plan)
+            .next()
+            .is_none()
+            .then(|| {
+                super::dims::of_inputs(plan, rt, &quote!(Dims), true, |v| {
+                    let f = in_field(v);
+                    Some(quote!(self.#f.input_dims()))
+                })
+            })
+            .flatten(),
     });
     quote! {
         #io

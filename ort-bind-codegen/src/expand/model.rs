@@ -208,15 +208,18 @@ pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
             /// Resizes the bound tensors for new dims: the same dims do nothing; dims whose
             /// tensors fit the capacity they have change only the shapes ONNX Runtime sees
             /// (no allocation); a tensor that must grow allocates once, and keeps that
-            /// capacity when it shrinks again. Either way every buffer is rebound.
+            /// capacity when it shrinks again. Either way every buffer is rebound. (An
+            /// input's `fill_resized` or `set` changes the dims too, from the data: the
+            /// binding derives them from its inputs before the next run.)
             pub fn set_dims(&mut self, dims: Dims) -> #rt::Result<()> {
-                if dims == *self.dims() {
+                if dims == *self.dims() && !self.inner.inputs_resized() {
                     return ::core::result::Result::Ok(());
                 }
                 self.inner.set_dims(&dims)
             }
 
-            /// The dims the tensors are sized for.
+            /// The dims the tensors are sized for (after an input's `fill_resized` or
+            /// `set`, the dims derived from the inputs once the next run begins).
             pub fn dims(&self) -> &Dims {
                 &self.inner.io().dims
             }

@@ -402,6 +402,11 @@ unsafe impl BindingIo for DynamicIo {
         }
     }
 
+    /// Its inputs view copies in place only (`copy_in`): dims change through `set_dims`.
+    fn take_resized(&mut self) -> bool {
+        false
+    }
+
     fn inputs_mut(&mut self) -> DynInputsMut<'_> {
         DynInputsMut { io: self }
     }

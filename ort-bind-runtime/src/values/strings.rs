@@ -322,6 +322,8 @@ pub struct StringTensor<S: Shape = AnyRank> {
     host: Strings,
     value: Value,
     scratch: Vec<i64>,
+    // Given new dims through its view since the binding last asked (see `Tensor`'s).
+    resized: bool,
     _shape: PhantomData<fn() -> S>,
 }
 
@@ -361,6 +363,7 @@ impl<S: Shape> StringTensor<S> {
             host: strings,
             value,
             scratch,
+            resized: false,
             _shape: PhantomData,
         })
     }
@@ -412,17 +415,17 @@ impl<S: Shape> StringTensor<S> {
             return Ok(false);
         }
         check_shape::<S>(&self.name, dims)?;
-        let mut host = std::mem::take(&mut self.host);
-        if let Err(e) = host.set(dims, items) {
-            self.host = host;
-            return Err(rename(e, &self.name));
-        }
+        // The new tensor first: an error before `host.set` leaves both as they were.
         dims_i64(&self.name, dims, &mut self.scratch)?;
         let mut value = Value::new_owned_tensor(&self.scratch, STRING)?;
-        let stored = host.store(&mut value);
-        self.host = host;
-        stored?;
+        self.host
+            .set(dims, items)
+            .map_err(|e| rename(e, &self.name))?;
+        // From here the dims are the new ones: the value goes with them even when ONNX
+        // Runtime fails to take a string (the error says so; the dims stay consistent).
+        let stored = self.host.store(&mut value);
         self.value = value;
+        stored?;
         Ok(true)
     }
 }
@@ -460,8 +463,9 @@ impl<S: Shape> StringTensor<S> {
 
 /// A bound string tensor input, to fill in place before a run: the strings are written
 /// into ONNX Runtime's own tensor (a copy per string, into buffers ONNX Runtime reuses),
-/// which stays bound. The number of strings is fixed here; the dims change through the
-/// binding's `set_dims`, which makes and binds a new tensor.
+/// which stays bound. [`StringTensorMut::fill`] keeps the number of strings;
+/// [`StringTensorMut::fill_resized`] and [`StringTensorMut::set`] change it, and the binding
+/// then derives its dims from its inputs before the next run.
 pub struct StringTensorMut<'a, S: Shape = AnyRank> {
     tensor: &'a mut StringTensor<S>,
 }
@@ -503,6 +507,33 @@ impl<S: Shape> StringTensorMut<'_, S> {
     pub fn fill<I: AsRef<str>>(&mut self, items: &[I]) -> Result<()> {
         self.tensor.fill(items)
     }
+
+    /// Writes `items`, sizing the one dynamic axis of the shape type to hold them: three
+    /// sentences into a `(Dyn, Fix<1>)` input make it `[3, 1]`. The count is given once, by
+    /// `items`. Other dims than the current ones make a new ONNX Runtime tensor; the binding
+    /// sees it before its next run, derives every dim from the shapes of its inputs (as the
+    /// generated `Dims::from_input_shapes` does), resizes the outputs and binds again. An
+    /// error when the shape type does not have exactly one `Dyn` axis.
+    pub fn fill_resized<I: AsRef<str>>(&mut self, items: &[I]) -> Result<()> {
+        let dims =
+            crate::shape::dims_holding(S::RANK, S::AXES, items.len()).map_err(|problem| {
+                Error::Value {
+                    value: self.name().to_owned(),
+                    problem,
+                }
+            })?;
+        self.set(&dims[..S::AXES.len()], items)
+    }
+
+    /// Gives this input `dims` and writes `items` (as many as `dims` holds); see
+    /// [`StringTensorMut::fill_resized`] for what the binding does next. A wrong count is an
+    /// error that changes nothing.
+    pub fn set<I: AsRef<str>>(&mut self, dims: &[usize], items: &[I]) -> Result<()> {
+        if self.tensor.set(dims, items)? {
+            self.tensor.resized = true;
+        }
+        Ok(())
+    }
 }
 
 fn rename(e: Error, name: &str) -> Error {
@@ -532,6 +563,15 @@ fn check_shape<S: Shape>(name: &str, dims: &[usize]) -> Result<()> {
         found: dims.to_vec(),
         reason,
     })
+}
+
+impl<S: Shape> crate::shape::InputShape for StringTensor<S> {
+    fn input_dims(&self) -> &[usize] {
+        self.host.dims()
+    }
+    fn take_resized(&mut self) -> bool {
+        std::mem::take(&mut self.resized)
+    }
 }
 
 impl<S: Shape> sealed::Sealed for StringTensor<S> {}

@@ -4,6 +4,7 @@
 
 pub mod values;
 
+use ort_bind_runtime::__private::InputShape as _;
 use std::path::PathBuf;
 
 use ort_bind_runtime::{
@@ -37,7 +38,8 @@ impl AddIo {
 }
 
 // SAFETY: storage changes only in `set_dims` (through `Tensor::set_dims`); views are
-// `view()`/`view_mut()`, which read and write elements in place.
+// `view()`/`view_mut()`, which read and write elements in place, or resize an input and
+// say so to `take_resized`.
 unsafe impl BindingIo for AddIo {
     const INPUTS: &'static [ValueSpec] = &[
         ValueSpec::of::<f32>("x", Some(1)),
@@ -62,6 +64,9 @@ unsafe impl BindingIo for AddIo {
     }
     fn store_output(&mut self, _: usize, _: OutputValue) -> Result<()> {
         Ok(())
+    }
+    fn take_resized(&mut self) -> bool {
+        self.x.take_resized() | self.y.take_resized()
     }
     fn inputs_mut(&mut self) -> Self::InputsMut<'_> {
         (self.x.view_mut(), self.y.view_mut())
@@ -126,6 +131,9 @@ unsafe impl BindingIo for AffineIo {
             _ => Ok(()),
         }
     }
+    fn take_resized(&mut self) -> bool {
+        self.x.take_resized()
+    }
     fn inputs_mut(&mut self) -> Self::InputsMut<'_> {
         self.x.view_mut()
     }
@@ -178,6 +186,9 @@ unsafe impl BindingIo for SlowIo {
     }
     fn store_output(&mut self, _: usize, _: OutputValue) -> Result<()> {
         Ok(())
+    }
+    fn take_resized(&mut self) -> bool {
+        self.x.take_resized()
     }
     fn inputs_mut(&mut self) -> Self::InputsMut<'_> {
         self.x.view_mut()

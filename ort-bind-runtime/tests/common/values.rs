@@ -56,6 +56,9 @@ unsafe impl BindingIo for StringsIo {
         self.joined.clear();
         self.lengths.clear();
     }
+    fn take_resized(&mut self) -> bool {
+        false // the inputs view is `()`
+    }
     fn inputs_mut(&mut self) {}
     fn outputs(&self) -> &StringsIo {
         self
@@ -136,6 +139,9 @@ unsafe impl BindingIo for SeqIo {
         self.echo.clear();
         self.words.clear();
     }
+    fn take_resized(&mut self) -> bool {
+        false // the inputs view is `()`
+    }
     fn inputs_mut(&mut self) {}
     fn outputs(&self) -> &SeqIo {
         self
@@ -209,6 +215,9 @@ unsafe impl BindingIo for EmptiesIo {
         self.t_echo.clear();
         self.made.clear();
     }
+    fn take_resized(&mut self) -> bool {
+        false // the inputs view is `()`
+    }
     fn inputs_mut(&mut self) {}
     fn outputs(&self) -> &EmptiesIo {
         self
@@ -268,6 +277,9 @@ unsafe impl BindingIo for MapsIo {
         self.dense.clear();
         self.m_out.clear();
     }
+    fn take_resized(&mut self) -> bool {
+        false // the inputs view is `()`
+    }
     fn inputs_mut(&mut self) {}
     fn outputs(&self) -> &MapsIo {
         self
@@ -326,6 +338,9 @@ unsafe impl BindingIo for OptIo {
         self.none.clear();
         self.some_seq.clear();
         self.has.clear();
+    }
+    fn take_resized(&mut self) -> bool {
+        false // the inputs view is `()`
     }
     fn inputs_mut(&mut self) {}
     fn outputs(&self) -> &OptIo {

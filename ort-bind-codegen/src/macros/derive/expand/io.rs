@@ -91,6 +91,29 @@ fn recipes(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> Vec<FieldRecipe> {
     inputs.into_iter().chain(outputs).collect()
 }
 
+/// `dims_of_inputs`'s body, when a field sized by the binding holds every sized input of
+/// the plan (else a field is missing or mistyped, already an error). Through `Slot` as the
+/// views do, so a field that is no tensor adds no error of its own.
+fn dims_of_inputs(
+    cx: &Ctx<'_, '_>,
+    plan: &crate::plan::Plan,
+    values: &[FieldRecipe],
+) -> Option<TokenStream> {
+    let (krate, dims_name) = (cx.krate, &cx.dims_name);
+    crate::expand::dims::of_inputs(plan, krate, &quote!(#dims_name), false, |v| {
+        let f = crate::ident::to_ident(&v.field);
+        let r = values
+            .iter()
+            .find(|r| r.input && r.dims.is_some() && r.field == f)?;
+        Some(match r.slot {
+            SlotRecipe::Slot(_) => {
+                quote!(__Slot::slot_dims(&self.#f))
+            }
+            _ => quote!(#krate::__private::InputShape::input_dims(&self.#f)),
+        })
+    })
+}
+
 /// The impls, for fields sized by `dims` (per field, as [`super::dims::per_field`]).
 pub(super) fn impls(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = cx.input.generics.split_for_impl();
@@ -146,5 +169,9 @@ pub(super) fn impls(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenStre
         // The struct keeps no dims to go back to.
         set_dims: SetDims::Direct,
         rebind_allocated: false,
+        dims_of_inputs: cx
+            .planned
+            .filter(|_| cx.from_input_shapes)
+            .and_then(|p| dims_of_inputs(cx, &p.plan.plan, &values)),
     })
 }
