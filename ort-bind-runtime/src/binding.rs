@@ -371,7 +371,18 @@ fn c_names(names: &mut dyn Iterator<Item = &str>) -> Result<Vec<CString>> {
 /// allows concurrent runs on a session, each with its own binding); a [`Pool`](crate::Pool)
 /// shares bindings between request handlers.
 pub struct Binding<Io: BindingIo> {
-    // Declared first: dropped before the tensors it points at.
+    // Declared first: its ONNX Runtime binding is dropped before the tensors it points at.
+    core: Core,
+    // The dims `io` was last set to through `set_dims` (`None`: unknown).
+    dims: Option<Io::Dims>,
+    // Shape buckets: the dims of the bindings `core.recent` keeps, in the same order.
+    recent: Vec<Io::Dims>,
+    io: Io,
+}
+
+/// Everything a [`Binding`] holds that does not depend on its `Io`: one type (and one copy
+/// of the code that makes and moves it) for every binding type.
+struct Core {
     io_binding: IoBinding,
     input_names: Vec<CString>,
     output_names: Vec<CString>,
@@ -397,13 +408,11 @@ pub struct Binding<Io: BindingIo> {
     // An asynchronous run was started and its result not yet collected (its future is
     // still alive, or was leaked): everything waits for it first (`settle`).
     in_flight: Option<InFlight>,
-    // The dims `io` was last set to through `set_dims` (`None`: unknown), and the memory
-    // each tensor bound in `io_binding` views.
-    dims: Option<Io::Dims>,
+    // The memory each tensor bound in `io_binding` views.
     storage: Vec<StorageKey>,
-    // Shape buckets: bindings of recently used dims, each still bound to the values of
-    // its dims, oldest first; at most `keep_dims`.
-    recent: Vec<Bucket<Io::Dims>>,
+    // Shape buckets: bindings of recently used dims (`Binding::recent` holds the dims),
+    // each still bound to the values of its dims, oldest first; at most `keep_dims`.
+    recent: Vec<Bucket>,
     keep_dims: usize,
     // Arrays for buckets to come, reserved up front so that no switch allocates.
     spare: Vec<(Vec<StorageKey>, Box<RunArgs>)>,
@@ -414,42 +423,143 @@ pub struct Binding<Io: BindingIo> {
     inputs_open: bool,
     // An input view gave an input new dims, and the binding has not yet followed them.
     resized: bool,
-    io: Io,
 }
 
-/// The parts of a new [`Binding`] that do not depend on its `Io`, made by one function that
-/// every binding type shares (instead of a copy per generated struct).
-struct Unbound {
-    io_binding: IoBinding,
-    input_names: Vec<CString>,
-    output_names: Vec<CString>,
-    control: Arc<RunControl>,
-    args: Box<RunArgs>,
-    storage: Vec<StorageKey>,
-    spare: Vec<(Vec<StorageKey>, Box<RunArgs>)>,
-    scratch: Vec<StorageKey>,
-}
-
-impl Unbound {
-    fn new(session: &Session, names: IoNames) -> Result<Unbound> {
+impl Core {
+    fn new(session: &Session, names: IoNames) -> Result<Core> {
         let IoNames { inputs, outputs } = names;
         let (n_in, n_out) = (inputs.len(), outputs.len());
-        // SAFETY: the session pointer is live (borrowed for this call), and the `Binding` these
-        // parts go into holds a counted reference to the session (`session` field) for as
+        // SAFETY: the session pointer is live (borrowed for this call), and the `Core` this
+        // binding goes into holds a counted reference to the session (`session` field) for as
         // long as it exists; on an error here the IO binding is released while still borrowed.
         let io_binding = unsafe { IoBinding::new(session.raw())? };
-        Ok(Unbound {
+        Ok(Core {
             io_binding,
             input_names: inputs,
             output_names: outputs,
-            control: Arc::new(RunControl::new(session)?),
+            session: session.clone(),
+            ready: false,
+            allocated_fresh: false,
+            async_run: false,
             args: Box::new(RunArgs::with_capacity(n_in, n_out)),
+            async_blocker: None,
+            control: Arc::new(RunControl::new(session)?),
+            completion: Arc::new(Completion::default()),
+            in_flight: None,
             storage: Vec::with_capacity(n_in + n_out),
+            recent: Vec::with_capacity(DEFAULT_RECENT_DIMS),
+            keep_dims: DEFAULT_RECENT_DIMS,
             spare: (0..DEFAULT_RECENT_DIMS)
                 .map(|_| parts(n_in, n_out))
                 .collect(),
             scratch: Vec::with_capacity(n_in + n_out),
+            binds: 0,
+            inputs_open: false,
+            resized: false,
         })
+    }
+
+    /// Arrays for one binding of this binding's values.
+    fn parts(&self) -> (Vec<StorageKey>, Box<RunArgs>) {
+        parts(self.input_names.len(), self.output_names.len())
+    }
+
+    /// Whether bucket `hit` is bound to the values the tensors have now (their keys, just
+    /// collected into `scratch`, are the bucket's).
+    fn bucket_current(&self, hit: usize) -> bool {
+        crate::tensor::same(&self.scratch, &self.recent[hit].storage)
+    }
+
+    /// Makes bucket `hit` the current binding: with `keep`, the current one takes its
+    /// place; without, the bucket leaves `recent` and the current one's arrays go spare.
+    fn use_bucket(&mut self, hit: usize, keep: bool) {
+        let bucket = &mut self.recent[hit];
+        std::mem::swap(&mut self.io_binding, &mut bucket.io_binding);
+        std::mem::swap(&mut self.storage, &mut bucket.storage);
+        std::mem::swap(&mut self.args, &mut bucket.args);
+        if !keep {
+            let old = self.recent.swap_remove(hit);
+            self.spare.push((old.storage, old.args));
+        }
+        self.ready = true;
+        // The newly current binding may hold values ONNX Runtime allocated in its last
+        // run: bind those outputs afresh before the next run.
+        self.allocated_fresh = false;
+    }
+
+    /// Keeps the current binding as the newest bucket, replacing it with `stale` (a bucket
+    /// whose values changed since), the oldest bucket when `recent` is full, or a new one;
+    /// `true` when the oldest bucket was taken (its dims must leave too).
+    fn shelve_current(&mut self, stale: Option<Bucket>) -> Result<bool> {
+        let mut evicted = false;
+        let fresh = match stale {
+            Some(b) => b,
+            None if self.recent.len() >= self.keep_dims => {
+                evicted = true;
+                self.recent.remove(0)
+            }
+            None => {
+                let (storage, args) = match self.spare.pop() {
+                    Some(parts) => parts,
+                    None => self.parts(),
+                };
+                Bucket {
+                    // SAFETY: the session pointer is live and `Core` holds a counted
+                    // reference to the session for as long as this binding (kept in
+                    // `recent` or current) exists.
+                    io_binding: unsafe { IoBinding::new(self.session.raw())? },
+                    storage,
+                    args,
+                }
+            }
+        };
+        self.recent.push(Bucket {
+            io_binding: std::mem::replace(&mut self.io_binding, fresh.io_binding),
+            storage: std::mem::replace(&mut self.storage, fresh.storage),
+            args: std::mem::replace(&mut self.args, fresh.args),
+        });
+        Ok(evicted)
+    }
+
+    /// Keeps at most `n` buckets (dropping the oldest; their arrays go spare), and reserves
+    /// the arrays `n` buckets need so that no later switch allocates.
+    fn keep_buckets(&mut self, n: usize) {
+        self.keep_dims = n;
+        if self.recent.len() > n {
+            let excess = self.recent.len() - n;
+            for bucket in self.recent.drain(..excess) {
+                self.spare.push((bucket.storage, bucket.args));
+            }
+        }
+        self.recent.reserve(n);
+        while self.recent.len() + self.spare.len() < n {
+            let parts = self.parts();
+            self.spare.push(parts);
+        }
+    }
+
+    /// [`Error::MissingInput`] naming input `index`.
+    #[cold]
+    fn missing_input(&self, index: usize) -> Error {
+        Error::MissingInput {
+            input: self
+                .input_names
+                .get(index)
+                .map_or_else(|| format!("#{index}"), |n| n.to_string_lossy().into_owned()),
+        }
+    }
+
+    /// The error of a run after an input view gave an input new dims that the binding
+    /// cannot derive its dims from.
+    #[cold]
+    fn dims_not_derivable() -> Error {
+        Error::Dim {
+            dim: "Dims".to_owned(),
+            reason: "an input was given new dims through its view (`resize`, `set`, \
+                     `fill_resized`), but the shapes of this binding's inputs do not \
+                     determine all of its dims: give them with `set_dims`"
+                .to_owned(),
+        }
     }
 }
 
@@ -461,10 +571,10 @@ fn parts(inputs: usize, outputs: usize) -> (Vec<StorageKey>, Box<RunArgs>) {
     )
 }
 
-/// A binding made for `dims` earlier, kept for switching back (see [`Binding::set_dims`]).
+/// A binding made for other dims earlier, kept for switching back (see
+/// [`Binding::set_dims`]; its dims are in [`Binding`]'s `recent`, at the same index).
 #[derive(Debug)]
-struct Bucket<Dims> {
-    dims: Dims,
+struct Bucket {
     io_binding: IoBinding,
     storage: Vec<StorageKey>,
     args: Box<RunArgs>,
@@ -497,9 +607,9 @@ enum AsyncPath {
 impl<Io: BindingIo> std::fmt::Debug for Binding<Io> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Binding")
-            .field("inputs", &self.input_names)
-            .field("outputs", &self.output_names)
-            .field("ready", &self.ready)
+            .field("inputs", &self.core.input_names)
+            .field("outputs", &self.core.output_names)
+            .field("ready", &self.core.ready)
             .finish_non_exhaustive()
     }
 }
@@ -515,79 +625,52 @@ impl<Io: BindingIo> Binding<Io> {
     /// [`Binding::new`] without the first bind: the first run (or [`Binding::set_dims`]) binds.
     /// For an `Io` whose values are set one by one after it is made (the dynamic route's).
     pub(crate) fn new_unbound(session: &Session, io: Io) -> Result<Self> {
-        let Unbound {
-            io_binding,
-            input_names,
-            output_names,
-            control,
-            args,
-            storage,
-            spare,
-            scratch,
-        } = Unbound::new(session, io.names(session)?)?;
         Ok(Binding {
-            io_binding,
-            input_names,
-            output_names,
-            session: session.clone(),
-            ready: false,
-            allocated_fresh: false,
-            async_run: false,
-            args,
-            async_blocker: None,
-            control,
-            completion: Arc::new(Completion::default()),
-            in_flight: None,
+            core: Core::new(session, io.names(session)?)?,
             dims: None,
-            storage,
             recent: Vec::with_capacity(DEFAULT_RECENT_DIMS),
-            keep_dims: DEFAULT_RECENT_DIMS,
-            spare,
-            scratch,
-            binds: 0,
-            inputs_open: false,
-            resized: false,
             io,
         })
     }
 
     fn rebind(&mut self) -> Result<()> {
-        self.ready = false;
-        self.binds += 1;
-        self.args.clear();
-        self.storage.clear();
+        self.core.ready = false;
+        self.core.binds += 1;
+        self.core.args.clear();
+        self.core.storage.clear();
         // An input this bind leaves out (an optional made absent, a value input emptied)
         // must not stay bound to the value an earlier bind gave it.
-        self.io_binding.clear_inputs();
+        self.core.io_binding.clear_inputs();
         let mut binder = Binder {
-            io: Some(&mut self.io_binding),
-            input_names: &self.input_names,
-            output_names: &self.output_names,
-            session: &self.session,
-            args: &mut self.args,
-            storage: Some(&mut self.storage),
+            io: Some(&mut self.core.io_binding),
+            input_names: &self.core.input_names,
+            output_names: &self.core.output_names,
+            session: &self.core.session,
+            args: &mut self.core.args,
+            storage: Some(&mut self.core.storage),
             keys_only: false,
             host_memory: false,
             async_blocker: None,
             _io: PhantomData,
         };
         self.io.bind(&mut binder)?;
-        self.async_blocker = binder.async_blocker;
+        self.core.async_blocker = binder.async_blocker;
         // Host memory bound to a device session is copied by ONNX Runtime during the run; the
         // run must finish those copies before the host may touch the memory again.
-        self.async_run = !binder.host_memory && self.session.async_run_options().is_some();
-        self.ready = true;
-        self.allocated_fresh = true;
+        self.core.async_run =
+            !binder.host_memory && self.core.session.async_run_options().is_some();
+        self.core.ready = true;
+        self.core.allocated_fresh = true;
         Ok(())
     }
 
     fn rebind_allocated(&mut self) -> Result<()> {
         let mut binder = Binder {
-            io: Some(&mut self.io_binding),
-            input_names: &self.input_names,
-            output_names: &self.output_names,
-            session: &self.session,
-            args: &mut self.args,
+            io: Some(&mut self.core.io_binding),
+            input_names: &self.core.input_names,
+            output_names: &self.core.output_names,
+            session: &self.core.session,
+            args: &mut self.core.args,
             storage: None,
             keys_only: false,
             host_memory: false,
@@ -595,10 +678,10 @@ impl<Io: BindingIo> Binding<Io> {
             _io: PhantomData,
         };
         if let Err(e) = self.io.rebind_allocated(&mut binder) {
-            self.ready = false;
+            self.core.ready = false;
             return Err(e);
         }
-        self.allocated_fresh = true;
+        self.core.allocated_fresh = true;
         Ok(())
     }
 
@@ -625,8 +708,8 @@ impl<Io: BindingIo> Binding<Io> {
     pub fn run_with_timeout(&mut self, timeout: Duration) -> Result<()> {
         self.settle();
         // The timeout is for this run only: it names the run's epoch.
-        if let Err(e) = deadline::schedule(&self.control, self.control.epoch(), timeout) {
-            self.control.close();
+        if let Err(e) = deadline::schedule(&self.core.control, self.core.control.epoch(), timeout) {
+            self.core.control.close();
             return Err(e);
         }
         self.run_inner()
@@ -641,7 +724,7 @@ impl<Io: BindingIo> Binding<Io> {
     /// binding waits for it before its next use anyway), so the handle is for the next run.
     pub fn terminator(&self) -> Terminator {
         self.abandon_leaked();
-        Terminator::new(Arc::clone(&self.control))
+        Terminator::new(Arc::clone(&self.core.control))
     }
 
     /// Ends every stop and timeout taken for this binding's runs so far (a [`Pool`]
@@ -650,7 +733,7 @@ impl<Io: BindingIo> Binding<Io> {
     /// [`Pool`]: crate::Pool
     pub(crate) fn end_stops(&self) {
         if !self.abandon_leaked() {
-            self.control.close();
+            self.core.control.close();
         }
     }
 
@@ -658,21 +741,21 @@ impl<Io: BindingIo> Binding<Io> {
     /// for it: [`Binding::settle`] (the binding's next use, or its drop) waits.
     pub(crate) fn abandon_in_flight(&mut self) {
         self.abandon_leaked();
-        self.completion.forget_waker();
+        self.core.completion.forget_waker();
     }
 
     /// Whether an asynchronous run (of a dropped or leaked future) still uses the buffers,
     /// so that the binding's next use would wait for it.
     pub(crate) fn busy(&self) -> bool {
-        self.in_flight.is_some() && self.completion.running()
+        self.core.in_flight.is_some() && self.core.completion.running()
     }
 
     /// Stops an asynchronous run still in flight whose future was leaked, and ends its
     /// epoch; `true` when there was one.
     fn abandon_leaked(&self) -> bool {
-        match self.in_flight {
-            Some(InFlight { epoch, .. }) if self.control.epoch() == epoch => {
-                self.control.abandon();
+        match self.core.in_flight {
+            Some(InFlight { epoch, .. }) if self.core.control.epoch() == epoch => {
+                self.core.control.abandon();
                 true
             }
             _ => false,
@@ -681,7 +764,7 @@ impl<Io: BindingIo> Binding<Io> {
 
     fn run_inner(&mut self) -> Result<()> {
         let result = self.run_sync();
-        let reason = self.control.close();
+        let reason = self.core.control.close();
         match (result, reason) {
             (Err(_), Some(reason)) => Err(reason.error()),
             (result, _) => result,
@@ -692,10 +775,10 @@ impl<Io: BindingIo> Binding<Io> {
     /// `inputs()`) that the binding has not followed yet: it follows them at the next run
     /// (dims derived from the inputs) or [`Binding::set_dims`] (which replaces them).
     pub fn inputs_resized(&mut self) -> bool {
-        if std::mem::take(&mut self.inputs_open) && self.io.take_resized() {
-            self.resized = true;
+        if std::mem::take(&mut self.core.inputs_open) && self.io.take_resized() {
+            self.core.resized = true;
         }
-        self.resized
+        self.core.resized
     }
 
     /// After an input view gave an input new dims: the dims the inputs now have
@@ -707,21 +790,14 @@ impl<Io: BindingIo> Binding<Io> {
         }
         let dims = match self.io.dims_of_inputs() {
             Some(dims) => dims?,
-            None => {
-                return Err(Error::Dim {
-                    dim: "Dims".to_owned(),
-                    reason: "an input was given new dims through its view (`resize`, `set`, \
-                             `fill_resized`), but the shapes of this binding's inputs do not \
-                             determine all of its dims: give them with `set_dims`"
-                        .to_owned(),
-                });
-            }
+            None => return Err(Core::dims_not_derivable()),
         };
-        self.resized = false;
-        if self.ready && self.dims.as_ref() == Some(&dims) {
+        self.core.resized = false;
+        if self.core.ready && self.dims.as_ref() == Some(&dims) {
             // Back to the dims it is bound for: nothing to do unless a value was made anew
             // meanwhile (a string tensor is, on every change).
-            if !(self.storage_keys() && crate::tensor::same(&self.scratch, &self.storage)) {
+            if !(self.storage_keys() && crate::tensor::same(&self.core.scratch, &self.core.storage))
+            {
                 self.rebind()?;
             }
             return Ok(());
@@ -733,34 +809,29 @@ impl<Io: BindingIo> Binding<Io> {
     fn check_inputs(&self) -> Result<()> {
         match self.io.missing_input() {
             None => Ok(()),
-            Some(index) => Err(Error::MissingInput {
-                input: self
-                    .input_names
-                    .get(index)
-                    .map_or_else(|| format!("#{index}"), |n| n.to_string_lossy().into_owned()),
-            }),
+            Some(index) => Err(self.core.missing_input(index)),
         }
     }
 
     fn run_sync(&mut self) -> Result<()> {
         self.follow_resized_inputs()?;
         self.check_inputs()?;
-        if !self.ready {
+        if !self.core.ready {
             self.rebind()?;
-        } else if Io::HAS_ALLOCATED_OUTPUTS && !self.allocated_fresh {
+        } else if Io::HAS_ALLOCATED_OUTPUTS && !self.core.allocated_fresh {
             self.rebind_allocated()?;
         }
-        self.allocated_fresh = false;
-        let options = self.control.options(self.async_run);
-        if let Err(e) = self.io_binding.run_with(Some(options)) {
+        self.core.allocated_fresh = false;
+        let options = self.core.control.options(self.core.async_run);
+        if let Err(e) = self.core.io_binding.run_with(Some(options)) {
             // No result of an earlier run stays readable as if it were this one's.
             self.io.clear_allocated();
-            return Err(self.session.run_error(e));
+            return Err(self.core.session.run_error(e));
         }
         if Io::HAS_ALLOCATED_OUTPUTS {
             let io = &mut self.io;
             let mut result = Ok(());
-            self.io_binding.bound_outputs(|index, value| {
+            self.core.io_binding.bound_outputs(|index, value| {
                 if result.is_ok() {
                     result = io.store_output(index, OutputValue(value));
                 }
@@ -784,90 +855,53 @@ impl<Io: BindingIo> Binding<Io> {
         if self.inputs_resized() {
             // An input view changed an input since the last bind: these dims replace
             // its change, and the binding as it is may point at memory that moved.
-            self.resized = false;
-            self.ready = false;
+            self.core.resized = false;
+            self.core.ready = false;
         }
-        if self.ready && self.dims.as_ref() == Some(dims) {
+        if self.core.ready && self.dims.as_ref() == Some(dims) {
             return Ok(());
         }
         // The binding in `io_binding` is complete for `previous` only when `ready`.
-        let previous = if self.ready { self.dims.take() } else { None };
-        self.ready = false;
+        let previous = if self.core.ready {
+            self.dims.take()
+        } else {
+            None
+        };
+        self.core.ready = false;
         // Outputs of the old dims are not outputs of the new ones.
         self.io.clear_allocated();
         self.dims = None;
         self.io.set_dims(dims)?;
-        let mut spare = None;
-        if let Some(hit) = self.recent.iter().position(|b| b.dims == *dims) {
-            if self.storage_keys() && crate::tensor::same(&self.scratch, &self.recent[hit].storage)
-            {
+        let mut stale = None;
+        if let Some(hit) = self.recent.iter().position(|d| d == dims) {
+            if self.storage_keys() && self.core.bucket_current(hit) {
                 // Same values over the same memory as when this binding was made: use it.
-                let bucket = &mut self.recent[hit];
-                std::mem::swap(&mut self.io_binding, &mut bucket.io_binding);
-                std::mem::swap(&mut self.storage, &mut bucket.storage);
-                std::mem::swap(&mut self.args, &mut bucket.args);
-                match previous {
-                    Some(previous) => {
-                        self.dims = Some(std::mem::replace(&mut bucket.dims, previous));
-                    }
-                    None => {
-                        let old = self.recent.swap_remove(hit);
-                        self.dims = Some(old.dims);
-                        self.spare.push((old.storage, old.args));
-                    }
-                }
-                self.ready = true;
-                // The newly current binding may hold values ONNX Runtime allocated in its
-                // last run: bind those outputs afresh before the next run.
-                self.allocated_fresh = false;
+                self.core.use_bucket(hit, previous.is_some());
+                self.dims = Some(match previous {
+                    Some(previous) => std::mem::replace(&mut self.recent[hit], previous),
+                    None => self.recent.swap_remove(hit),
+                });
                 return Ok(());
             }
             // A value or buffer changed since (a buffer grew or was swapped, a value was
             // made again): reuse the parts, rebound below.
-            spare = Some(self.recent.swap_remove(hit));
+            self.recent.swap_remove(hit);
+            stale = Some(self.core.recent.swap_remove(hit));
         }
         if let Some(previous) = previous
-            && self.keep_dims > 0
+            && self.core.keep_dims > 0
         {
-            let parts = match spare.take() {
-                Some(b) => (b.io_binding, b.storage, b.args),
-                None if self.recent.len() >= self.keep_dims => {
-                    let b = self.recent.remove(0);
-                    (b.io_binding, b.storage, b.args)
-                }
-                None => {
-                    let (storage, args) = match self.spare.pop() {
-                        Some(parts) => parts,
-                        None => self.parts(),
-                    };
-                    (
-                        // SAFETY: the session pointer is live and `Binding` holds a counted
-                        // reference to the session for as long as this binding (kept in
-                        // `recent` or current) exists.
-                        unsafe { IoBinding::new(self.session.raw())? },
-                        storage,
-                        args,
-                    )
-                }
-            };
-            self.recent.push(Bucket {
-                dims: previous,
-                io_binding: std::mem::replace(&mut self.io_binding, parts.0),
-                storage: std::mem::replace(&mut self.storage, parts.1),
-                args: std::mem::replace(&mut self.args, parts.2),
-            });
+            if self.core.shelve_current(stale.take())? {
+                self.recent.remove(0);
+            }
+            self.recent.push(previous);
         }
-        if let Some(unused) = spare {
-            self.spare.push((unused.storage, unused.args));
+        if let Some(unused) = stale {
+            self.core.spare.push((unused.storage, unused.args));
         }
         self.rebind()?;
         self.dims = Some(dims.clone());
         Ok(())
-    }
-
-    /// Arrays for one binding of this `Io`.
-    fn parts(&self) -> (Vec<StorageKey>, Box<RunArgs>) {
-        parts(self.input_names.len(), self.output_names.len())
     }
 
     /// How many times the binding was bound in full: by [`Binding::new`], by
@@ -875,7 +909,7 @@ impl<Io: BindingIo> Binding<Io> {
     /// dims (a switch back to a kept binding does not count). Counts what the shape
     /// buckets save; tests and diagnostics read it.
     pub fn binds(&self) -> u64 {
-        self.binds
+        self.core.binds
     }
 
     /// The dims the binding was last set to with [`Binding::set_dims`], or derived from
@@ -888,9 +922,9 @@ impl<Io: BindingIo> Binding<Io> {
     /// How cheaply the binding switches to `dims`: 2 when it has them, 1 when it keeps a
     /// binding for them (a shape bucket), 0 otherwise.
     pub(crate) fn dims_score(&self, dims: &Io::Dims) -> u8 {
-        if self.ready && self.dims.as_ref() == Some(dims) {
+        if self.core.ready && self.dims.as_ref() == Some(dims) {
             2
-        } else if self.recent.iter().any(|b| b.dims == *dims) {
+        } else if self.recent.contains(dims) {
             1
         } else {
             0
@@ -901,33 +935,25 @@ impl<Io: BindingIo> Binding<Io> {
     /// [`Binding::set_dims`]); 0 rebinds on every change. Each costs an ONNX Runtime binding
     /// object and one value per tensor (over the same buffers, no memory of its own).
     pub fn keep_recent_dims(&mut self, n: usize) {
-        self.keep_dims = n;
         if self.recent.len() > n {
-            let excess = self.recent.len() - n;
-            for bucket in self.recent.drain(..excess) {
-                self.spare.push((bucket.storage, bucket.args));
-            }
+            self.recent.drain(..self.recent.len() - n);
         }
-        // Reserve what `n` buckets need now, so that no later switch allocates.
         self.recent.reserve(n);
-        while self.recent.len() + self.spare.len() < n {
-            let parts = self.parts();
-            self.spare.push(parts);
-        }
+        self.core.keep_buckets(n);
     }
 
     /// Collects the storage keys of the tensors as they are now into `scratch`, binding
     /// nothing; `false` when the `Io` refuses.
     fn storage_keys(&mut self) -> bool {
-        self.scratch.clear();
+        self.core.scratch.clear();
         let mut binder = Binder {
             io: None,
-            input_names: &self.input_names,
-            output_names: &self.output_names,
-            session: &self.session,
+            input_names: &self.core.input_names,
+            output_names: &self.core.output_names,
+            session: &self.core.session,
             // Not written: a keys-only binder records nothing.
-            args: &mut self.args,
-            storage: Some(&mut self.scratch),
+            args: &mut self.core.args,
+            storage: Some(&mut self.core.scratch),
             keys_only: true,
             host_memory: false,
             async_blocker: None,
@@ -963,9 +989,9 @@ impl<Io: BindingIo> Binding<Io> {
     /// (which filling replaces) the next run binds everything again.
     fn open_inputs(&mut self) {
         self.settle();
-        self.inputs_open = true;
+        self.core.inputs_open = true;
         if Io::HAS_VALUE_INPUTS {
-            self.ready = false;
+            self.core.ready = false;
         }
     }
 
@@ -975,8 +1001,8 @@ impl<Io: BindingIo> Binding<Io> {
         self.settle();
         // Everything is bound again below: an input view's change is followed by that.
         self.inputs_resized();
-        self.resized = false;
-        self.ready = false;
+        self.core.resized = false;
+        self.core.ready = false;
         // `f` may change anything, dims included.
         self.dims = None;
         let r = f(&mut self.io)?;
@@ -990,7 +1016,7 @@ impl<Io: BindingIo> Binding<Io> {
     #[cfg(feature = "dynamic")]
     pub(crate) fn modify_later<R>(&mut self, f: impl FnOnce(&mut Io) -> Result<R>) -> Result<R> {
         self.settle();
-        self.ready = false;
+        self.core.ready = false;
         self.dims = None;
         f(&mut self.io)
     }
@@ -1003,7 +1029,7 @@ impl<Io: BindingIo> Binding<Io> {
 
     /// The session this binding runs.
     pub fn session(&self) -> &Session {
-        &self.session
+        &self.core.session
     }
 
     /// Where [`Binding::run_async`] runs this binding: ONNX Runtime's `RunAsync` needs an
@@ -1011,17 +1037,17 @@ impl<Io: BindingIo> Binding<Io> {
     /// on which device to allocate outputs) and outputs allocated on the `Cpu`; every other
     /// binding runs on ort-bind's worker threads.
     fn async_path(&self) -> AsyncPath {
-        let pooled = match self.session.intra_threads() {
+        let pooled = match self.core.session.intra_threads() {
             Some(1) => false,
             // 0 or unset: ONNX Runtime starts one thread per core.
             Some(0) | None => crate::workers::cores() > 1,
             Some(_) => true,
         };
         #[cfg(feature = "cuda")]
-        if self.session.cuda_device().is_some() {
+        if self.core.session.cuda_device().is_some() {
             return AsyncPath::Worker;
         }
-        if pooled && self.async_blocker.is_none() {
+        if pooled && self.core.async_blocker.is_none() {
             AsyncPath::RunAsync
         } else {
             AsyncPath::Worker
@@ -1034,7 +1060,7 @@ impl<Io: BindingIo> Binding<Io> {
         let started = self.start_async_inner(waker, timeout);
         if started.is_err() {
             // The run is over before it began: its stops and timeout end with it.
-            self.control.close();
+            self.core.control.close();
         }
         started
     }
@@ -1042,27 +1068,27 @@ impl<Io: BindingIo> Binding<Io> {
     fn start_async_inner(&mut self, waker: &Waker, timeout: Option<Duration>) -> Result<()> {
         self.follow_resized_inputs()?;
         self.check_inputs()?;
-        if !self.ready {
+        if !self.core.ready {
             self.rebind()?;
         }
-        let epoch = self.control.epoch();
-        self.completion.begin(Some(waker));
+        let epoch = self.core.control.epoch();
+        self.core.completion.begin(Some(waker));
         let mut path = self.async_path();
         if path == AsyncPath::RunAsync {
             // SAFETY: until the completion fires, everything `run_async` reads stays alive
-            // and untouched: the session (`self.session`), the run options
-            // (`self.control`), the arrays of `self.args`, and the names
-            // (`self.input_names`, `self.output_names`) and values (owned by `self.io`'s
+            // and untouched: the session (`self.core.session`), the run options
+            // (`self.core.control`), the arrays of `self.core.args`, and the names
+            // (`self.core.input_names`, `self.core.output_names`) and values (owned by `self.io`'s
             // tensors) recorded in them are owned by `self`, and every method of `self` that
             // could touch them, and `Drop`, first waits for the completion (`settle`,
             // `wait_idle`) because `in_flight` is set below. The future that started the
             // run borrows `self` mutably meanwhile.
             let started = unsafe {
                 crate::sys::run_async(
-                    self.session.raw(),
-                    self.control.options(false),
-                    &mut self.args,
-                    Arc::clone(&self.completion),
+                    self.core.session.raw(),
+                    self.core.control.options(false),
+                    &mut self.core.args,
+                    Arc::clone(&self.core.completion),
                 )
             };
             if started.is_err() {
@@ -1074,12 +1100,12 @@ impl<Io: BindingIo> Binding<Io> {
         if path == AsyncPath::Worker {
             self.start_on_worker()?;
         }
-        self.in_flight = Some(InFlight { epoch, path });
+        self.core.in_flight = Some(InFlight { epoch, path });
         if let Some(timeout) = timeout
-            && deadline::schedule(&self.control, epoch, timeout).is_err()
+            && deadline::schedule(&self.core.control, epoch, timeout).is_err()
         {
             // No timer thread: stop the run rather than let it run unbounded.
-            let _ = self.control.request(Reason::Terminated, epoch);
+            let _ = self.core.control.request(Reason::Terminated, epoch);
         }
         Ok(())
     }
@@ -1088,30 +1114,30 @@ impl<Io: BindingIo> Binding<Io> {
     /// begun); on error nothing runs and the completion is abandoned.
     fn start_on_worker(&mut self) -> Result<()> {
         if Io::HAS_ALLOCATED_OUTPUTS
-            && !self.allocated_fresh
+            && !self.core.allocated_fresh
             && let Err(e) = self.rebind_allocated()
         {
-            self.completion.abandon();
+            self.core.completion.abandon();
             return Err(e);
         }
-        self.allocated_fresh = false;
-        let options = self.control.options(self.async_run);
+        self.core.allocated_fresh = false;
+        let options = self.core.control.options(self.core.async_run);
         // SAFETY: as for `run_async` above: until the completion fires, the binding
-        // (`self.io_binding`, an ONNX Runtime object that stays where it is when `self`
-        // moves), the session (`self.session`), the run options (`self.control`) and every
+        // (`self.core.io_binding`, an ONNX Runtime object that stays where it is when `self`
+        // moves), the session (`self.core.session`), the run options (`self.core.control`) and every
         // bound value and buffer (owned by `self.io`) are owned by `self`, and every method
         // of `self` that could touch them (`set_dims`, which swaps bindings, included), and
         // `Drop`, first waits for the completion (`settle`, `wait_idle`) because
         // `in_flight` is set by the caller; the job calls `complete` only after its run has
         // returned. The future borrows `self` mutably meanwhile.
-        let run = unsafe { self.io_binding.detach_run(options) };
+        let run = unsafe { self.core.io_binding.detach_run(options) };
         let job = crate::workers::Job {
             run,
-            completion: Arc::clone(&self.completion),
+            completion: Arc::clone(&self.core.completion),
         };
         if let Err((job, e)) = crate::workers::submit(job) {
             drop(job);
-            self.completion.abandon();
+            self.core.completion.abandon();
             return Err(e);
         }
         Ok(())
@@ -1120,11 +1146,11 @@ impl<Io: BindingIo> Binding<Io> {
     /// Collects the result of the asynchronous run that just completed: stores the outputs
     /// ONNX Runtime allocated and names a stop that was requested.
     pub(crate) fn finish_async(&mut self, result: Result<()>) -> Result<()> {
-        let path = self.in_flight.take().map(|f| f.path);
-        let reason = self.control.close();
+        let path = self.core.in_flight.take().map(|f| f.path);
+        let reason = self.core.control.close();
         let result = match (result, reason) {
             (Err(_), Some(reason)) => Err(reason.error()),
-            (result, _) => result.map_err(|e| self.session.run_error(e)),
+            (result, _) => result.map_err(|e| self.core.session.run_error(e)),
         };
         match path {
             Some(AsyncPath::Worker) => self.collect_worker(result),
@@ -1143,7 +1169,7 @@ impl<Io: BindingIo> Binding<Io> {
         if Io::HAS_ALLOCATED_OUTPUTS {
             let io = &mut self.io;
             let mut stored = Ok(());
-            self.io_binding.bound_outputs(|index, value| {
+            self.core.io_binding.bound_outputs(|index, value| {
                 if stored.is_ok() {
                     stored = io.store_output(index, OutputValue(value));
                 }
@@ -1158,8 +1184,8 @@ impl<Io: BindingIo> Binding<Io> {
     fn collect_async(&mut self, result: Result<()>) -> Result<()> {
         let stored = if result.is_ok() && Io::HAS_ALLOCATED_OUTPUTS {
             let mut stored = Ok(());
-            for pos in 0..self.args.output_count() {
-                if let Some(value) = self.args.take_allocated(pos)
+            for pos in 0..self.core.args.output_count() {
+                if let Some(value) = self.core.args.take_allocated(pos)
                     && stored.is_ok()
                 {
                     stored = self.io.store_output(pos, OutputValue(value));
@@ -1169,23 +1195,23 @@ impl<Io: BindingIo> Binding<Io> {
         } else {
             Ok(())
         };
-        self.args.release_allocated();
+        self.core.args.release_allocated();
         result.and(stored)
     }
 
     pub(crate) fn completion(&self) -> &Completion {
-        &self.completion
+        &self.core.completion
     }
 
     /// Waits for an asynchronous run whose future was dropped or leaked: stops it (unless
     /// it was abandoned already), waits for ONNX Runtime's callback, and collects it (its
     /// result is discarded).
     pub(crate) fn settle(&mut self) {
-        if let Some(InFlight { path, .. }) = self.in_flight {
+        if let Some(InFlight { path, .. }) = self.core.in_flight {
             self.abandon_leaked();
-            let result = self.completion.wait();
-            self.in_flight = None;
-            self.control.settled();
+            let result = self.core.completion.wait();
+            self.core.in_flight = None;
+            self.core.control.settled();
             let _ = match path {
                 AsyncPath::RunAsync => self.collect_async(result),
                 AsyncPath::Worker => self.collect_worker(result),
@@ -1195,8 +1221,8 @@ impl<Io: BindingIo> Binding<Io> {
 
     /// Blocks while an asynchronous run (of a leaked future) may still use the buffers.
     fn wait_idle(&self) {
-        if self.in_flight.is_some() {
-            self.completion.wait_idle();
+        if self.core.in_flight.is_some() {
+            self.core.completion.wait_idle();
         }
     }
 }

@@ -39,81 +39,98 @@ impl<'n, const N: usize> DimsSolver<'n, N> {
 
     /// Takes the shape of input `input`, whose axes the model sizes by `axes`.
     pub fn input(&mut self, input: &'n str, shape: &[usize], axes: &[AxisRule]) -> Result<()> {
-        if shape.len() != axes.len() {
-            return Err(Error::Shape {
-                tensor: input.to_owned(),
-                found: shape.to_vec(),
-                reason: format!(
-                    "rank {} where the model declares rank {}",
-                    shape.len(),
-                    axes.len()
-                ),
-            });
-        }
-        for (axis, (&size, rule)) in shape.iter().zip(axes).enumerate() {
-            match *rule {
-                AxisRule::Fixed(fixed) => {
-                    if size != fixed {
-                        return Err(Error::Dim {
-                            dim: format!("{input}[{axis}]"),
-                            reason: format!(
-                                "the model fixes axis {axis} of `{input}` to {fixed}, the shape says {size}"
-                            ),
-                        });
-                    }
-                }
-                AxisRule::Dim(i) => {
-                    let Some(name) = self.names.get(i).copied() else {
-                        return Err(Error::Dim {
-                            dim: format!("{input}[{axis}]"),
-                            reason: format!("refers to dim number {i}, of {N}"),
-                        });
-                    };
-                    if i64::try_from(size).is_err() {
-                        return Err(Error::Dim {
-                            dim: name.to_owned(),
-                            reason: format!(
-                                "{size} (axis {axis} of `{input}`) exceeds the largest ONNX dim, {}",
-                                i64::MAX
-                            ),
-                        });
-                    }
-                    match self.values[i] {
-                        None => self.values[i] = Some((size, input, axis)),
-                        Some((known, _, _)) if known == size => {}
-                        Some((known, other, other_axis)) => {
-                            return Err(Error::Dim {
-                                dim: name.to_owned(),
-                                reason: format!(
-                                    "axis {other_axis} of `{other}` says {known}, \
-                                     axis {axis} of `{input}` says {size}"
-                                ),
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
+        take_input(&self.names, &mut self.values, input, shape, axes)
     }
 
     /// The value of every dim, in the order of the names; an error names a dim that no
     /// input shape gave a value.
     pub fn finish(&self) -> Result<[usize; N]> {
         let mut out = [0; N];
-        for (i, v) in self.values.iter().enumerate() {
-            match v {
-                Some((value, _, _)) => out[i] = *value,
-                None => {
+        finish_into(&self.names, &self.values, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// [`DimsSolver::input`] past its `N`: one copy for every number of dims.
+fn take_input<'n>(
+    names: &[&'n str],
+    values: &mut [Option<Source<'n>>],
+    input: &'n str,
+    shape: &[usize],
+    axes: &[AxisRule],
+) -> Result<()> {
+    if shape.len() != axes.len() {
+        return Err(Error::Shape {
+            tensor: input.to_owned(),
+            found: shape.to_vec(),
+            reason: format!(
+                "rank {} where the model declares rank {}",
+                shape.len(),
+                axes.len()
+            ),
+        });
+    }
+    for (axis, (&size, rule)) in shape.iter().zip(axes).enumerate() {
+        match *rule {
+            AxisRule::Fixed(fixed) => {
+                if size != fixed {
                     return Err(Error::Dim {
-                        dim: self.names[i].to_owned(),
-                        reason: "no input shape gives it a value".into(),
+                        dim: format!("{input}[{axis}]"),
+                        reason: format!(
+                            "the model fixes axis {axis} of `{input}` to {fixed}, the shape says {size}"
+                        ),
                     });
                 }
             }
+            AxisRule::Dim(i) => {
+                let Some(name) = names.get(i).copied() else {
+                    return Err(Error::Dim {
+                        dim: format!("{input}[{axis}]"),
+                        reason: format!("refers to dim number {i}, of {}", names.len()),
+                    });
+                };
+                if i64::try_from(size).is_err() {
+                    return Err(Error::Dim {
+                        dim: name.to_owned(),
+                        reason: format!(
+                            "{size} (axis {axis} of `{input}`) exceeds the largest ONNX dim, {}",
+                            i64::MAX
+                        ),
+                    });
+                }
+                match values[i] {
+                    None => values[i] = Some((size, input, axis)),
+                    Some((known, _, _)) if known == size => {}
+                    Some((known, other, other_axis)) => {
+                        return Err(Error::Dim {
+                            dim: name.to_owned(),
+                            reason: format!(
+                                "axis {other_axis} of `{other}` says {known}, \
+                                 axis {axis} of `{input}` says {size}"
+                            ),
+                        });
+                    }
+                }
+            }
         }
-        Ok(out)
     }
+    Ok(())
+}
+
+/// [`DimsSolver::finish`] past its `N`, into `out` (as long as `names`).
+fn finish_into(names: &[&str], values: &[Option<Source<'_>>], out: &mut [usize]) -> Result<()> {
+    for ((slot, value), name) in out.iter_mut().zip(values).zip(names) {
+        match value {
+            Some((value, _, _)) => *slot = *value,
+            None => {
+                return Err(Error::Dim {
+                    dim: (*name).to_owned(),
+                    reason: "no input shape gives it a value".into(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The dims named `names`, solved from a table of input shapes: each entry of `inputs` is
@@ -126,7 +143,21 @@ pub fn solve<'n, const N: usize>(
     rules: &[&[AxisRule]],
     inputs: &[(&'n str, &[usize], usize)],
 ) -> Result<[usize; N]> {
-    let mut solver = DimsSolver::new(names);
+    let mut values = [None; N];
+    let mut out = [0; N];
+    solve_into(&names, &mut values, rules, inputs, &mut out)?;
+    Ok(out)
+}
+
+/// [`solve`] past its `N` (`values` all `None`, `out` as long as `names`): the one copy
+/// every generated `from_input_shapes` calls.
+fn solve_into<'n>(
+    names: &[&'n str],
+    values: &mut [Option<Source<'n>>],
+    rules: &[&[AxisRule]],
+    inputs: &[(&'n str, &[usize], usize)],
+    out: &mut [usize],
+) -> Result<()> {
     for &(input, shape, rule) in inputs {
         let Some(axes) = rules.get(rule) else {
             return Err(Error::Dim {
@@ -134,9 +165,9 @@ pub fn solve<'n, const N: usize>(
                 reason: format!("refers to axis rules number {rule}, of {}", rules.len()),
             });
         };
-        solver.input(input, shape, axes)?;
+        take_input(names, values, input, shape, axes)?;
     }
-    solver.finish()
+    finish_into(names, values, out)
 }
 
 #[cfg(test)]

@@ -39,9 +39,7 @@ pub struct Tensor<T: Element, S: Shape, D: Device = Cpu> {
     value: Value,
     // Values over the same buffer for dims used recently (see `set_dims`); emptied whenever
     // the buffer is replaced, since they view it.
-    recent: Vec<Recent>,
-    // The entry of `recent` replaced next when it is full.
-    evict: usize,
+    recent: Recents,
     // Resized through its view (`TensorMut::resize`) since the binding last asked
     // (`InputShape::take_resized`): the binding derives its dims again before a run.
     resized: bool,
@@ -65,6 +63,93 @@ impl Recent {
     #[inline]
     fn dims(&self) -> &[usize] {
         &self.dims[..self.rank]
+    }
+}
+
+/// A tensor's recent values (at most `RECENT_DIMS`), with the one code every tensor type
+/// shares for switching among them.
+#[derive(Debug)]
+struct Recents {
+    entries: Vec<Recent>,
+    // The entry replaced next when full.
+    evict: usize,
+}
+
+impl Recents {
+    fn new() -> Self {
+        // Reserved up front: switching dims within capacity allocates nothing, ever.
+        Recents {
+            entries: Vec::with_capacity(RECENT_DIMS),
+            evict: 0,
+        }
+    }
+
+    /// Forgets every value (the buffer they view is being replaced).
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.evict = 0;
+    }
+
+    /// Switches a tensor whose current value is `value` (of `len` values, `current` dims) to
+    /// the recent value kept for `dims`, keeping the current one in its place; `false` when
+    /// none is kept.
+    fn switch_to(
+        &mut self,
+        dims: &[usize],
+        current: &mut Vec<usize>,
+        value: &mut Value,
+        len: &mut usize,
+    ) -> bool {
+        let Some(hit) = self.entries.iter().position(|r| same(r.dims(), dims)) else {
+            return false;
+        };
+        let rank = current.len();
+        if rank <= RECENT_MAX_RANK {
+            // The current value takes the entry's place.
+            let recent = &mut self.entries[hit];
+            recent.rank = rank;
+            recent.dims[..rank].copy_from_slice(current);
+            std::mem::swap(value, &mut recent.value);
+            std::mem::swap(len, &mut recent.len);
+        } else {
+            // A rank too large to keep (tensors of open rank): the entry leaves.
+            let recent = self.entries.swap_remove(hit);
+            self.evict = 0;
+            *value = recent.value;
+            *len = recent.len;
+        }
+        if current.len() == dims.len() {
+            // An element loop: cheaper than the `memcpy` call for a handful of dims.
+            for (d, &n) in current.iter_mut().zip(dims) {
+                *d = n;
+            }
+        } else {
+            current.clear();
+            current.extend_from_slice(dims);
+        }
+        true
+    }
+
+    /// Keeps `value` (of `len` values and `dims`, just replaced) among the recent ones.
+    fn keep(&mut self, dims: &[usize], len: usize, value: Value) {
+        let rank = dims.len();
+        if rank > RECENT_MAX_RANK {
+            return;
+        }
+        let mut kept = [0; RECENT_MAX_RANK];
+        kept[..rank].copy_from_slice(dims);
+        let recent = Recent {
+            rank,
+            dims: kept,
+            len,
+            value,
+        };
+        if self.entries.len() < RECENT_DIMS {
+            self.entries.push(recent);
+        } else {
+            self.entries[self.evict] = recent;
+            self.evict = (self.evict + 1) % RECENT_DIMS;
+        }
     }
 }
 
@@ -218,32 +303,10 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
             return Ok(DimsChange::Unchanged);
         }
         // A recent value was made for these dims over this buffer: they were checked then.
-        if let Some(hit) = self.recent.iter().position(|r| same(r.dims(), dims)) {
-            let rank = self.dims.len();
-            if rank <= RECENT_MAX_RANK {
-                // The current value takes the entry's place.
-                let recent = &mut self.recent[hit];
-                recent.rank = rank;
-                recent.dims[..rank].copy_from_slice(&self.dims);
-                std::mem::swap(&mut self.value, &mut recent.value);
-                std::mem::swap(&mut self.len, &mut recent.len);
-            } else {
-                // A rank too large to keep (tensors of open rank): the entry leaves.
-                let recent = self.recent.swap_remove(hit);
-                self.evict = 0;
-                self.value = recent.value;
-                self.len = recent.len;
-            }
-            // (`dims_i64` is scratch for making values: a hit makes none.)
-            if self.dims.len() == dims.len() {
-                // An element loop: cheaper than the `memcpy` call for a handful of dims.
-                for (d, &n) in self.dims.iter_mut().zip(dims) {
-                    *d = n;
-                }
-            } else {
-                self.dims.clear();
-                self.dims.extend_from_slice(dims);
-            }
+        if self
+            .recent
+            .switch_to(dims, &mut self.dims, &mut self.value, &mut self.len)
+        {
             return Ok(DimsChange::Resized);
         }
         let len = checked_len::<T, S>(&self.name, dims)?;
@@ -260,7 +323,6 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
                     let value = Self::make_value(&self.device, &mut buf, len, &dims_i64)?;
                     // Replace the values first: the old ones view the old buffer.
                     self.recent.clear();
-                    self.evict = 0;
                     self.value = value;
                     self.buf = buf;
                     Ok(DimsChange::Reallocated)
@@ -268,7 +330,7 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         } else {
             Self::make_value(&self.device, &mut self.buf, len, &dims_i64).map(|value| {
                 let old = std::mem::replace(&mut self.value, value);
-                self.keep_recent(old);
+                self.recent.keep(&self.dims, self.len, old);
                 DimsChange::Resized
             })
         };
@@ -278,28 +340,6 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         self.dims.extend_from_slice(dims);
         self.len = len;
         Ok(change)
-    }
-
-    /// Keeps `value` (a value of the current dims, just replaced) among the recent ones.
-    fn keep_recent(&mut self, value: Value) {
-        let rank = self.dims.len();
-        if rank > RECENT_MAX_RANK {
-            return;
-        }
-        let mut dims = [0; RECENT_MAX_RANK];
-        dims[..rank].copy_from_slice(&self.dims);
-        let recent = Recent {
-            rank,
-            dims,
-            len: self.len,
-            value,
-        };
-        if self.recent.len() < RECENT_DIMS {
-            self.recent.push(recent);
-        } else {
-            self.recent[self.evict] = recent;
-            self.evict = (self.evict + 1) % RECENT_DIMS;
-        }
     }
 
     /// The current value's address, and the address and element count of the memory it
@@ -357,9 +397,7 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
             dims_i64,
             len,
             value,
-            // Reserved up front: switching dims within capacity allocates nothing, ever.
-            recent: Vec::with_capacity(RECENT_DIMS),
-            evict: 0,
+            recent: Recents::new(),
             resized: false,
             _shape: PhantomData,
         })
@@ -409,7 +447,6 @@ impl<T: Element, S: Shape, D: Device> Tensor<T, S, D> {
         std::mem::swap(&mut self.value, &mut other.value);
         // The recent values view the buffers: they move with them.
         std::mem::swap(&mut self.recent, &mut other.recent);
-        std::mem::swap(&mut self.evict, &mut other.evict);
         Ok(())
     }
 }
