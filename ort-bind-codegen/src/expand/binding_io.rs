@@ -6,6 +6,8 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
+use super::tokens::{field_call, joined};
+
 /// How a binding holds one of its values, which decides how it is bound, resized, stored
 /// and cleared.
 pub(crate) enum SlotRecipe {
@@ -285,7 +287,7 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             let f = &v.field;
             match v.slot {
                 SlotRecipe::Tensor | SlotRecipe::Value => Some(quote!(self.#f.take_resized())),
-                SlotRecipe::Slot(_) => Some(quote!(__Slot::take_slot_resized(&mut self.#f))),
+                SlotRecipe::Slot(_) => Some(field_call("__Slot", "take_slot_resized", true, f)),
                 _ => None,
             }
         })
@@ -298,9 +300,10 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
     } else {
         let import = method_syntax.then(|| quote!(use #rt::__private::InputShape as _;));
         // `|`, not `||`: each input forgets its change.
+        let any = joined(resizable, '|');
         quote! {
             #import
-            #(#resizable)|*
+            #any
         }
     };
     let dims_of_inputs = b.dims_of_inputs.as_ref().map(|call| {

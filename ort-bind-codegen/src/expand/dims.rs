@@ -239,8 +239,9 @@ pub(crate) fn of_inputs(
         .map(arg)
         .collect::<Option<_>>()?;
     let import = (import && !args.is_empty()).then(|| quote!(use #rt::__private::InputShape as _;));
+    let args = super::tokens::joined(args, ',');
     Some(quote! {
         #import
-        ::core::option::Option::Some(#dims::from_input_shapes(#(#args),*))
+        ::core::option::Option::Some(#dims::from_input_shapes(#args))
     })
 }

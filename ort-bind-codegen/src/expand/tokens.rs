@@ -288,6 +288,52 @@ pub(crate) fn token_key(tokens: TokenStream, key: &mut String) {
     }
 }
 
+/// `Trait::method(&self.field)` (`&mut` with `mutable`), made token by token: generated once
+/// per input of the widest models, where `quote!` would cost more than the item around it.
+pub(crate) fn field_call(
+    trait_name: &str,
+    method: &str,
+    mutable: bool,
+    field: &proc_macro2::Ident,
+) -> TokenStream {
+    use proc_macro2::{Group, Ident, Punct, Span};
+    let span = Span::call_site();
+    let mut arg = TokenStream::new();
+    arg.extend([TokenTree::Punct(Punct::new('&', Spacing::Alone))]);
+    if mutable {
+        arg.extend([TokenTree::Ident(Ident::new("mut", span))]);
+    }
+    arg.extend([
+        TokenTree::Ident(Ident::new("self", span)),
+        TokenTree::Punct(Punct::new('.', Spacing::Alone)),
+        TokenTree::Ident(field.clone()),
+    ]);
+    let mut call = TokenStream::new();
+    call.extend([
+        TokenTree::Ident(Ident::new(trait_name, span)),
+        TokenTree::Punct(Punct::new(':', Spacing::Joint)),
+        TokenTree::Punct(Punct::new(':', Spacing::Alone)),
+        TokenTree::Ident(Ident::new(method, span)),
+        TokenTree::Group(Group::new(Delimiter::Parenthesis, arg)),
+    ]);
+    call
+}
+
+/// `items` joined by the punctuation `sep` (`a | b | c`, `a, b, c`).
+pub(crate) fn joined(items: impl IntoIterator<Item = TokenStream>, sep: char) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.extend([TokenTree::Punct(proc_macro2::Punct::new(
+                sep,
+                Spacing::Alone,
+            ))]);
+        }
+        out.extend(item);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::{model_text, token_key};

@@ -9,7 +9,7 @@ use super::Ctx;
 use crate::check::Role;
 use crate::check::syntax::{FieldType, SlotKind};
 use crate::expand::binding_io::{self, Allocation, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
-use crate::expand::tokens::{elem_tokens, spec_tokens};
+use crate::expand::tokens::{elem_tokens, field_call, spec_tokens};
 use crate::macros::derive::plan::bindable;
 use crate::plan::{PlannedValue, Storage};
 use crate::signature::{Dim, ValueInfo};
@@ -100,15 +100,17 @@ fn dims_of_inputs(
     values: &[FieldRecipe],
 ) -> Option<TokenStream> {
     let (krate, dims_name) = (cx.krate, &cx.dims_name);
+    // The sized inputs by field name (a lookup per input: wide models have thousands).
+    let sized: std::collections::HashMap<String, &FieldRecipe> = values
+        .iter()
+        .filter(|r| r.input && r.dims.is_some())
+        .map(|r| (r.field.to_string(), r))
+        .collect();
     crate::expand::dims::of_inputs(plan, krate, &quote!(#dims_name), false, |v| {
-        let f = crate::ident::to_ident(&v.field);
-        let r = values
-            .iter()
-            .find(|r| r.input && r.dims.is_some() && r.field == f)?;
+        let r = sized.get(v.field.as_str())?;
+        let f = &r.field;
         Some(match r.slot {
-            SlotRecipe::Slot(_) => {
-                quote!(__Slot::slot_dims(&self.#f))
-            }
+            SlotRecipe::Slot(_) => field_call("__Slot", "slot_dims", false, f),
             _ => quote!(#krate::__private::InputShape::input_dims(&self.#f)),
         })
     })
