@@ -466,12 +466,16 @@ impl Core {
 
     /// Whether bucket `hit` is bound to the values the tensors have now (their keys, just
     /// collected into `scratch`, are the bucket's).
+    // Inlined where it is called: the hot path of a shape-bucket switch.
+    #[inline]
     fn bucket_current(&self, hit: usize) -> bool {
         crate::tensor::same(&self.scratch, &self.recent[hit].storage)
     }
 
     /// Makes bucket `hit` the current binding: with `keep`, the current one takes its
     /// place; without, the bucket leaves `recent` and the current one's arrays go spare.
+    // Inlined where it is called: the hot path of a shape-bucket switch.
+    #[inline(always)]
     fn use_bucket(&mut self, hit: usize, keep: bool) {
         let bucket = &mut self.recent[hit];
         std::mem::swap(&mut self.io_binding, &mut bucket.io_binding);

@@ -93,6 +93,8 @@ impl Recents {
     /// Switches a tensor whose current value is `value` (of `len` values, `current` dims) to
     /// the recent value kept for `dims`, keeping the current one in its place; `false` when
     /// none is kept.
+    // Inlined where it is called: the hot path of a shape-bucket switch.
+    #[inline(always)]
     fn switch_to(
         &mut self,
         dims: &[usize],
