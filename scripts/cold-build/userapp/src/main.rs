@@ -36,5 +36,11 @@ fn main() -> ort_bind::Result<()> {
     bound.inputs().y.fill(0.5);
     bound.run()?;
     println!("derive: sum = {:?}", bound.outputs().sum.as_slice());
+    // The data sizes the inputs; the binding follows before the run.
+    bound.inputs().x.fill_resized(&[1.0, 2.0, 3.0, 4.0])?;
+    bound.inputs().y.fill_resized(&[0.25; 4])?;
+    bound.run()?;
+    assert_eq!(bound.outputs().sum.as_slice(), [1.25, 2.25, 3.25, 4.25]);
+    println!("derive, sized by the data: sum = {:?}", bound.outputs().sum.as_slice());
     Ok(())
 }
