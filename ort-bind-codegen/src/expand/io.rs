@@ -6,7 +6,8 @@ use quote::quote;
 
 use super::binding_io::{self, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
 use super::tokens::{Side, dims_expr, io_type, new_input_value, new_output_slot, spec_tokens};
-use super::{in_field, out_field, views};
+use super::views::Views;
+use super::{in_field, out_field};
 use crate::ident::to_ident;
 use crate::plan::{Form, Plan, PlannedValue, Storage};
 
@@ -52,7 +53,7 @@ fn recipes(plan: &Plan) -> Vec<FieldRecipe> {
 }
 
 /// The `Io` struct and its impls.
-pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
+pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream {
     let dims_tok = quote!(dims);
     let device = quote!(D);
 
@@ -122,8 +123,6 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
             quote!(self.dims.#f = dims.#f;)
         }
     });
-    let inputs_view_init = views::inputs_init(plan);
-    let outputs_view_init = views::outputs_init(plan, rt);
     // Numeric tensors live on the device `D`; a model with none (string tensors only, or
     // sequences) still takes `D`, which a marker field then holds.
     let (device_field, device_init) = if plan
@@ -180,8 +179,8 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path) -> TokenStream {
         inputs: quote!(Inputs),
         outputs: quote!(Outputs),
         view_args: vec![quote!(D)],
-        inputs_init: quote!(Inputs { #(#inputs_view_init)* _device: ::core::marker::PhantomData }),
-        outputs_init: quote!(Outputs { #(#outputs_view_init)* _device: ::core::marker::PhantomData }),
+        inputs_init: views.init(true),
+        outputs_init: views.init(false),
         split: true,
         input_specs: specs(rt, &plan.inputs).collect(),
         output_specs: specs(rt, &plan.outputs).collect(),

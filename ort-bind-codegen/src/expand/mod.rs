@@ -6,7 +6,7 @@
 //!
 //! - `dims`: `Dims` and `Dims::from_input_shapes` (shared with the derive);
 //! - `model`: `MODEL_PATH`, `Model`, `Binding`;
-//! - `views`: `Inputs` / `Outputs`;
+//! - `views`: `Inputs` / `Outputs` (the emitter is shared with the derive);
 //! - `io`: the hidden `Io`, described to `binding_io`;
 //! - `binding_io`: the `BindingIo` / `SplitIo` impls (shared with the derive);
 //! - `feed_back`: the recurrent-pair methods of `Binding`;
@@ -22,7 +22,7 @@ mod io;
 mod model;
 mod serving;
 pub(crate) mod tokens;
-mod views;
+pub(crate) mod views;
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -106,9 +106,10 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
 
     let model_path = model::model_path(opts);
     let model = model::model(sig, plan, rt, opts);
-    let views = views::structs(plan, rt);
+    let view_structs = views::of_plan(plan, rt);
+    let views = view_structs.structs();
     let binding = model::binding(rt, feed_back::methods(plan, rt));
-    let io = io::io(plan, rt);
+    let io = io::io(plan, rt, &view_structs);
     let serving = serving::serving(plan, rt);
     let decoder = decoder::items(plan, rt);
 

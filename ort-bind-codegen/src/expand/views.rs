@@ -1,16 +1,167 @@
-//! `Inputs` / `Outputs`: the views a binding hands out, one documented field per value.
+//! The views a binding hands out (`Inputs` / `Outputs`, the derive's `<Struct>Inputs` /
+//! `<Struct>Outputs`), one documented field per value, emitted for both routes from one
+//! description: each route describes its view fields as [`ViewField`]s (the module from
+//! its plan, [`of_plan`]; the derive from the field types as written) and
+//! [`Views::structs`] / [`Views::init`] write the structs and the literals that build them.
 
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
 
 use super::tokens::{Side, elem_tokens, io_type, model_text, shape_tokens, type_doc};
 use super::{in_field, out_field};
 use crate::ident::to_ident;
 use crate::plan::{Form, Plan, PlannedValue, Storage};
 
-/// The doc of a view field: ONNX name, type, who allocates it, recurrent pairing and the
+/// What one field of a view hands out, which decides its type and how it is made.
+pub(crate) enum ViewKind {
+    /// A numeric tensor: `TensorMut` / `TensorRef` with these generic arguments after the
+    /// view lifetime.
+    Tensor(TokenStream),
+    /// A string tensor input, filled in place: `StringTensorMut` of this shape.
+    Strings(TokenStream),
+    /// A map, sequence, sequence of maps or optional input of this type, filled in place:
+    /// the value itself, borrowed mutably.
+    ValueInput(TokenStream),
+    /// An output of this type that ONNX Runtime allocates, read with `get()`: `OutputRef`.
+    Allocated(TokenStream),
+    /// The derive's tensor of this type (an alias, say) known only through the runtime's
+    /// `Slot` trait: its `Mut` / `Ref` view types.
+    Slot(TokenStream),
+    /// The derive's field of this type that binds nothing (already an error, or a struct
+    /// without a model): a plain reference, mutable in the inputs view when `mutable`.
+    Field {
+        /// The field's type.
+        ty: TokenStream,
+        /// Borrowed mutably in the inputs view.
+        mutable: bool,
+    },
+    /// The derive's field whose type is already an error that naming it again would
+    /// repeat: a marker in its place.
+    Absent,
+}
+
+/// One field of a view.
+pub(crate) struct ViewField {
+    /// The field's name in the view.
+    pub name: Ident,
+    /// The field of `self` (the binding's `Io` or the derive's struct) it is made from.
+    pub source: Ident,
+    /// Its doc.
+    pub doc: String,
+    /// What it hands out.
+    pub kind: ViewKind,
+    /// Made through the runtime's `Slot` trait (imported as `__Slot`), as the derive reaches
+    /// its tensors: a mistyped field then adds no error of its own.
+    pub via_slot: bool,
+}
+
+/// The two view structs of a binding.
+pub(crate) struct Views<'a> {
+    /// Path of the runtime crate.
+    pub rt: &'a syn::Path,
+    /// The structs' visibility.
+    pub vis: TokenStream,
+    /// The inputs view's name and doc.
+    pub inputs: (Ident, String),
+    /// The outputs view's name and doc.
+    pub outputs: (Ident, String),
+    /// The views' generics, the view lifetime first.
+    pub generics: syn::Generics,
+    /// The view lifetime.
+    pub lifetime: syn::Lifetime,
+    /// The hidden marker field that holds the generics, and the type it borrows.
+    pub marker: (Ident, TokenStream),
+    /// The inputs view's fields.
+    pub input_fields: Vec<ViewField>,
+    /// The outputs view's fields.
+    pub output_fields: Vec<ViewField>,
+}
+
+impl Views<'_> {
+    /// The two structs.
+    pub(crate) fn structs(&self) -> TokenStream {
+        let params = &self.generics.params;
+        let where_clause = &self.generics.where_clause;
+        let (vis, lt) = (&self.vis, &self.lifetime);
+        let (marker, marker_ty) = &self.marker;
+        let one = |(name, doc): &(Ident, String), fields: &[ViewField], inputs: bool| {
+            let fields = fields.iter().map(|f| {
+                let (name, doc, ty) = (&f.name, &f.doc, self.field_type(f, inputs));
+                quote!(#[doc = #doc] pub #name: #ty,)
+            });
+            quote! {
+                #[doc = #doc]
+                #[derive(::core::fmt::Debug)]
+                #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
+                #vis struct #name<#params> #where_clause {
+                    #(#fields)*
+                    #[doc(hidden)]
+                    pub #marker: ::core::marker::PhantomData<&#lt #marker_ty>,
+                }
+            }
+        };
+        let inputs = one(&self.inputs, &self.input_fields, true);
+        let outputs = one(&self.outputs, &self.output_fields, false);
+        quote!(#inputs #outputs)
+    }
+
+    /// The inputs (`inputs`) or outputs view as a struct literal built from `self`.
+    pub(crate) fn init(&self, inputs: bool) -> TokenStream {
+        let (name, fields) = if inputs {
+            (&self.inputs.0, &self.input_fields)
+        } else {
+            (&self.outputs.0, &self.output_fields)
+        };
+        let marker = &self.marker.0;
+        let fields = fields.iter().map(|f| {
+            let (name, init) = (&f.name, self.field_init(f, inputs));
+            quote!(#name: #init,)
+        });
+        quote!(#name { #(#fields)* #marker: ::core::marker::PhantomData })
+    }
+
+    fn field_type(&self, f: &ViewField, inputs: bool) -> TokenStream {
+        let (rt, lt) = (self.rt, &self.lifetime);
+        match (&f.kind, inputs) {
+            (ViewKind::Tensor(args), true) => quote!(#rt::TensorMut<#lt, #args>),
+            (ViewKind::Tensor(args), false) => quote!(#rt::TensorRef<#lt, #args>),
+            (ViewKind::Strings(shape), _) => quote!(#rt::StringTensorMut<#lt, #shape>),
+            (ViewKind::ValueInput(ty), _) => quote!(&#lt mut #ty),
+            (ViewKind::Allocated(ty), _) => quote!(#rt::OutputRef<#lt, #ty>),
+            (ViewKind::Slot(ty), true) => quote!(<#ty as #rt::__private::Slot>::Mut<#lt>),
+            (ViewKind::Slot(ty), false) => quote!(<#ty as #rt::__private::Slot>::Ref<#lt>),
+            (ViewKind::Field { ty, mutable: true }, true) => quote!(&#lt mut #ty),
+            (ViewKind::Field { ty, .. }, _) => quote!(&#lt #ty),
+            (ViewKind::Absent, _) => quote!(::core::marker::PhantomData<&#lt ()>),
+        }
+    }
+
+    fn field_init(&self, f: &ViewField, inputs: bool) -> TokenStream {
+        let (rt, s) = (self.rt, &f.source);
+        let slot = || {
+            if inputs {
+                quote!(__Slot::slot_mut(&mut self.#s))
+            } else {
+                quote!(__Slot::slot_ref(&self.#s))
+            }
+        };
+        match (&f.kind, inputs) {
+            (ViewKind::Tensor(_) | ViewKind::Allocated(_), _) if f.via_slot => slot(),
+            (ViewKind::Slot(_), _) => slot(),
+            (ViewKind::Tensor(_), true) | (ViewKind::Strings(_), _) => quote!(self.#s.view_mut()),
+            (ViewKind::Tensor(_), false) => quote!(self.#s.view()),
+            (ViewKind::ValueInput(_), _) => quote!(&mut self.#s),
+            (ViewKind::Allocated(_), _) => quote!(#rt::OutputRef::new(&self.#s)),
+            (ViewKind::Field { mutable: true, .. }, true) => quote!(&mut self.#s),
+            (ViewKind::Field { .. }, _) => quote!(&self.#s),
+            (ViewKind::Absent, _) => quote!(::core::marker::PhantomData),
+        }
+    }
+}
+
+/// The doc of a generated module's view field: ONNX name, type, who allocates it, recurrent pairing and the
 /// model's own doc string.
-pub(crate) fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
+fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
     let mut doc = format!(" {role} `{}`: {}.", v.name, type_doc(v));
     if v.form.is_tensor() && v.elem.packing() > 1 {
         doc.push_str(&format!(
@@ -116,85 +267,65 @@ fn is_bound_buffer(v: &PlannedValue) -> bool {
     v.form == Form::Tensor && !matches!(v.storage, Storage::Allocated)
 }
 
-/// The two view structs.
-pub(crate) fn structs(plan: &Plan, rt: &syn::Path) -> TokenStream {
+/// The generated module's views (`Inputs<'a, D>` / `Outputs<'a, D>`), made from its `Io`.
+pub(crate) fn of_plan<'a>(plan: &Plan, rt: &'a syn::Path) -> Views<'a> {
     let device = quote!(D);
-    let inputs_view_fields = plan.inputs.iter().map(|v| {
-        let f = to_ident(&v.field);
-        let elem = elem_tokens(rt, v.elem);
-        let shape = shape_tokens(rt, v);
-        let doc = value_doc(plan, "Input", v);
-        let ty = match v.form {
-            Form::Tensor => quote!(#rt::TensorMut<'a, #elem, #shape, D>),
-            Form::Strings => quote!(#rt::StringTensorMut<'a, #shape>),
-            _ => {
-                let ty = io_type(rt, Side::Input, v, &device);
-                quote!(&'a mut #ty)
-            }
-        };
-        quote!(#[doc = #doc] pub #f: #ty,)
-    });
-    let outputs_view_fields = plan.outputs.iter().map(|v| {
-        let f = to_ident(&v.field);
-        let elem = elem_tokens(rt, v.elem);
-        let shape = shape_tokens(rt, v);
-        let doc = value_doc(plan, "Output", v);
-        let ty = if is_bound_buffer(v) {
-            quote!(#rt::TensorRef<'a, #elem, #shape, D>)
-        } else {
-            let ty = io_type(rt, Side::Output, v, &device);
-            quote!(#rt::OutputRef<'a, #ty>)
-        };
-        quote!(#[doc = #doc] pub #f: #ty,)
-    });
-    quote! {
-        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
-        /// The inputs of a [`Binding`], to fill in place before [`Binding::run`].
-        #[derive(Debug)]
-        pub struct Inputs<'a, D: #rt::Device = #rt::Cpu> {
-            #(#inputs_view_fields)*
-            #[doc(hidden)]
-            pub _device: ::core::marker::PhantomData<&'a D>,
-        }
-
-        #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
-        /// The outputs of a [`Binding`], read in place after [`Binding::run`].
-        #[derive(Debug)]
-        pub struct Outputs<'a, D: #rt::Device = #rt::Cpu> {
-            #(#outputs_view_fields)*
-            #[doc(hidden)]
-            pub _device: ::core::marker::PhantomData<&'a D>,
-        }
-    }
-}
-
-/// Field initialisers of `Inputs { .. }` from an `Io`'s tensors.
-pub(crate) fn inputs_init(plan: &Plan) -> Vec<TokenStream> {
-    plan.inputs
+    let input_fields = plan
+        .inputs
         .iter()
         .map(|v| {
-            let f = to_ident(&v.field);
-            let io = in_field(v);
-            match v.form {
-                Form::Tensor | Form::Strings => quote!(#f: self.#io.view_mut(),),
-                _ => quote!(#f: &mut self.#io,),
+            let shape = shape_tokens(rt, v);
+            let kind = match v.form {
+                Form::Tensor => {
+                    let elem = elem_tokens(rt, v.elem);
+                    ViewKind::Tensor(quote!(#elem, #shape, D))
+                }
+                Form::Strings => ViewKind::Strings(shape),
+                _ => ViewKind::ValueInput(io_type(rt, Side::Input, v, &device)),
+            };
+            ViewField {
+                name: to_ident(&v.field),
+                source: in_field(v),
+                doc: value_doc(plan, "Input", v),
+                kind,
+                via_slot: false,
             }
         })
-        .collect()
-}
-
-/// Field initialisers of `Outputs { .. }` from an `Io`'s tensors.
-pub(crate) fn outputs_init(plan: &Plan, rt: &syn::Path) -> Vec<TokenStream> {
-    plan.outputs
+        .collect();
+    let output_fields = plan
+        .outputs
         .iter()
         .map(|v| {
-            let f = to_ident(&v.field);
-            let io = out_field(v);
-            if is_bound_buffer(v) {
-                quote!(#f: self.#io.view(),)
+            let kind = if is_bound_buffer(v) {
+                let (elem, shape) = (elem_tokens(rt, v.elem), shape_tokens(rt, v));
+                ViewKind::Tensor(quote!(#elem, #shape, D))
             } else {
-                quote!(#f: #rt::OutputRef::new(&self.#io),)
+                ViewKind::Allocated(io_type(rt, Side::Output, v, &device))
+            };
+            ViewField {
+                name: to_ident(&v.field),
+                source: out_field(v),
+                doc: value_doc(plan, "Output", v),
+                kind,
+                via_slot: false,
             }
         })
-        .collect()
+        .collect();
+    Views {
+        rt,
+        vis: quote!(pub),
+        inputs: (
+            format_ident!("Inputs"),
+            " The inputs of a [`Binding`], to fill in place before [`Binding::run`].".into(),
+        ),
+        outputs: (
+            format_ident!("Outputs"),
+            " The outputs of a [`Binding`], read in place after [`Binding::run`].".into(),
+        ),
+        generics: syn::parse_quote!(<'a, D: #rt::Device = #rt::Cpu>),
+        lifetime: syn::parse_quote!('a),
+        marker: (format_ident!("_device"), quote!(D)),
+        input_fields,
+        output_fields,
+    }
 }

@@ -10,6 +10,7 @@ use crate::check::Role;
 use crate::check::syntax::{FieldType, SlotKind};
 use crate::expand::binding_io::{self, Allocation, BindingImpl, FieldRecipe, SetDims, SlotRecipe};
 use crate::expand::tokens::{elem_tokens, field_call, spec_tokens};
+use crate::expand::views::Views;
 use crate::macros::derive::plan::bindable;
 use crate::plan::{PlannedValue, Storage};
 use crate::signature::{Dim, ValueInfo};
@@ -117,7 +118,11 @@ fn dims_of_inputs(
 }
 
 /// The impls, for fields sized by `dims` (per field, as [`super::dims::per_field`]).
-pub(super) fn impls(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenStream {
+pub(super) fn impls(
+    cx: &Ctx<'_, '_>,
+    dims: &[Option<TokenStream>],
+    views: &Views<'_>,
+) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = cx.input.generics.split_for_impl();
     let name = &cx.input.ident;
     // Specs: every model input and output (the session check compares them all).
@@ -160,8 +165,8 @@ pub(super) fn impls(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenStre
         inputs: quote!(#inputs_name),
         outputs: quote!(#outputs_name),
         view_args: own_args.collect(),
-        inputs_init: super::views::init(cx, true),
-        outputs_init: super::views::init(cx, false),
+        inputs_init: views.init(true),
+        outputs_init: views.init(false),
         // Both views at once borrow disjoint fields, which holds only when every field is
         // in one view: not so for fields whose name did not resolve (already an error).
         split: cx.fields.iter().all(|f| f.binding.is_some()),

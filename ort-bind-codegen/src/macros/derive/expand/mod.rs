@@ -3,7 +3,7 @@
 //!
 //! - `dims`: `<Struct>Dims`, its `from_input_shapes`, and the dims expression per field;
 //! - `model`: `MODEL_PATH`, `MODEL`, `allocate`;
-//! - `views`: `<Struct>Inputs` / `<Struct>Outputs`;
+//! - `views`: `<Struct>Inputs` / `<Struct>Outputs`, through the emitter the module uses;
 //! - `io`: the `BindingIo` / `SplitIo` impls, through the emitter the module uses;
 //! - `feed_back`: the recurrent-pair methods (their names and `feed_back`'s doc through
 //!   the module's helpers, [`crate::expand::feed_back`]);
@@ -97,11 +97,12 @@ pub(super) fn expand(
 
     let per_field = dims::per_field(&cx);
     let dims = dims::items(&cx);
-    let views = views::structs(&cx);
+    let view_structs = views::of_struct(&cx);
+    let views = view_structs.structs();
     let consts = model::consts(&cx);
     let allocate = model::allocate(&cx, &per_field);
     let feed_back = feed_back::methods(&cx);
-    let io = io::impls(&cx, &per_field);
+    let io = io::impls(&cx, &per_field, &view_structs);
     let checks = checks::checks(&cx);
 
     quote! {
