@@ -3,7 +3,7 @@
 # (one model through build.rs, one through bindings!, one derive, plus an `embed` binary)
 # and on `ort` alone (the same three runs, and a binary with the model embedded). Each round builds both from empty target folders, one after the
 # other (alternating which goes first); prints seconds and crates compiled, checks the ort-bind app's dependency tree,
-# and runs its binaries copied away from the crate.
+# and runs its binaries copied away from the crate; ends with each round's ratio and their median.
 #
 #   scripts/cold-build.sh [ROUNDS]      (default 2; needs the crates in the local registry)
 set -euo pipefail
@@ -56,10 +56,22 @@ for round in $(seq 1 "$rounds"); do
         end=$(date +%s.%N)
         cpu1=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
         crates=$(grep -c Compiling "$work/$app.log")
-        printf '| %s | %s | %.1f | %.1f | %s | %s |\n' "$round" "$app" "$(echo "$end - $start" | bc)" \
+        secs=$(echo "$end - $start" | bc)
+        printf '| %s | %s | %.1f | %.1f | %s | %s |\n' "$round" "$app" "$secs" \
             "$(echo "($cpu1 - $cpu0) / $(getconf CLK_TCK)" | bc -l)" "$crates" "$(cut -d' ' -f1 /proc/loadavg)"
+        echo "$round $app $secs" >>"$work/seconds"
     done
 done
+
+# The ratio of each round (ort-bind app / ort app, wall time), and their median.
+echo
+awk '{ t[$1, $2] = $3; if ($1 > n) n = $1 }
+     END {
+         for (r = 1; r <= n; r++) { q[r] = t[r, "userapp"] / t[r, "ortapp"]; printf "round %d: %.2fx\n", r, q[r] }
+         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (q[j] < q[i]) { x = q[i]; q[i] = q[j]; q[j] = x }
+         m = (n % 2) ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2
+         printf "ort-bind app / ort app, cold build: median %.2fx over %d rounds (%.2f-%.2fx)\n", m, n, q[1], q[n]
+     }' "$work/seconds"
 
 echo
 unwanted=$(cd "$work/userapp" && cargo tree --offline -e normal,build | grep -cE 'clap|libc|memmap2|npyz|prettyplease|prost|serde|thiserror|zip' || true)
