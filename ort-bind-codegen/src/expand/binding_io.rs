@@ -158,7 +158,8 @@ fn bind(v: &FieldRecipe, allocated_only: bool) -> TokenStream {
     }
 }
 
-/// The `BindingIo` impl, and `SplitIo` where both views can be borrowed at once.
+/// The `BindingIo` impl, and `SplitIo` where both views can be borrowed at once: one
+/// helper below per group of items.
 pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
     let BindingImpl {
         rt,
@@ -173,14 +174,92 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         outputs_init,
         input_specs,
         output_specs,
-        values,
         ..
     } = b;
     let derived = b.derived.then(|| quote!(#[automatically_derived]));
     let args = quote!(<'__a, #(#view_args),*>);
     let args_anon = quote!(<'_, #(#view_args),*>);
 
-    let binds: Vec<TokenStream> = values.iter().map(|v| bind(v, false)).collect();
+    let binds = bind_items(b);
+    let (has_allocated, store_and_clear) = allocated_items(b);
+    let (has_value_inputs, missing_input) = value_input_items(b).unzip();
+    let take_resized = take_resized_body(b);
+    let dims_of_inputs = b.dims_of_inputs.as_ref().map(|call| {
+        quote! {
+            fn dims_of_inputs(&self) -> ::core::option::Option<#rt::Result<#dims>> {
+                #call
+            }
+        }
+    });
+    let set_dims = set_dims_body(b);
+
+    let (inputs_mut, split) = if b.split {
+        (
+            quote!(#rt::SplitIo::split(self).0),
+            quote! {
+                #derived
+                impl #impl_generics #rt::SplitIo for #self_ty #where_clause {
+                    fn split(&mut self) -> (#inputs #args_anon, #outputs #args_anon) {
+                        (#inputs_init, #outputs_init)
+                    }
+                }
+            },
+        )
+    } else {
+        (quote!(#inputs_init), TokenStream::new())
+    };
+
+    quote! {
+        // SAFETY: only `set_dims` (and closures run by `Binding::modify`, which rebinds
+        // afterwards) change a bound value's storage; the views read and write elements in
+        // place only, but for value inputs (`HAS_VALUE_INPUTS`, which makes `Binding` rebind
+        // after handing the views out) and inputs given new dims through their views, which
+        // `take_resized` reports for every tensor input the views hand out. Every field is a
+        // runtime tensor or value type (the derive reaches its fields through `Slot`, which
+        // only those implement).
+        #derived
+        unsafe impl #impl_generics #rt::BindingIo for #self_ty #where_clause {
+            const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
+            const OUTPUTS: &'static [#rt::ValueSpec] = &[#(#output_specs),*];
+            const HAS_ALLOCATED_OUTPUTS: bool = #has_allocated;
+            #has_value_inputs
+            type Dims = #dims;
+            type InputsMut<'__a> = #inputs #args where Self: '__a;
+            type OutputsRef<'__a> = #outputs #args where Self: '__a;
+
+            #binds
+
+            fn set_dims(&mut self, dims: &#dims) -> #rt::Result<()> {
+                #set_dims
+            }
+
+            #store_and_clear
+
+            #missing_input
+
+            fn take_resized(&mut self) -> bool {
+                #take_resized
+            }
+
+            #dims_of_inputs
+
+            fn inputs_mut(&mut self) -> #inputs #args_anon {
+                #inputs_mut
+            }
+
+            fn outputs(&self) -> #outputs #args_anon {
+                #outputs_init
+            }
+        }
+
+        #split
+    }
+}
+
+/// `bind`, and `rebind_allocated` where asked for.
+fn bind_items(b: &BindingImpl<'_>) -> TokenStream {
+    let (rt, values) = (b.rt, b.values);
+    let binds = values.iter().map(|v| bind(v, false));
     // A binding that binds nothing (the derive's fallback) leaves `binder` unused.
     let unused_binder = values.is_empty().then(|| quote!(let _ = &binder;));
     let rebind_allocated = b.rebind_allocated.then(|| {
@@ -193,12 +272,26 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             }
         }
     });
+    quote! {
+        fn bind<'__io>(&'__io self, binder: &mut #rt::Binder<'_, '__io>) -> #rt::Result<()> {
+            #unused_binder
+            #(#binds)*
+            ::core::result::Result::Ok(())
+        }
 
+        #rebind_allocated
+    }
+}
+
+/// For the outputs ONNX Runtime may allocate: `HAS_ALLOCATED_OUTPUTS`'s value, and
+/// `store_output` with `clear_allocated`.
+fn allocated_items(b: &BindingImpl<'_>) -> (TokenStream, TokenStream) {
+    let rt = b.rt;
     // Outputs are stored by their position in binding order, which ONNX Runtime keeps.
-    let outputs_bound: Vec<&FieldRecipe> = values.iter().filter(|v| !v.input).collect();
-    let may_allocate: Vec<(usize, &FieldRecipe)> = outputs_bound
+    let may_allocate: Vec<(usize, &FieldRecipe)> = b
+        .values
         .iter()
-        .copied()
+        .filter(|v| !v.input)
         .enumerate()
         .filter(|(_, v)| v.allocated() != Some(false))
         .collect();
@@ -247,42 +340,58 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             }
         }
     });
+    let items = quote! {
+        fn store_output(&mut self, index: usize, value: #rt::OutputValue) -> #rt::Result<()> {
+            #store_body
+        }
 
-    // Value inputs the inputs view fills in place: rebound after `inputs()`, and named
-    // when a run is asked for before they have a value.
-    let value_inputs: Vec<&FieldRecipe> = values
+        #clear_allocated
+    };
+    (has_allocated, items)
+}
+
+/// For value inputs the inputs view fills in place (rebound after `inputs()`, and named
+/// when a run is asked for before they have a value): `HAS_VALUE_INPUTS` and
+/// `missing_input`, or nothing when there are none.
+fn value_input_items(b: &BindingImpl<'_>) -> Option<(TokenStream, TokenStream)> {
+    let rt = b.rt;
+    let checks: Vec<TokenStream> = b
+        .values
         .iter()
         .filter(|v| matches!(v.slot, SlotRecipe::ValueInput))
-        .collect();
-    let value_inputs_items = (!value_inputs.is_empty()).then(|| {
-        let checks = value_inputs.iter().map(|v| {
+        .map(|v| {
             let (f, i) = (&v.field, v.index);
             quote! {
                 if !#rt::__private::ValueInputSlot::is_set(&self.#f) {
                     return ::core::option::Option::Some(#i);
                 }
             }
-        });
-        quote! {
-            fn missing_input(&self) -> ::core::option::Option<usize> {
-                #(#checks)*
-                ::core::option::Option::None
-            }
-        }
-    });
-    let has_value_inputs = (!value_inputs.is_empty()).then(|| {
-        quote!(
-            const HAS_VALUE_INPUTS: bool = true;
+        })
+        .collect();
+    (!checks.is_empty()).then(|| {
+        (
+            quote!(
+                const HAS_VALUE_INPUTS: bool = true;
+            ),
+            quote! {
+                fn missing_input(&self) -> ::core::option::Option<usize> {
+                    #(#checks)*
+                    ::core::option::Option::None
+                }
+            },
         )
-    });
+    })
+}
 
-    // Inputs whose views may give them new dims (numeric and string tensors, sized by
-    // the binding): the binding asks them after `inputs()`.
+/// `take_resized`'s body: asks every input whose view may give it new dims (numeric and
+/// string tensors, sized by the binding).
+fn take_resized_body(b: &BindingImpl<'_>) -> TokenStream {
+    let rt = b.rt;
+    let resizable = b.values.iter().filter(|v| v.input && v.dims.is_some());
     // The derive's fields go through `Slot` as its views do, so a field that is no tensor
     // adds no error of its own (rustc reports the same unmet bound once).
-    let resizable: Vec<TokenStream> = values
-        .iter()
-        .filter(|v| v.input && v.dims.is_some())
+    let asks: Vec<TokenStream> = resizable
+        .clone()
         .filter_map(|v| {
             let f = &v.field;
             match v.slot {
@@ -292,30 +401,25 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             }
         })
         .collect();
-    let method_syntax = values.iter().any(|v| {
-        v.input && v.dims.is_some() && matches!(v.slot, SlotRecipe::Tensor | SlotRecipe::Value)
-    });
-    let take_resized = if resizable.is_empty() {
-        quote!(false)
-    } else {
-        let import = method_syntax.then(|| quote!(use #rt::__private::InputShape as _;));
-        // `|`, not `||`: each input forgets its change.
-        let any = joined(resizable, '|');
-        quote! {
-            #import
-            #any
-        }
-    };
-    let dims_of_inputs = b.dims_of_inputs.as_ref().map(|call| {
-        quote! {
-            fn dims_of_inputs(&self) -> ::core::option::Option<#rt::Result<#dims>> {
-                #call
-            }
-        }
-    });
+    if asks.is_empty() {
+        return quote!(false);
+    }
+    let method_syntax = resizable
+        .clone()
+        .any(|v| matches!(v.slot, SlotRecipe::Tensor | SlotRecipe::Value));
+    let import = method_syntax.then(|| quote!(use #rt::__private::InputShape as _;));
+    // `|`, not `||`: each input forgets its change.
+    let any = joined(asks, '|');
+    quote! {
+        #import
+        #any
+    }
+}
 
-    let resize = resize(values);
-    let set_dims = match &b.set_dims {
+/// `set_dims`'s body.
+fn set_dims_body(b: &BindingImpl<'_>) -> TokenStream {
+    let resize = resize(b.values);
+    match &b.set_dims {
         SetDims::Direct => quote! {
             let _ = dims;
             #(#resize)*
@@ -332,77 +436,5 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
             #(#assign)*
             ::core::result::Result::Ok(())
         },
-    };
-
-    let (inputs_mut, split) = if b.split {
-        (
-            quote!(#rt::SplitIo::split(self).0),
-            quote! {
-                #derived
-                impl #impl_generics #rt::SplitIo for #self_ty #where_clause {
-                    fn split(&mut self) -> (#inputs #args_anon, #outputs #args_anon) {
-                        (#inputs_init, #outputs_init)
-                    }
-                }
-            },
-        )
-    } else {
-        (quote!(#inputs_init), TokenStream::new())
-    };
-
-    quote! {
-        // SAFETY: only `set_dims` (and closures run by `Binding::modify`, which rebinds
-        // afterwards) change a bound value's storage; the views read and write elements in
-        // place only, but for value inputs (`HAS_VALUE_INPUTS`, which makes `Binding` rebind
-        // after handing the views out) and inputs given new dims through their views, which
-        // `take_resized` reports for every tensor input the views hand out. Every field is a
-        // runtime tensor or value type (the derive reaches its fields through `Slot`, which
-        // only those implement).
-        #derived
-        unsafe impl #impl_generics #rt::BindingIo for #self_ty #where_clause {
-            const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
-            const OUTPUTS: &'static [#rt::ValueSpec] = &[#(#output_specs),*];
-            const HAS_ALLOCATED_OUTPUTS: bool = #has_allocated;
-            #has_value_inputs
-            type Dims = #dims;
-            type InputsMut<'__a> = #inputs #args where Self: '__a;
-            type OutputsRef<'__a> = #outputs #args where Self: '__a;
-
-            fn bind<'__io>(&'__io self, binder: &mut #rt::Binder<'_, '__io>) -> #rt::Result<()> {
-                #unused_binder
-                #(#binds)*
-                ::core::result::Result::Ok(())
-            }
-
-            #rebind_allocated
-
-            fn set_dims(&mut self, dims: &#dims) -> #rt::Result<()> {
-                #set_dims
-            }
-
-            fn store_output(&mut self, index: usize, value: #rt::OutputValue) -> #rt::Result<()> {
-                #store_body
-            }
-
-            #clear_allocated
-
-            #value_inputs_items
-
-            fn take_resized(&mut self) -> bool {
-                #take_resized
-            }
-
-            #dims_of_inputs
-
-            fn inputs_mut(&mut self) -> #inputs #args_anon {
-                #inputs_mut
-            }
-
-            fn outputs(&self) -> #outputs #args_anon {
-                #outputs_init
-            }
-        }
-
-        #split
     }
 }
