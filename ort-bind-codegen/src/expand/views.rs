@@ -65,10 +65,10 @@ pub(crate) struct Views<'a> {
     pub inputs: (Ident, String),
     /// The outputs view's name and doc.
     pub outputs: (Ident, String),
-    /// The views' generics, the view lifetime first.
-    pub generics: syn::Generics,
-    /// The view lifetime.
+    /// The view lifetime, the views' first generic parameter.
     pub lifetime: syn::Lifetime,
+    /// The views' other generics, and their where clause.
+    pub generics: syn::Generics,
     /// The hidden marker field that holds the generics, and the type it borrows.
     pub marker: (Ident, TokenStream),
     /// The inputs view's fields.
@@ -80,8 +80,12 @@ pub(crate) struct Views<'a> {
 impl Views<'_> {
     /// The two structs.
     pub(crate) fn structs(&self) -> TokenStream {
-        let params = &self.generics.params;
-        let where_clause = &self.generics.where_clause;
+        let mut generics = self.generics.clone();
+        let lifetime = syn::LifetimeParam::new(self.lifetime.clone());
+        generics
+            .params
+            .insert(0, syn::GenericParam::Lifetime(lifetime));
+        let (params, where_clause) = (&generics.params, &generics.where_clause);
         let (vis, lt) = (&self.vis, &self.lifetime);
         let (marker, marker_ty) = &self.marker;
         let one = |(name, doc): &(Ident, String), fields: &[ViewField], inputs: bool| {
@@ -159,8 +163,8 @@ impl Views<'_> {
     }
 }
 
-/// The doc of a generated module's view field: ONNX name, type, who allocates it, recurrent pairing and the
-/// model's own doc string.
+/// The doc of a generated module's view field: ONNX name, type, who allocates it,
+/// recurrent pairing and the model's own doc string.
 fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
     let mut doc = format!(" {role} `{}`: {}.", v.name, type_doc(v));
     if v.form.is_tensor() && v.elem.packing() > 1 {
@@ -274,13 +278,12 @@ pub(crate) fn of_plan<'a>(plan: &Plan, rt: &'a syn::Path) -> Views<'a> {
         .inputs
         .iter()
         .map(|v| {
-            let shape = shape_tokens(rt, v);
             let kind = match v.form {
                 Form::Tensor => {
-                    let elem = elem_tokens(rt, v.elem);
+                    let (elem, shape) = (elem_tokens(rt, v.elem), shape_tokens(rt, v));
                     ViewKind::Tensor(quote!(#elem, #shape, D))
                 }
-                Form::Strings => ViewKind::Strings(shape),
+                Form::Strings => ViewKind::Strings(shape_tokens(rt, v)),
                 _ => ViewKind::ValueInput(io_type(rt, Side::Input, v, &device)),
             };
             ViewField {
@@ -322,8 +325,8 @@ pub(crate) fn of_plan<'a>(plan: &Plan, rt: &'a syn::Path) -> Views<'a> {
             format_ident!("Outputs"),
             " The outputs of a [`Binding`], read in place after [`Binding::run`].".into(),
         ),
-        generics: syn::parse_quote!(<'a, D: #rt::Device = #rt::Cpu>),
         lifetime: syn::parse_quote!('a),
+        generics: syn::parse_quote!(<D: #rt::Device = #rt::Cpu>),
         marker: (format_ident!("_device"), quote!(D)),
         input_fields,
         output_fields,

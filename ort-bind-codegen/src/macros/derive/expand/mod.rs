@@ -55,8 +55,6 @@ struct Ctx<'a, 'f> {
     inputs_name: Ident,
     outputs_name: Ident,
     dims_name: Ident,
-    /// The views' generics: the struct's (with defaults) after a view lifetime `'__a`.
-    view_generics: syn::Generics,
 }
 
 /// Everything the derive emits next to the struct. Without a model (see
@@ -69,15 +67,6 @@ pub(super) fn expand(
     device: Option<&syn::Type>,
 ) -> TokenStream {
     let name = &input.ident;
-    let mut view_generics = input.generics.clone();
-    view_generics.params.insert(0, syn::parse_quote!('__a));
-    {
-        let wc = view_generics.make_where_clause();
-        for f in fields.iter().filter(|f| views::needs_lifetime_bound(f)) {
-            let ty = f.ty;
-            wc.predicates.push(syn::parse_quote!(#ty: '__a));
-        }
-    }
     let cx = Ctx {
         input,
         krate,
@@ -91,7 +80,6 @@ pub(super) fn expand(
         inputs_name: format_ident!("{}Inputs", name),
         outputs_name: format_ident!("{}Outputs", name),
         dims_name: format_ident!("{}Dims", name),
-        view_generics,
     };
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
 

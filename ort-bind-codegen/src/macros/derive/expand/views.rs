@@ -46,15 +46,16 @@ fn view_kind(f: &Field<'_>, inputs: bool) -> (ViewKind, bool) {
         // Its device argument is not a device (rustc reports it on the struct): naming its
         // type again would repeat that error.
         FieldType::Tensor(t) if t.device_is_not_a_device => (ViewKind::Absent, false),
-        FieldType::Tensor(t) if slot_args(ty).is_some() => {
-            let args = slot_args(ty).map(|a| &a.args);
-            let kind = match t.kind {
-                SlotKind::Tensor => ViewKind::Tensor(quote!(#args)),
-                // Read with `get()`, like every output ONNX Runtime allocates.
-                SlotKind::Allocated => ViewKind::Allocated(quote!(#ty)),
-            };
-            (kind, true)
-        }
+        FieldType::Tensor(t) => match (slot_args(ty), t.kind) {
+            (Some(a), SlotKind::Tensor) => {
+                let args = &a.args;
+                (ViewKind::Tensor(quote!(#args)), true)
+            }
+            // Read with `get()`, like every output ONNX Runtime allocates.
+            (Some(_), SlotKind::Allocated) => (ViewKind::Allocated(quote!(#ty)), true),
+            // Written without arguments (an alias): only `Slot` knows its views.
+            (None, _) => (ViewKind::Slot(quote!(#ty)), true),
+        },
         // Not a tensor at all (already an error): a plain reference, so nothing else fails.
         FieldType::NotATensor(_) => (
             ViewKind::Field {
@@ -65,17 +66,6 @@ fn view_kind(f: &Field<'_>, inputs: bool) -> (ViewKind, bool) {
         ),
         _ => (ViewKind::Slot(quote!(#ty)), true),
     }
-}
-
-/// Whether the views' generics must bound the field's type by the view lifetime: a value,
-/// or a tensor whose views only `Slot` knows ([`view_kind`]'s last case).
-pub(super) fn needs_lifetime_bound(f: &Field<'_>) -> bool {
-    f.value
-        || match &f.spec.ty {
-            FieldType::Tensor(t) => !t.device_is_not_a_device && slot_args(f.ty).is_none(),
-            FieldType::NotATensor(_) => false,
-            _ => true,
-        }
 }
 
 /// The shape argument of a `StringTensor<S>` as written (`AnyRank` when left out).
@@ -111,26 +101,36 @@ fn in_view(f: &Field<'_>, inputs: bool) -> bool {
     !matches!(f.binding, Some(FieldBinding { role, .. }) if role == other)
 }
 
-/// The two views of the struct.
+/// The two views of the struct. Their generics are the struct's (with defaults) after a
+/// view lifetime `'__a`, which every field type the views name through `Slot` or as a value
+/// must outlive.
 pub(super) fn of_struct<'a>(cx: &Ctx<'a, '_>) -> Views<'a> {
     let name = &cx.input.ident;
     let (_, ty_generics, _) = cx.input.generics.split_for_impl();
-    let fields = |inputs: bool| {
-        cx.fields
-            .iter()
-            .filter(|f| in_view(f, inputs))
-            .map(|f| {
-                let (kind, via_slot) = view_kind(f, inputs);
-                ViewField {
-                    name: f.ident.clone(),
-                    source: f.ident.clone(),
-                    doc: field_doc(cx, f),
-                    kind,
-                    via_slot,
-                }
-            })
-            .collect()
-    };
+    let mut generics = cx.input.generics.clone();
+    let bounds = &mut generics.make_where_clause().predicates;
+    let (mut input_fields, mut output_fields) = (Vec::new(), Vec::new());
+    for f in cx.fields {
+        let mut bound = f.value;
+        for (inputs, list) in [(true, &mut input_fields), (false, &mut output_fields)] {
+            if !in_view(f, inputs) {
+                continue;
+            }
+            let (kind, via_slot) = view_kind(f, inputs);
+            bound |= matches!(kind, ViewKind::Slot(_));
+            list.push(ViewField {
+                name: f.ident.clone(),
+                source: f.ident.clone(),
+                doc: field_doc(cx, f),
+                kind,
+                via_slot,
+            });
+        }
+        if bound {
+            let ty = f.ty;
+            bounds.push(syn::parse_quote!(#ty: '__a));
+        }
+    }
     let vis = &cx.input.vis;
     Views {
         rt: cx.krate,
@@ -149,10 +149,10 @@ pub(super) fn of_struct<'a>(cx: &Ctx<'a, '_>) -> Views<'a> {
                  (`Binding::outputs`)."
             ),
         ),
-        generics: cx.view_generics.clone(),
         lifetime: syn::parse_quote!('__a),
+        generics,
         marker: (format_ident!("__marker"), quote!(#name #ty_generics)),
-        input_fields: fields(true),
-        output_fields: fields(false),
+        input_fields,
+        output_fields,
     }
 }
