@@ -159,9 +159,25 @@ pub(crate) fn ort_bind_options() -> ort_bind_runtime::SessionOptions {
         .optimization_level(3)
 }
 
+/// `ort`'s environment, over the library file ort-bind loaded: both sides of every
+/// comparison run the same ONNX Runtime. (The library's environment is one per process;
+/// `ort` shares the one ort-bind created.)
+fn ort_environment() -> Result<&'static ort::environment::Environment> {
+    static ENV: std::sync::OnceLock<ort::environment::Environment> = std::sync::OnceLock::new();
+    if let Some(env) = ENV.get() {
+        return Ok(env);
+    }
+    let lib = ort_bind_runtime::library::init()?;
+    let env = ort::init_from(lib.path())
+        .map_err(|e| e.to_string())?
+        .with_telemetry(false)
+        .build()
+        .map_err(ort_err)?;
+    Ok(ENV.get_or_init(|| env))
+}
+
 pub(crate) fn ort_session(model: &str) -> Result<Session> {
-    let env = ort_bind_runtime::library::init()?.environment();
-    Session::builder(env)
+    Session::builder(ort_environment()?)
         .map_err(ort_err)?
         .with_intra_threads(1)
         .map_err(ort_err)?

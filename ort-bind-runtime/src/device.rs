@@ -145,7 +145,7 @@ impl private::DeviceImpl for Cpu {
 
     fn memory_info(&self) -> Result<&MemoryInfo> {
         // Host tensors can be made before any session: load ONNX Runtime first
-        // (`ort::api()` panics when it is not loaded; after the first call this is a load).
+        // (`sys::api()` panics when it is not loaded; after the first call this is a load).
         crate::library::init()?;
         MemoryInfo::cpu()
     }

@@ -94,7 +94,12 @@ pub use cudarc;
 pub use ndarray;
 
 /// Re-exported so generated code can name ONNX element codes.
-pub use ort::sys::ONNXTensorElementDataType;
+pub use ort_sys::ONNXTensorElementDataType;
+
+/// The ONNX Runtime C API declarations ort-bind calls through (`ort-sys`, generated from
+/// ONNX Runtime's header), for C API calls on [`Session::as_raw`] that ort-bind does not
+/// wrap.
+pub use ort_sys;
 
 /// Not public API: the names generated code and the derive's expansions reach through
 /// `<runtime>::__private::…` (`::ort_bind::__private` re-exports this module). No semver
@@ -110,5 +115,5 @@ pub mod __private {
     pub use crate::shape::{AcceptsFixed, HasRank};
     pub use crate::slot::{InputSlot, Slot, spec, spec_any_rank};
     pub use crate::values::ValueInputSlot;
-    pub use ort::sys::ONNXTensorElementDataType;
+    pub use ort_sys::ONNXTensorElementDataType;
 }

@@ -1,10 +1,9 @@
 //! Finding and loading the ONNX Runtime shared library.
 //!
-//! `ort` is built with `load-dynamic`: ONNX Runtime is a shared library opened at run time, and
-//! `ort`'s own [`ort::api()`] panics when it cannot open one. Everything in this crate that
-//! touches ONNX Runtime therefore goes through [`init`] first, which looks for the library in a
-//! fixed order, loads it, creates `ort`'s global [`Environment`] and turns every failure into a
-//! [`LibraryError`] that says what was tried and how to provide the library.
+//! ONNX Runtime is a shared library opened at run time. Everything in this crate that touches
+//! ONNX Runtime goes through [`init`] first, which looks for the library in a fixed order,
+//! loads it, creates ONNX Runtime's environment (one per process) and turns every failure
+//! into a [`LibraryError`] that says what was tried and how to provide the library.
 //!
 //! The places looked at, in order ([`candidates`] lists them):
 //! 1. `ORT_DYLIB_PATH` at run time. When set it wins: if it cannot be loaded, [`init`] fails
@@ -31,7 +30,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use ort::environment::{Environment, EnvironmentBuilder};
 use ort_bind_fetch::CacheEnv;
 use ort_bind_fetch::onnxruntime::Platform;
 
@@ -40,19 +38,20 @@ pub use crate::error::library::{Attempt, Candidate, CandidateSource, LibraryErro
 /// The ONNX Runtime release this crate is built against and that the build script fetches.
 pub const ORT_VERSION: &str = ort_bind_fetch::onnxruntime::VERSION;
 
-/// The ONNX Runtime minor version `ort` requires at least (`1.31`).
-pub const REQUIRED_MINOR: u32 = ort::MINOR_VERSION;
+/// The oldest ONNX Runtime minor version ort-bind works with (`1.31`): the version of the C
+/// API it calls.
+pub const REQUIRED_MINOR: u32 = crate::sys::API_VERSION;
 
 /// Name of the environment variable that points at the library and overrides every other place.
 pub const DYLIB_PATH_VAR: &str = "ORT_DYLIB_PATH";
 
-/// The loaded ONNX Runtime library and `ort`'s global environment, alive for the whole process.
+/// The loaded ONNX Runtime library and its environment, alive for the whole process.
 #[derive(Debug)]
 pub struct LoadedLibrary {
     path: PathBuf,
     version: String,
     source: CandidateSource,
-    environment: Environment,
+    environment: crate::sys::Env,
 }
 
 impl LoadedLibrary {
@@ -71,26 +70,73 @@ impl LoadedLibrary {
         self.source
     }
 
-    /// `ort`'s global environment, needed to build sessions
-    /// (`ort::session::builder::SessionBuilder::new(env)`). `ort` allows one per process.
-    pub fn environment(&self) -> &Environment {
+    /// ONNX Runtime's build description, e.g. `ORT Build Info: git-branch=rel-1.31.1, ...`.
+    pub fn build_info(&self) -> String {
+        crate::sys::build_info().unwrap_or_default()
+    }
+
+    /// The environment every session is created in.
+    pub(crate) fn environment(&self) -> &crate::sys::Env {
         &self.environment
+    }
+}
+
+/// How [`init_with`] creates ONNX Runtime's environment: ort-bind's defaults are the name
+/// `ort-bind` in ONNX Runtime's logs and telemetry off (see [`crate::logging`]).
+///
+/// ```no_run
+/// use ort_bind_runtime::library::{self, EnvironmentOptions};
+/// library::init_with(EnvironmentOptions::new().name("my-service"))?;
+/// # Ok::<(), ort_bind_runtime::library::LibraryError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct EnvironmentOptions {
+    name: String,
+    telemetry: bool,
+}
+
+impl Default for EnvironmentOptions {
+    fn default() -> Self {
+        EnvironmentOptions {
+            name: "ort-bind".into(),
+            telemetry: false,
+        }
+    }
+}
+
+impl EnvironmentOptions {
+    /// ort-bind's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The log id ONNX Runtime prints with its messages (a NUL byte ends it).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Whether ONNX Runtime records telemetry events (off by default; also set
+    /// `ORT_DISABLE_TELEMETRY=0` to let it create its telemetry store).
+    pub fn telemetry(mut self, on: bool) -> Self {
+        self.telemetry = on;
+        self
     }
 }
 
 /// The library once it is loaded and the environment created.
 static LOADED: OnceLock<LoadedLibrary> = OnceLock::new();
-/// The library `ort` holds (path, version, source) once a load succeeded; `ort` keeps the first
-/// library it loads for the whole process, so this is set once even if creating the
-/// environment then fails.
+/// The library loaded (path, version, source) once a load succeeded; the first library loaded
+/// stays for the whole process, so this is set once even if creating the environment then
+/// fails.
 static DYLIB: OnceLock<(PathBuf, String, CandidateSource)> = OnceLock::new();
 /// Serialises attempts, so concurrent callers load once.
 static INIT_LOCK: Mutex<()> = Mutex::new(());
 
-/// Finds and loads ONNX Runtime and creates `ort`'s global environment with default settings.
+/// Finds and loads ONNX Runtime and creates its environment with default settings.
 ///
-/// Call it before any other `ort` API: `ort` itself panics when it has to load the library on
-/// its own and cannot. It is idempotent and thread-safe: the first success is kept for the
+/// Every ort-bind call that needs ONNX Runtime calls it; call it yourself to report a missing
+/// library early, or to see which one was loaded. It is idempotent and thread-safe: the first success is kept for the
 /// whole process and later calls return it at once. A failure is not kept: the next call tries
 /// again (so a caller may, for example, set `ORT_DYLIB_PATH` and retry); concurrent callers
 /// wait for one attempt at a time.
@@ -105,16 +151,13 @@ pub fn init() -> Result<&'static LoadedLibrary, LibraryError> {
     init_inner(None)
 }
 
-/// Like [`init`], but lets the caller configure the environment (name, global thread pool,
-/// execution providers, ...) before it is created.
+/// Like [`init`], but creates the environment with `options` instead of the defaults.
 ///
 /// # Errors
 /// As [`init`], and [`LibraryError::AlreadyInitialized`] when the environment already exists
-/// (created by an earlier [`init`] or `init_with`), since `ort` allows one per process.
-pub fn init_with(
-    configure: impl FnOnce(EnvironmentBuilder) -> EnvironmentBuilder,
-) -> Result<&'static LoadedLibrary, LibraryError> {
-    init_inner(Some(Box::new(configure)))
+/// (created by an earlier [`init`] or `init_with`): there is one per process.
+pub fn init_with(options: EnvironmentOptions) -> Result<&'static LoadedLibrary, LibraryError> {
+    init_inner(Some(options))
 }
 
 /// The loaded library, if [`init`] has succeeded; never loads anything.
@@ -122,9 +165,9 @@ pub fn get() -> Option<&'static LoadedLibrary> {
     LOADED.get()
 }
 
-type Configure<'a> = Box<dyn FnOnce(EnvironmentBuilder) -> EnvironmentBuilder + 'a>;
-
-fn init_inner(configure: Option<Configure<'_>>) -> Result<&'static LoadedLibrary, LibraryError> {
+fn init_inner(
+    configure: Option<EnvironmentOptions>,
+) -> Result<&'static LoadedLibrary, LibraryError> {
     let _guard = INIT_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(loaded) = LOADED.get() {
         return match configure {
@@ -142,22 +185,18 @@ fn init_inner(configure: Option<Configure<'_>>) -> Result<&'static LoadedLibrary
             DYLIB.get_or_init(|| found).clone()
         }
     };
-    // Quiet and private by default (see `logging`): messages go to the `log` crate,
-    // telemetry is off. A `configure` closure may change either.
-    let builder = ort::init()
-        .with_name("ort-bind")
-        .with_telemetry(false)
-        .with_logger(std::sync::Arc::new(crate::logging::forward));
-    let builder = match configure {
-        Some(configure) => configure(builder),
-        None => builder,
-    };
-    let environment = builder.build().map_err(|e| LibraryError::Environment {
-        path: path.clone(),
-        version: version.clone(),
-        message: e.to_string(),
-    })?;
-    crate::logging::apply_initial_level(&environment).map_err(|e| LibraryError::Environment {
+    // Quiet and private by default (see `logging`): messages go to the `log` crate at the
+    // level its filter lets through, telemetry is off.
+    let options = configure.unwrap_or_default();
+    let name = std::ffi::CString::new(options.name.split('\0').next().unwrap_or_default())
+        .unwrap_or_default();
+    let environment = crate::sys::Env::new(
+        &name,
+        crate::logging::initial_severity(),
+        crate::logging::forward,
+        options.telemetry,
+    )
+    .map_err(|e| LibraryError::Environment {
         path: path.clone(),
         version: version.clone(),
         message: e.to_string(),
@@ -374,7 +413,7 @@ fn ask_python() -> Result<PathBuf, String> {
     Err(failures.join(", "))
 }
 
-/// Tries each candidate in order and returns the first that `ort` loads: its real path, its
+/// Tries each candidate in order and returns the first that loads: its real path, its
 /// version and its source.
 fn load_first(env: &CandidateEnv) -> Result<(PathBuf, String, CandidateSource), LibraryError> {
     let mut attempts = Vec::new();
@@ -405,8 +444,8 @@ fn load_first(env: &CandidateEnv) -> Result<(PathBuf, String, CandidateSource), 
     Err(LibraryError::NotLoaded { attempts })
 }
 
-/// Loads one candidate through `ort` (which checks it exports `OrtGetApiBase` and is at least
-/// version 1.[`REQUIRED_MINOR`]); returns the loaded file and its version, or why it failed.
+/// Loads one candidate (checking that it exports `OrtGetApiBase` and is at least version
+/// 1.[`REQUIRED_MINOR`]); returns the loaded file and its version, or why it failed.
 fn load(candidate: &Candidate) -> Result<(PathBuf, String), String> {
     let path = &candidate.path;
     if path.is_absolute() {
@@ -418,50 +457,31 @@ fn load(candidate: &Candidate) -> Result<(PathBuf, String), String> {
             _ => {}
         }
     }
-    // `ort` keeps the first library it loads; a failed load leaves nothing behind, so the
-    // next candidate can be tried.
-    let _builder = ort::init_from(path).map_err(|e| describe_load_error(&e))?;
-    // Now `ort::api()` cannot panic for want of a library.
+    // A relative name is looked up next to the executable first (where a deployed program
+    // ships its libraries), then by the system loader.
+    let beside_exe = (!path.is_absolute())
+        .then(|| {
+            std::env::current_exe()
+                .ok()?
+                .parent()
+                .map(|dir| dir.join(path))
+        })
+        .flatten()
+        .filter(|p| p.exists());
+    let path = beside_exe.as_ref().unwrap_or(path);
+    // The first library loaded stays; a failed load leaves nothing behind, so the next
+    // candidate can be tried.
+    let version = crate::sys::load(path)?;
     let loaded = native::loaded_library_path().unwrap_or_else(|| path.clone());
-    let version = native::version_of(&loaded)
-        .or_else(|| version_from_file_name(&loaded))
-        .unwrap_or_else(|| "unknown".to_string());
     Ok((loaded, version))
 }
 
-/// `ort`'s message plus the loader's own reason (which `ort` keeps as the error's source).
-fn describe_load_error(error: &ort::LoadDynamicError) -> String {
-    use std::error::Error as _;
-    let mut message = error.to_string();
-    if let ort::LoadDynamicError::Dlopen { error: inner, .. } = error {
-        let mut source = inner.source();
-        while let Some(cause) = source {
-            message.push_str(": ");
-            message.push_str(&cause.to_string());
-            source = cause.source();
-        }
-    }
-    message
-}
-
-/// The version in a file name such as `libonnxruntime.so.1.31.1` or
-/// `libonnxruntime.1.31.1.dylib`.
-fn version_from_file_name(path: &Path) -> Option<String> {
-    let name = path.file_name()?.to_str()?;
-    let digits: Vec<&str> = name
-        .split('.')
-        .skip_while(|part| part.parse::<u32>().is_err())
-        .take_while(|part| part.parse::<u32>().is_ok())
-        .collect();
-    (digits.len() >= 2).then(|| digits.join("."))
-}
-
-/// Asks the dynamic loader which file `ort` loaded and what version it reports.
+/// Asks the dynamic loader which file the C API table came from.
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
 mod native {
-    use std::ffi::{CStr, CString, OsStr, c_char, c_int, c_void};
+    use std::ffi::{CStr, OsStr, c_char, c_int, c_void};
     use std::os::unix::ffi::OsStrExt;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     #[repr(C)]
     struct DlInfo {
@@ -473,21 +493,12 @@ mod native {
 
     unsafe extern "C" {
         fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
-        fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
-        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-        fn dlclose(handle: *mut c_void) -> c_int;
     }
 
-    const RTLD_LAZY: c_int = 1;
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    const RTLD_NOLOAD: c_int = 4;
-    #[cfg(target_os = "macos")]
-    const RTLD_NOLOAD: c_int = 0x10;
-
-    /// The file holding the `OrtApi` functions `ort` uses. Call only once `ort` has loaded a
-    /// library.
+    /// The file holding the loaded C API's functions; `None` before a library is loaded or
+    /// when the loader cannot tell.
     pub(super) fn loaded_library_path() -> Option<PathBuf> {
-        let function = ort::api().GetBuildInfoString as *const c_void;
+        let function = crate::sys::address_in_library()?;
         let mut info = DlInfo {
             dli_fname: std::ptr::null(),
             dli_fbase: std::ptr::null_mut(),
@@ -500,57 +511,19 @@ mod native {
             return None;
         }
         // SAFETY: `dladdr` succeeded, so `dli_fname` is a NUL-terminated string owned by the
-        // loader, valid while the object stays loaded (`ort` never unloads it).
+        // loader, valid while the object stays loaded (it is never unloaded).
         let name = unsafe { CStr::from_ptr(info.dli_fname) };
         let path = PathBuf::from(OsStr::from_bytes(name.to_bytes()));
         Some(std::fs::canonicalize(&path).unwrap_or(path))
     }
-
-    /// The `OrtApiBase::GetVersionString` of the already loaded library at `path`.
-    pub(super) fn version_of(path: &Path) -> Option<String> {
-        let name = CString::new(path.as_os_str().as_bytes()).ok()?;
-        // SAFETY: `RTLD_NOLOAD` only returns a handle to an object already loaded (adding a
-        // reference, dropped by `dlclose` below) and never runs its initialisers again.
-        let handle = unsafe { dlopen(name.as_ptr(), RTLD_LAZY | RTLD_NOLOAD) };
-        if handle.is_null() {
-            return None;
-        }
-        // SAFETY: `handle` is valid; the symbol name is NUL-terminated.
-        let symbol = unsafe { dlsym(handle, c"OrtGetApiBase".as_ptr()) };
-        let version = (!symbol.is_null())
-            .then(|| {
-                // SAFETY: ONNX Runtime exports `OrtGetApiBase` with this signature; it returns
-                // a pointer to a static `OrtApiBase`, whose `GetVersionString` returns a
-                // static NUL-terminated string.
-                unsafe {
-                    let get_base: unsafe extern "C" fn() -> *const ort::sys::OrtApiBase =
-                        std::mem::transmute(symbol);
-                    let base = get_base();
-                    if base.is_null() {
-                        return None;
-                    }
-                    let version = ((*base).GetVersionString)();
-                    (!version.is_null())
-                        .then(|| CStr::from_ptr(version).to_string_lossy().into_owned())
-                }
-            })
-            .flatten();
-        // SAFETY: drops the reference taken above; `ort` still holds its own.
-        unsafe { dlclose(handle) };
-        version
-    }
 }
 
-/// Elsewhere the candidate's own path is reported and the version is read from its file name.
+/// Elsewhere the candidate's own path is reported.
 #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "macos")))]
 mod native {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     pub(super) fn loaded_library_path() -> Option<PathBuf> {
-        None
-    }
-
-    pub(super) fn version_of(_path: &Path) -> Option<String> {
         None
     }
 }
@@ -671,19 +644,6 @@ mod tests {
                 assert_eq!(load(&candidate).unwrap_err(), "no such file");
             }
         }
-    }
-
-    #[test]
-    fn library_names() {
-        assert_eq!(
-            version_from_file_name(Path::new("/a/libonnxruntime.so.1.31.1")).as_deref(),
-            Some("1.31.1")
-        );
-        assert_eq!(
-            version_from_file_name(Path::new("libonnxruntime.1.31.1.dylib")).as_deref(),
-            Some("1.31.1")
-        );
-        assert_eq!(version_from_file_name(Path::new("libonnxruntime.so")), None);
     }
 
     #[test]

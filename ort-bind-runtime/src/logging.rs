@@ -1,15 +1,14 @@
 //! ONNX Runtime's own log messages, through the [`log`] crate; its telemetry, off.
 //!
-//! ONNX Runtime writes colored lines to stderr by itself (one or two per failed run,
-//! besides the error ort-bind returns) and, as the `ort` crate configures it, records
-//! telemetry events. ort-bind's environment instead hands every message to the `log`
+//! ONNX Runtime's default logger writes colored lines to stderr (one or two per failed run,
+//! besides the error ort-bind returns), and by default it records telemetry events. ort-bind's environment instead hands every message to the `log`
 //! crate under the target `onnxruntime` (`tracing` users get them through `tracing-log`),
 //! so a program without a logger prints nothing and one with a logger filters them like
 //! its own. Telemetry is off: ort-bind disables ONNX Runtime's telemetry events and sets
 //! `ORT_DISABLE_TELEMETRY=1` before loading it (without that, ONNX Runtime 1.31 keeps a
 //! `deviceid` file and an event store under `~/.cache/Microsoft/DeveloperTools/`, which
 //! grows with every failed run). To opt in, set `ORT_DISABLE_TELEMETRY=0` and initialise
-//! with `library::init_with(|b| b.with_telemetry(true))`.
+//! with `library::init_with(EnvironmentOptions::new().telemetry(true))`.
 //!
 //! Levels: ONNX Runtime's verbose is `trace`, info is `debug` (it is chatty: graph
 //! optimisation details), warning is `warn`, error and fatal are `error`. ONNX Runtime
@@ -23,8 +22,7 @@
 //! # Ok::<(), ort_bind_runtime::Error>(())
 //! ```
 
-use ort::logging::LogLevel;
-use ort::sys::OrtLoggingLevel;
+use ort_sys::OrtLoggingLevel;
 
 use crate::error::Result;
 
@@ -32,12 +30,14 @@ use crate::error::Result;
 pub const TARGET: &str = "onnxruntime";
 
 /// The `log` level of an ONNX Runtime severity.
-fn level_of(severity: LogLevel) -> log::Level {
+fn level_of(severity: OrtLoggingLevel) -> log::Level {
     match severity {
-        LogLevel::Verbose => log::Level::Trace,
-        LogLevel::Info => log::Level::Debug,
-        LogLevel::Warning => log::Level::Warn,
-        LogLevel::Error | LogLevel::Fatal => log::Level::Error,
+        OrtLoggingLevel::ORT_LOGGING_LEVEL_VERBOSE => log::Level::Trace,
+        OrtLoggingLevel::ORT_LOGGING_LEVEL_INFO => log::Level::Debug,
+        OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING => log::Level::Warn,
+        OrtLoggingLevel::ORT_LOGGING_LEVEL_ERROR | OrtLoggingLevel::ORT_LOGGING_LEVEL_FATAL => {
+            log::Level::Error
+        }
     }
 }
 
@@ -53,7 +53,13 @@ fn severity_for(filter: log::LevelFilter) -> OrtLoggingLevel {
 }
 
 /// The logger ort-bind gives ONNX Runtime's environment.
-pub(crate) fn forward(severity: LogLevel, category: &str, id: &str, location: &str, message: &str) {
+pub(crate) fn forward(
+    severity: OrtLoggingLevel,
+    category: &str,
+    id: &str,
+    location: &str,
+    message: &str,
+) {
     let level = level_of(severity);
     if level <= log::max_level() {
         log::log!(target: TARGET, level, "[{category} {id}] {} ({location})", message.trim_end());
@@ -65,12 +71,12 @@ pub(crate) fn forward(severity: LogLevel, category: &str, id: &str, location: &s
 /// Runtime if needed.
 pub fn set_level(filter: log::LevelFilter) -> Result<()> {
     let loaded = crate::library::init()?;
-    crate::sys::set_env_log_level(loaded.environment(), severity_for(filter))
+    loaded.environment().set_log_level(severity_for(filter))
 }
 
 /// At initialisation: the level the `log` crate's filter already lets through.
-pub(crate) fn apply_initial_level(env: &ort::environment::Environment) -> Result<()> {
-    crate::sys::set_env_log_level(env, severity_for(log::max_level()))
+pub(crate) fn initial_severity() -> OrtLoggingLevel {
+    severity_for(log::max_level())
 }
 
 #[cfg(test)]
@@ -79,21 +85,27 @@ mod tests {
 
     #[test]
     fn levels_map_both_ways() {
-        assert_eq!(level_of(LogLevel::Info), log::Level::Debug);
-        assert_eq!(level_of(LogLevel::Fatal), log::Level::Error);
+        assert_eq!(
+            level_of(OrtLoggingLevel::ORT_LOGGING_LEVEL_INFO),
+            log::Level::Debug
+        );
+        assert_eq!(
+            level_of(OrtLoggingLevel::ORT_LOGGING_LEVEL_FATAL),
+            log::Level::Error
+        );
         assert_eq!(
             severity_for(log::LevelFilter::Warn),
             OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING
         );
         // Every level a filter lets through maps to a severity ONNX Runtime reports.
         for level in [
-            LogLevel::Verbose,
-            LogLevel::Info,
-            LogLevel::Warning,
-            LogLevel::Error,
+            OrtLoggingLevel::ORT_LOGGING_LEVEL_VERBOSE,
+            OrtLoggingLevel::ORT_LOGGING_LEVEL_INFO,
+            OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING,
+            OrtLoggingLevel::ORT_LOGGING_LEVEL_ERROR,
         ] {
             let filter = level_of(level).to_level_filter();
-            assert!(OrtLoggingLevel::from(level) as i32 >= severity_for(filter) as i32);
+            assert!(level as i32 >= severity_for(filter) as i32);
         }
     }
 }

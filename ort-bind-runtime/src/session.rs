@@ -4,15 +4,12 @@ use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use ort::AsPointer;
-use ort::session::builder::GraphOptimizationLevel;
-use ort::sys::{ONNXTensorElementDataType, OrtSession};
-use ort::value::ValueType;
+use ort_sys::{ONNXTensorElementDataType, OrtSession};
 
 use crate::element::onnx_type_name;
 use crate::error::{Error, Result};
 use crate::library;
-use crate::sys::RunOptions;
+use crate::sys::{self, Declared, DeclaredType, RunOptions};
 
 /// How to build a session. The defaults are ONNX Runtime's, except that the number
 /// of intra-op threads can be pinned for reproducible benchmarks.
@@ -93,38 +90,29 @@ impl SessionOptions {
         self
     }
 
-    fn builder(&self) -> Result<ort::session::builder::SessionBuilder> {
-        let env = library::init()?.environment();
-        let wrap = |e: ort::Error| Error::Ort {
-            context: "configuring the session".into(),
-            message: e.to_string(),
-        };
-        let mut b = ort::session::Session::builder(env).map_err(wrap)?;
+    /// The C API's options for these.
+    fn raw(&self) -> Result<sys::SessionOptions> {
+        let mut raw = sys::SessionOptions::new()?;
         if let Some(n) = self.intra_threads {
-            b = b.with_intra_threads(n).map_err(|e| wrap(e.into()))?;
+            raw.set_intra_threads(n)?;
         }
         if let Some(spin) = self.intra_spinning {
-            b = b.with_intra_op_spinning(spin).map_err(|e| wrap(e.into()))?;
+            raw.set_config(
+                c"session.intra_op.allow_spinning",
+                if spin { c"1" } else { c"0" },
+            )?;
         }
         if let Some(n) = self.inter_threads {
-            b = b.with_inter_threads(n).map_err(|e| wrap(e.into()))?;
+            raw.set_inter_threads(n)?;
         }
         if let Some(level) = self.optimization {
-            let level = match level {
-                0 => GraphOptimizationLevel::Disable,
-                1 => GraphOptimizationLevel::Level1,
-                2 => GraphOptimizationLevel::Level2,
-                _ => GraphOptimizationLevel::All,
-            };
-            b = b
-                .with_optimization_level(level)
-                .map_err(|e| wrap(e.into()))?;
+            raw.set_optimization_level(level)?;
         }
         #[cfg(feature = "cuda")]
         if let Some(provider) = &self.cuda {
-            provider.register(&mut b)?;
+            provider.register(&mut raw)?;
         }
-        Ok(b)
+        Ok(raw)
     }
 
     /// What the session needs to keep for its device (the CUDA stream, run options).
@@ -153,9 +141,27 @@ impl SessionOptions {
 #[derive(Debug, Clone)]
 pub struct Session {
     // Declared first: the ONNX Runtime session is released before the stream it runs on.
-    inner: Arc<ort::session::Session>,
+    inner: Arc<Loaded>,
     device: DeviceState,
     intra_threads: Option<usize>,
+}
+
+/// An ONNX Runtime session and the inputs and outputs its model declares (read once).
+#[derive(Debug)]
+struct Loaded {
+    raw: sys::Session,
+    inputs: Vec<Declared>,
+    outputs: Vec<Declared>,
+}
+
+impl Loaded {
+    fn new(raw: sys::Session) -> Result<Loaded> {
+        Ok(Loaded {
+            inputs: raw.declared(false)?,
+            outputs: raw.declared(true)?,
+            raw,
+        })
+    }
 }
 
 /// What a session keeps for the device it runs on.
@@ -249,16 +255,12 @@ impl Session {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             });
         }
-        let mut builder = options.builder()?;
+        let env = library::init()?.environment();
+        let raw = options.raw()?;
         let device = options.device_state()?;
-        let session = builder.commit_from_file(path).map_err(|e| {
-            device.classify(Error::Ort {
-                context: format!("loading the model `{}`", path.display()),
-                message: e.to_string(),
-            })
-        })?;
+        let session = sys::Session::from_file(env, path, &raw).map_err(|e| device.classify(e))?;
         Ok(Session {
-            inner: Arc::new(session),
+            inner: Arc::new(Loaded::new(session)?),
             device,
             intra_threads: options.intra_threads,
         })
@@ -266,16 +268,13 @@ impl Session {
 
     /// Loads a model from bytes in memory.
     pub fn from_memory(bytes: &[u8], options: &SessionOptions) -> Result<Session> {
-        let mut builder = options.builder()?;
+        let env = library::init()?.environment();
+        let raw = options.raw()?;
         let device = options.device_state()?;
-        let session = builder.commit_from_memory(bytes).map_err(|e| {
-            device.classify(Error::Ort {
-                context: "loading a model from memory".into(),
-                message: e.to_string(),
-            })
-        })?;
+        let session =
+            sys::Session::from_memory(env, bytes, &raw).map_err(|e| device.classify(e))?;
         Ok(Session {
-            inner: Arc::new(session),
+            inner: Arc::new(Loaded::new(session)?),
             device,
             intra_threads: options.intra_threads,
         })
@@ -288,9 +287,12 @@ impl Session {
         self.intra_threads
     }
 
-    /// The underlying `ort` session, for anything ort-bind does not wrap.
-    pub fn ort(&self) -> &ort::session::Session {
-        &self.inner
+    /// The ONNX Runtime session (`OrtSession*`), for C API calls ort-bind does not wrap
+    /// (through [`ort_sys`]'s declarations, the ones ort-bind uses). Clones
+    /// of a `Session` share it; it stays valid while any clone, or a binding made from one,
+    /// is alive.
+    pub fn as_raw(&self) -> NonNull<OrtSession> {
+        self.inner.raw.as_ptr()
     }
 
     /// The ordinal of the CUDA device the session runs on, if it was built with
@@ -317,20 +319,23 @@ impl Session {
     }
 
     pub(crate) fn raw(&self) -> NonNull<OrtSession> {
-        // `ort` guarantees the pointer is non-null for a live session.
-        NonNull::new(self.inner.ptr().cast_mut()).expect("ort sessions have non-null pointers")
+        self.inner.raw.as_ptr()
+    }
+
+    /// The inputs (`output == false`) or outputs the model declares.
+    pub(crate) fn declared(&self, output: bool) -> &[Declared] {
+        if output {
+            &self.inner.outputs
+        } else {
+            &self.inner.inputs
+        }
     }
 
     /// The dims the model declares for input (`output == false`) or output `name`, `-1`
     /// for a dynamic axis; `None` when it has no such tensor.
     pub(crate) fn declared_dims(&self, output: bool, name: &str) -> Option<Vec<i64>> {
-        let side = if output {
-            self.inner.outputs()
-        } else {
-            self.inner.inputs()
-        };
-        match side.iter().find(|o| o.name() == name)?.dtype() {
-            ValueType::Tensor { shape, .. } => Some(shape.to_vec()),
+        match &self.declared(output).iter().find(|d| d.name == name)?.ty {
+            DeclaredType::Tensor { dims, .. } => Some(dims.clone()),
             _ => None,
         }
     }
@@ -339,8 +344,8 @@ impl Session {
     /// types and ranks), so bindings generated from one model file cannot silently run
     /// another.
     pub fn check_signature(&self, inputs: &[ValueSpec], outputs: &[ValueSpec]) -> Result<()> {
-        check_side("input", self.inner.inputs(), inputs)?;
-        check_side("output", self.inner.outputs(), outputs)
+        check_side("input", &self.inner.inputs, inputs)?;
+        check_side("output", &self.inner.outputs, outputs)
     }
 }
 
@@ -373,12 +378,11 @@ impl DeviceState {
 }
 
 /// How `ty` (the model's) differs from `spec` (the bindings'), if it does.
-fn spec_mismatch(spec: &ValueSpec, ty: &ValueType) -> Option<String> {
-    let elem_of = |t: &ort::value::TensorElementType| -> ONNXTensorElementDataType { (*t).into() };
-    let tensor = |ty: &ValueType| -> Option<String> {
+fn spec_mismatch(spec: &ValueSpec, ty: &DeclaredType) -> Option<String> {
+    let tensor = |ty: &DeclaredType| -> Option<String> {
         match ty {
-            ValueType::Tensor { ty, shape, .. } => {
-                let found = elem_of(ty);
+            DeclaredType::Tensor { elem, dims: shape } => {
+                let found = *elem;
                 if found != spec.elem {
                     return Some(format!(
                         "holds {} in the model, the bindings expect {}",
@@ -399,11 +403,9 @@ fn spec_mismatch(spec: &ValueSpec, ty: &ValueType) -> Option<String> {
             )),
         }
     };
-    let map = |ty: &ValueType, key: ONNXTensorElementDataType| -> Option<String> {
+    let map = |ty: &DeclaredType, key: ONNXTensorElementDataType| -> Option<String> {
         match ty {
-            ValueType::Map { key: k, value: v } if elem_of(k) == key && elem_of(v) == spec.elem => {
-                None
-            }
+            DeclaredType::Map { key: k, value: v } if *k == key && *v == spec.elem => None,
             other => Some(format!(
                 "is {other} in the model, the bindings expect map({}, {})",
                 onnx_type_name(key),
@@ -413,17 +415,17 @@ fn spec_mismatch(spec: &ValueSpec, ty: &ValueType) -> Option<String> {
     };
     let wrong = |want: &str| Some(format!("is {ty} in the model, the bindings expect {want}"));
     match (spec.kind, ty) {
-        (ValueKind::Tensor, ValueType::Tensor { .. }) => tensor(ty),
-        (ValueKind::Sequence, ValueType::Sequence(inner)) => tensor(inner),
+        (ValueKind::Tensor, DeclaredType::Tensor { .. }) => tensor(ty),
+        (ValueKind::Sequence, DeclaredType::Sequence(inner)) => tensor(inner),
         (ValueKind::Map { key }, _) => map(ty, key),
-        (ValueKind::MapSequence { key }, ValueType::Sequence(inner)) => map(inner, key),
-        (ValueKind::OptionalTensor, ValueType::Optional(inner)) => {
-            matches!(**inner, ValueType::Tensor { .. })
+        (ValueKind::MapSequence { key }, DeclaredType::Sequence(inner)) => map(inner, key),
+        (ValueKind::OptionalTensor, DeclaredType::Optional(inner)) => {
+            matches!(**inner, DeclaredType::Tensor { .. })
                 .then(|| tensor(inner))
                 .unwrap_or_else(|| wrong("an optional tensor"))
         }
-        (ValueKind::OptionalSequence, ValueType::Optional(inner)) => match &**inner {
-            ValueType::Sequence(t) => tensor(t),
+        (ValueKind::OptionalSequence, DeclaredType::Optional(inner)) => match &**inner {
+            DeclaredType::Sequence(t) => tensor(t),
             _ => wrong("an optional sequence"),
         },
         (ValueKind::Tensor, _) => wrong("a tensor"),
@@ -433,15 +435,15 @@ fn spec_mismatch(spec: &ValueSpec, ty: &ValueType) -> Option<String> {
     }
 }
 
-fn check_side(kind: &str, actual: &[ort::value::Outlet], expected: &[ValueSpec]) -> Result<()> {
+fn check_side(kind: &str, actual: &[Declared], expected: &[ValueSpec]) -> Result<()> {
     for spec in expected {
-        let Some(outlet) = actual.iter().find(|o| o.name() == spec.name) else {
-            let names: Vec<&str> = actual.iter().map(|o| o.name()).collect();
+        let Some(declared) = actual.iter().find(|d| d.name == spec.name) else {
+            let names: Vec<&str> = actual.iter().map(|d| d.name.as_str()).collect();
             return Err(Error::SignatureMismatch {
                 problem: format!("the model has no {kind} `{}` (it has {names:?})", spec.name),
             });
         };
-        if let Some(problem) = spec_mismatch(spec, outlet.dtype()) {
+        if let Some(problem) = spec_mismatch(spec, &declared.ty) {
             return Err(Error::SignatureMismatch {
                 problem: format!("{kind} `{}` {problem}", spec.name),
             });
@@ -450,7 +452,7 @@ fn check_side(kind: &str, actual: &[ort::value::Outlet], expected: &[ValueSpec])
     if actual.len() != expected.len() {
         let extra: Vec<&str> = actual
             .iter()
-            .map(|o| o.name())
+            .map(|d| d.name.as_str())
             .filter(|n| !expected.iter().any(|s| s.name == *n))
             .collect();
         return Err(Error::SignatureMismatch {

@@ -30,11 +30,15 @@ fn init_loads_onnxruntime_1_31() {
         "{}",
         lib.path().display()
     );
-    // `ort::api()` is usable now.
-    assert!(ort::info().contains("ORT Build Info"), "{}", ort::info());
+    // The C API is usable now.
+    assert!(
+        lib.build_info().contains("ORT Build Info"),
+        "{}",
+        lib.build_info()
+    );
     assert!(std::ptr::eq(lib, library::get().unwrap()));
     assert!(matches!(
-        library::init_with(|b| b),
+        library::init_with(library::EnvironmentOptions::new()),
         Err(LibraryError::AlreadyInitialized { .. })
     ));
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Debug;
 
-use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort_sys::ONNXTensorElementDataType as Onnx;
 
 use crate::device::Device;
 use crate::element::{Element, bf16, f16};

@@ -3,7 +3,7 @@
 //! form the cache. Codegen writes one [`DecoderSpec`] per decoder model (a `static` in the
 //! generated module); the decode loop reads it and never guesses from names at run time.
 
-use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort_sys::ONNXTensorElementDataType as Onnx;
 
 use crate::error::{Error, Result};
 use crate::session::{Session, ValueSpec};

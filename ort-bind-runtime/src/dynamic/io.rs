@@ -117,16 +117,14 @@ fn input_at(inputs: &[DynInput], index: usize) -> Result<&DynInput> {
 
 fn infos(session: &Session) -> Result<(Vec<ValueInfo>, Vec<ValueInfo>)> {
     let inputs = session
-        .ort()
-        .inputs()
+        .declared(false)
         .iter()
-        .map(|o| ValueInfo::from_outlet("input", o))
+        .map(|d| ValueInfo::from_declared("input", d))
         .collect::<Result<Vec<_>>>()?;
     let outputs = session
-        .ort()
-        .outputs()
+        .declared(true)
         .iter()
-        .map(|o| ValueInfo::from_outlet("output", o))
+        .map(|d| ValueInfo::from_declared("output", d))
         .collect::<Result<Vec<_>>>()?;
     Ok((inputs, outputs))
 }

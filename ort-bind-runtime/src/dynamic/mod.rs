@@ -22,9 +22,9 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
-use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort_sys::ONNXTensorElementDataType as Onnx;
 
-use ort::sys::ONNXType;
+use ort_sys::ONNXType;
 
 use crate::binding::{Binder, Binding};
 use crate::device::Cpu;
@@ -154,14 +154,14 @@ pub struct ValueInfo {
 }
 
 impl ValueInfo {
-    fn from_outlet(role: &'static str, outlet: &ort::value::Outlet) -> Result<ValueInfo> {
-        let name = outlet.name().to_owned();
-        match ValueType::from_ort(outlet.dtype()) {
+    fn from_declared(role: &'static str, declared: &crate::sys::Declared) -> Result<ValueInfo> {
+        let name = declared.name.clone();
+        match ValueType::from_declared(&declared.ty) {
             Some(ty) => Ok(ValueInfo { name, ty }),
             None => Err(Error::Unsupported {
                 role,
                 name,
-                kind: format!("{}", outlet.dtype()),
+                kind: declared.ty.to_string(),
             }),
         }
     }

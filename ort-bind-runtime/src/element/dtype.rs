@@ -6,7 +6,7 @@
 //! generated from the same rows: a new element type is one row here (plus its `Element`
 //! impl in `mod.rs`).
 
-use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort_sys::ONNXTensorElementDataType as Onnx;
 
 use super::Element;
 #[allow(unused_imports)] // named by the rows' doc links

@@ -3,7 +3,7 @@
 //! The primitives, `half`'s `f16`/`bf16`, and ONNX's narrow types ([`narrow`]: 8-bit
 //! floats, packed 4- and 2-bit integers and floats).
 
-use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort_sys::ONNXTensorElementDataType as Onnx;
 
 pub use half::{bf16, f16};
 

@@ -64,13 +64,13 @@ pub enum LibraryError {
         /// Every place tried, in order.
         attempts: Vec<Attempt>,
     },
-    /// The library loaded, but `ort` could not create its global environment.
+    /// The library loaded, but creating its environment failed.
     Environment {
         /// The library that was loaded.
         path: PathBuf,
         /// Its version.
         version: String,
-        /// `ort`'s error.
+        /// ONNX Runtime's error.
         message: String,
     },
     /// [`init_with`](crate::library::init_with) was called after the environment had already been created.
@@ -108,7 +108,7 @@ fn not_loaded_message(attempts: &[Attempt]) -> String {
     use fmt::Write as _;
     let mut out = format!(
         "could not load the ONNX Runtime shared library (ort-bind needs ONNX Runtime 1.{} or newer); tried:",
-        ort::MINOR_VERSION
+        ort_sys::ORT_API_VERSION
     );
     if attempts.is_empty() {
         out.push_str("\n  (no candidate)");

@@ -349,12 +349,3 @@ impl std::fmt::Display for CudaErrorKind {
         })
     }
 }
-
-impl From<ort::Error> for Error {
-    fn from(e: ort::Error) -> Self {
-        Error::Ort {
-            context: "calling ort".to_owned(),
-            message: e.to_string(),
-        }
-    }
-}

@@ -47,7 +47,7 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort_sys::ONNXTensorElementDataType as Onnx;
 
 use crate::error::{Error, Result};
 use crate::session::{Session, SessionOptions};

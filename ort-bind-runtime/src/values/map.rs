@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::hash::Hash;
 
-use ort::sys::{ONNXTensorElementDataType as Onnx, ONNXType};
+use ort_sys::{ONNXTensorElementDataType as Onnx, ONNXType};
 
 use super::{
     Strings, ValueInputSlot, ValueOutputSlot, bound_whole, expect_kind, filled, sealed, tensor_dims,

@@ -58,7 +58,7 @@ mod strings;
 
 use std::fmt;
 
-use ort::sys::ONNXType;
+use ort_sys::ONNXType;
 
 #[cfg(feature = "dynamic")]
 pub use any::{DynKey, DynMap, DynValue};
@@ -224,22 +224,23 @@ pub enum ValueType {
 }
 
 impl ValueType {
-    /// Converts the type `ort` reports for a session's input or output
-    /// ([`Session::ort`](crate::Session::ort)); `None` for element types ort-bind does not
-    /// bind.
-    pub fn from_ort(ty: &ort::value::ValueType) -> Option<ValueType> {
-        use ort::value::ValueType as V;
+    /// The type a loaded session declares; `None` for element types (or kinds) ort-bind
+    /// does not bind.
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn from_declared(ty: &crate::sys::DeclaredType) -> Option<ValueType> {
+        use crate::sys::DeclaredType as D;
         Some(match ty {
-            V::Tensor { ty, shape, .. } => ValueType::Tensor {
-                elem: elem_from_ort(*ty)?,
-                dims: shape.iter().map(|&d| usize::try_from(d).ok()).collect(),
+            D::Tensor { elem, dims } => ValueType::Tensor {
+                elem: element_type(*elem)?,
+                dims: dims.iter().map(|&d| usize::try_from(d).ok()).collect(),
             },
-            V::Sequence(inner) => ValueType::Sequence(Box::new(ValueType::from_ort(inner)?)),
-            V::Map { key, value } => ValueType::Map {
-                key: elem_from_ort(*key)?,
-                value: elem_from_ort(*value)?,
+            D::Sequence(inner) => ValueType::Sequence(Box::new(ValueType::from_declared(inner)?)),
+            D::Map { key, value } => ValueType::Map {
+                key: element_type(*key)?,
+                value: element_type(*value)?,
             },
-            V::Optional(inner) => ValueType::Optional(Box::new(ValueType::from_ort(inner)?)),
+            D::Optional(inner) => ValueType::Optional(Box::new(ValueType::from_declared(inner)?)),
+            D::Other(_) => return None,
         })
     }
 
@@ -252,9 +253,9 @@ impl ValueType {
     }
 }
 
-fn elem_from_ort(ty: ort::value::TensorElementType) -> Option<ElementType> {
-    let code: ort::sys::ONNXTensorElementDataType = ty.into();
-    if code == ort::sys::ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
+#[cfg(feature = "dynamic")]
+fn element_type(code: ort_sys::ONNXTensorElementDataType) -> Option<ElementType> {
+    if code == ort_sys::ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
         Some(ElementType::String)
     } else {
         NumericType::from_onnx(code).map(ElementType::Numeric)
@@ -300,7 +301,7 @@ pub(crate) fn dims_i64(name: &str, dims: &[usize], out: &mut Vec<i64>) -> Result
 pub(crate) fn tensor_dims(
     name: &str,
     value: &Value,
-    want: ort::sys::ONNXTensorElementDataType,
+    want: ort_sys::ONNXTensorElementDataType,
     scratch: &mut Vec<i64>,
     dims: &mut Vec<usize>,
 ) -> Result<()> {

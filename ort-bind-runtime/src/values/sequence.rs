@@ -3,7 +3,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use ort::sys::{ONNXTensorElementDataType as Onnx, ONNXType};
+use ort_sys::{ONNXTensorElementDataType as Onnx, ONNXType};
 
 use super::{
     Strings, ValueInputSlot, ValueOutputSlot, bound_whole, dims_i64, expect_kind, filled, sealed,

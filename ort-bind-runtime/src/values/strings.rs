@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Index;
 
-use ort::sys::ONNXTensorElementDataType as Onnx;
+use ort_sys::ONNXTensorElementDataType as Onnx;
 
 use super::{ValueInputSlot, ValueOutputSlot, dims_i64, not_run, sealed, tensor_dims};
 use crate::error::{Error, Result};

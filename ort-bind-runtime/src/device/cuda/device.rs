@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaStream, PinnedHostSlice};
-use ort::sys::OrtMemType;
+use ort_sys::OrtMemType;
 
 use super::driver;
 use super::error::{driver_error, no_panic};

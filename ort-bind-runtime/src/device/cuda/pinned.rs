@@ -19,7 +19,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{CudaContext, PinnedHostSlice};
-use ort::sys::OrtMemType;
+use ort_sys::OrtMemType;
 
 use super::driver::{self, PinnedAllocError};
 use super::error::{alloc_error, driver_error, no_panic};

@@ -12,7 +12,6 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
-use ort::AsPointer;
 
 use super::error::classify_ort_error;
 use crate::error::{CudaErrorKind, Error, Result};
@@ -40,12 +39,9 @@ pub(crate) struct CudaProvider {
 }
 
 impl CudaProvider {
-    /// Adds the CUDA execution provider to `builder`, after checking that the loaded ONNX
+    /// Adds the CUDA execution provider to `options`, after checking that the loaded ONNX
     /// Runtime has one.
-    pub(crate) fn register(
-        &self,
-        builder: &mut ort::session::builder::SessionBuilder,
-    ) -> Result<()> {
+    pub(crate) fn register(&self, options: &mut sys::SessionOptions) -> Result<()> {
         let providers = sys::available_providers()?;
         if !providers.iter().any(|p| p == CUDA_PROVIDER) {
             let lib = library::get();
@@ -80,10 +76,10 @@ impl CudaProvider {
                 })?,
             ),
         };
-        // SAFETY: the builder's options are alive (borrowed mutably here). The stream is kept
+        // SAFETY: the options are alive (borrowed mutably here). The stream is kept
         // alive by the session: `Session` holds this provider's `Arc<CudaStream>` (through
         // `CudaSession`) and drops it only after the ONNX Runtime session.
-        unsafe { sys::append_cuda_provider(builder.ptr_mut(), device_id, stream) }
+        unsafe { sys::append_cuda_provider(options.as_mut_ptr(), device_id, stream) }
             .map_err(classify_ort_error)
     }
 

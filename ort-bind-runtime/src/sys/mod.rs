@@ -1,16 +1,30 @@
 //! Every call into the ONNX Runtime C API that ort-bind makes, and nothing else.
 //!
-//! `ort`'s safe `IoBinding` copies borrowed inputs, refuses outputs it did not
-//! allocate and builds a map on every run; this module reaches the C API through
-//! [`ort::api()`] instead, so values can sit over memory we own. Each `unsafe`
-//! block states the invariant it relies on. Callers must have loaded the library
-//! (`library::init`, a layer above) first: `ort::api()` panics otherwise.
+//! The C API is a table of function pointers that the shared library hands out
+//! (`api.rs`); the declarations are `ort-sys`'s, generated from ONNX Runtime's header.
+//! Each `unsafe` block states the invariant it relies on. Callers must have loaded the
+//! library (`library::init`, a layer above) first: [`api()`] panics otherwise.
+//!
+//! | file | what it calls |
+//! | --- | --- |
+//! | `api.rs` | loading the library and taking its table |
+//! | `env.rs` | the process's environment: its logger and telemetry |
+//! | `session.rs` | session options, sessions, the inputs and outputs a model declares |
+//! | `mod.rs` | memory info, values, I/O bindings, runs (also `RunAsync`), providers |
+
+mod api;
+mod env;
+mod session;
+
+pub(crate) use api::{API_VERSION, address_in_library, api, build_info, load};
+pub(crate) use env::Env;
+pub(crate) use session::{Declared, DeclaredType, Session, SessionOptions};
 
 use std::ffi::{CStr, c_void};
 use std::ptr::{self, NonNull};
 use std::sync::OnceLock;
 
-use ort::sys::{
+use ort_sys::{
     ONNXTensorElementDataType, ONNXType, OrtAllocator, OrtAllocatorType, OrtIoBinding, OrtMemType,
     OrtMemoryInfo, OrtRunOptions, OrtSession, OrtStatusPtr, OrtValue,
 };
@@ -31,7 +45,7 @@ fn check(status: OrtStatusPtr, context: impl FnOnce() -> String) -> Result<()> {
 #[inline(never)]
 fn status_error(status: OrtStatusPtr, context: String) -> Error {
     let status = status.0;
-    let api = ort::api();
+    let api = api();
     // SAFETY: `status` is a non-null status just returned by the C API; ONNX Runtime
     // guarantees its message is a NUL-terminated string that lives until ReleaseStatus,
     // and we copy it out before releasing the status exactly once.
@@ -70,7 +84,7 @@ impl MemoryInfo {
         let mut out = ptr::null_mut();
         // SAFETY: `out` is a valid out-pointer; the enum values are ones the C API documents.
         let status = unsafe {
-            (ort::api().CreateCpuMemoryInfo)(
+            (api().CreateCpuMemoryInfo)(
                 OrtAllocatorType::OrtDeviceAllocator,
                 OrtMemType::OrtMemTypeDefault,
                 &mut out,
@@ -88,7 +102,7 @@ impl MemoryInfo {
         let mut out = ptr::null_mut();
         // SAFETY: `name` is NUL-terminated and outlives the call; `out` is a valid out-pointer.
         let status = unsafe {
-            (ort::api().CreateMemoryInfo)(
+            (api().CreateMemoryInfo)(
                 name.as_ptr(),
                 OrtAllocatorType::OrtDeviceAllocator,
                 device_id,
@@ -108,7 +122,7 @@ impl MemoryInfo {
 impl Drop for MemoryInfo {
     fn drop(&mut self) {
         // SAFETY: we own this memory info and release it exactly once.
-        unsafe { (ort::api().ReleaseMemoryInfo)(self.0.as_ptr()) }
+        unsafe { (api().ReleaseMemoryInfo)(self.0.as_ptr()) }
     }
 }
 
@@ -123,7 +137,7 @@ fn non_null<T>(p: *mut T, what: &str) -> Result<NonNull<T>> {
 fn default_allocator() -> Result<*mut OrtAllocator> {
     let mut allocator: *mut OrtAllocator = ptr::null_mut();
     // SAFETY: valid out-pointer; the default allocator is process-global and never released.
-    let status = unsafe { (ort::api().GetAllocatorWithDefaultOptions)(&mut allocator) };
+    let status = unsafe { (api().GetAllocatorWithDefaultOptions)(&mut allocator) };
     check(status, || "getting the default allocator".into())?;
     Ok(allocator)
 }
@@ -157,7 +171,7 @@ impl Value {
         // SAFETY: the caller guarantees `data`/`bytes`; `dims` is a live slice whose length
         // we pass; `info` outlives the call (ORT copies what it needs).
         let status = unsafe {
-            (ort::api().CreateTensorWithDataAsOrtValue)(
+            (api().CreateTensorWithDataAsOrtValue)(
                 info.as_ptr(),
                 data,
                 bytes,
@@ -185,7 +199,7 @@ impl Value {
         // SAFETY: the value is alive; all out-pointers are valid. This call returns a pointer
         // into the value's own shape storage, valid while the value lives and unmodified.
         let status = unsafe {
-            (ort::api().GetTensorElementTypeAndShapeDataReference)(
+            (api().GetTensorElementTypeAndShapeDataReference)(
                 self.as_ptr(),
                 &mut elem,
                 &mut shape,
@@ -205,7 +219,7 @@ impl Value {
     pub(crate) fn data_ptr(&self) -> Result<*mut c_void> {
         let mut out = ptr::null_mut();
         // SAFETY: the value is a live tensor; `out` is a valid out-pointer.
-        let status = unsafe { (ort::api().GetTensorMutableData)(self.0.as_ptr(), &mut out) };
+        let status = unsafe { (api().GetTensorMutableData)(self.0.as_ptr(), &mut out) };
         check(status, || "reading a tensor's data pointer".into())?;
         Ok(out)
     }
@@ -220,13 +234,7 @@ impl Value {
         // SAFETY: the allocator is ONNX Runtime's global one; `dims` is a live slice whose
         // length we pass; `out` is a valid out-pointer.
         let status = unsafe {
-            (ort::api().CreateTensorAsOrtValue)(
-                allocator,
-                dims.as_ptr(),
-                dims.len(),
-                elem,
-                &mut out,
-            )
+            (api().CreateTensorAsOrtValue)(allocator, dims.as_ptr(), dims.len(), elem, &mut out)
         };
         check(status, || format!("creating a tensor of dims {dims:?}"))?;
         Ok(Value(non_null(out, "CreateTensorAsOrtValue")?))
@@ -284,7 +292,7 @@ impl Value {
     pub(crate) fn onnx_type(&self) -> Result<ONNXType> {
         let mut out = ONNXType::ONNX_TYPE_UNKNOWN;
         // SAFETY: the value is alive; `out` is a valid out-pointer.
-        let status = unsafe { (ort::api().GetValueType)(self.as_ptr(), &mut out) };
+        let status = unsafe { (api().GetValueType)(self.as_ptr(), &mut out) };
         check(status, || "reading a value's type".into())?;
         Ok(out)
     }
@@ -293,7 +301,7 @@ impl Value {
     pub(crate) fn has_value(&self) -> Result<bool> {
         let mut out = 0;
         // SAFETY: the value is alive; `out` is a valid out-pointer.
-        let status = unsafe { (ort::api().HasValue)(self.as_ptr(), &mut out) };
+        let status = unsafe { (api().HasValue)(self.as_ptr(), &mut out) };
         check(status, || {
             "checking whether an optional value is present".into()
         })?;
@@ -304,7 +312,7 @@ impl Value {
     pub(crate) fn count(&self) -> Result<usize> {
         let mut out = 0usize;
         // SAFETY: the value is alive; `out` is a valid out-pointer.
-        let status = unsafe { (ort::api().GetValueCount)(self.as_ptr(), &mut out) };
+        let status = unsafe { (api().GetValueCount)(self.as_ptr(), &mut out) };
         check(status, || {
             "counting the elements of a sequence or map".into()
         })?;
@@ -323,7 +331,7 @@ impl Value {
         let mut out = ptr::null_mut();
         // SAFETY: the value is alive; the allocator is ONNX Runtime's global one; `out` is a
         // valid out-pointer; ONNX Runtime checks the index against the value's length.
-        let status = unsafe { (ort::api().GetValue)(self.as_ptr(), i, allocator, &mut out) };
+        let status = unsafe { (api().GetValue)(self.as_ptr(), i, allocator, &mut out) };
         check(status, || {
             format!("reading element {index} of a sequence or map")
         })?;
@@ -343,7 +351,7 @@ impl Value {
         // SAFETY: `pointers` holds `pointers.len()` live value pointers (borrowed from
         // `parts` for the call); `out` is a valid out-pointer.
         let status =
-            unsafe { (ort::api().CreateValue)(pointers.as_ptr(), pointers.len(), kind, &mut out) };
+            unsafe { (api().CreateValue)(pointers.as_ptr(), pointers.len(), kind, &mut out) };
         check(status, || {
             format!(
                 "creating an ONNX value of type {kind:?} from {} parts",
@@ -362,7 +370,7 @@ impl Value {
         // it now); ONNX Runtime checks `index` and hands back its string's buffer resized to
         // `bytes.len()` bytes; `buffer` is a valid out-pointer.
         let status = unsafe {
-            (ort::api().GetResizedStringTensorElementBuffer)(
+            (api().GetResizedStringTensorElementBuffer)(
                 self.0.as_ptr(),
                 index,
                 bytes.len(),
@@ -392,7 +400,7 @@ impl Value {
     ) -> Result<()> {
         let mut total = 0usize;
         // SAFETY: the value is alive; `total` is a valid out-pointer.
-        let status = unsafe { (ort::api().GetStringTensorDataLength)(self.as_ptr(), &mut total) };
+        let status = unsafe { (api().GetStringTensorDataLength)(self.as_ptr(), &mut total) };
         check(status, || "reading the length of a string tensor".into())?;
         bytes.clear();
         bytes.resize(total, 0);
@@ -405,7 +413,7 @@ impl Value {
         // `count` writable offsets, the lengths we pass; ONNX Runtime checks them against the
         // tensor's element count and content length and writes within them.
         let status = unsafe {
-            (ort::api().GetStringTensorContent)(
+            (api().GetStringTensorContent)(
                 self.as_ptr(),
                 bytes.as_mut_ptr().cast(),
                 total,
@@ -420,7 +428,7 @@ impl Value {
 impl Drop for Value {
     fn drop(&mut self) {
         // SAFETY: we own one reference to this value and release it exactly once.
-        unsafe { (ort::api().ReleaseValue)(self.0.as_ptr()) }
+        unsafe { (api().ReleaseValue)(self.0.as_ptr()) }
     }
 }
 
@@ -443,7 +451,7 @@ impl IoBinding {
     pub(crate) unsafe fn new(session: NonNull<OrtSession>) -> Result<IoBinding> {
         let mut out = ptr::null_mut();
         // SAFETY: the caller guarantees the session is alive; `out` is a valid out-pointer.
-        let status = unsafe { (ort::api().CreateIoBinding)(session.as_ptr(), &mut out) };
+        let status = unsafe { (api().CreateIoBinding)(session.as_ptr(), &mut out) };
         check(status, || "creating an I/O binding".into())?;
         Ok(IoBinding {
             ptr: non_null(out, "CreateIoBinding")?,
@@ -457,8 +465,7 @@ impl IoBinding {
         // SAFETY: binding and value are alive; `name` is NUL-terminated. ORT takes a new
         // reference to the OrtValue, so `value` may be released afterwards; the buffer it
         // views is kept alive by the owner of this binding (see `Value::tensor_over`).
-        let status =
-            unsafe { (ort::api().BindInput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
+        let status = unsafe { (api().BindInput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
         check(status, || format!("binding input {name:?}"))
     }
 
@@ -466,23 +473,22 @@ impl IoBinding {
     /// absent) is absent for the next run rather than still bound to its old value.
     pub(crate) fn clear_inputs(&mut self) {
         // SAFETY: the binding is alive; ORT drops its references to the bound values.
-        unsafe { (ort::api().ClearBoundInputs)(self.ptr.as_ptr()) }
+        unsafe { (api().ClearBoundInputs)(self.ptr.as_ptr()) }
     }
 
     /// Binds `value` as the buffer output `name` is written into.
     pub(crate) fn bind_output(&mut self, name: &CStr, value: &Value) -> Result<()> {
         // SAFETY: as for `bind_input`; ORT writes the output into the value's memory.
         let status =
-            unsafe { (ort::api().BindOutput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
+            unsafe { (api().BindOutput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
         check(status, || format!("binding output {name:?}"))
     }
 
     /// Lets ONNX Runtime allocate output `name` on the device `info` describes, at run time.
     pub(crate) fn bind_output_to_device(&mut self, name: &CStr, info: &MemoryInfo) -> Result<()> {
         // SAFETY: binding and memory info are alive; `name` is NUL-terminated.
-        let status = unsafe {
-            (ort::api().BindOutputToDevice)(self.ptr.as_ptr(), name.as_ptr(), info.as_ptr())
-        };
+        let status =
+            unsafe { (api().BindOutputToDevice)(self.ptr.as_ptr(), name.as_ptr(), info.as_ptr()) };
         check(status, || format!("binding output {name:?} to a device"))
     }
 
@@ -499,9 +505,8 @@ impl IoBinding {
         // contract of `new`); `options` is null (defaults) or a live run options object
         // borrowed for the call; every bound value views memory its owner keeps alive and
         // does not touch during the run (`&mut self`).
-        let status = unsafe {
-            (ort::api().RunWithBinding)(self.session.as_ptr(), options, self.ptr.as_ptr())
-        };
+        let status =
+            unsafe { (api().RunWithBinding)(self.session.as_ptr(), options, self.ptr.as_ptr()) };
         check(status, || "running the model".into())
     }
 
@@ -525,7 +530,7 @@ impl IoBinding {
     /// Calls `take(index, value)` for every bound output, in binding order, with a new
     /// reference to the value ONNX Runtime holds for it after the last run.
     pub(crate) fn bound_outputs(&self, mut take: impl FnMut(usize, Value)) -> Result<()> {
-        let api = ort::api();
+        let api = api();
         let allocator = default_allocator()?;
         let mut values: *mut *mut OrtValue = ptr::null_mut();
         let mut count = 0usize;
@@ -555,7 +560,7 @@ impl IoBinding {
 impl Drop for IoBinding {
     fn drop(&mut self) {
         // SAFETY: we own the binding and release it exactly once; the session is still alive.
-        unsafe { (ort::api().ReleaseIoBinding)(self.ptr.as_ptr()) }
+        unsafe { (api().ReleaseIoBinding)(self.ptr.as_ptr()) }
     }
 }
 
@@ -583,7 +588,7 @@ impl DetachedRun {
         // options, binding and every bound value and its memory are alive and used by
         // nobody else until this call returns; the run is made once (`self` is consumed).
         let status = unsafe {
-            (ort::api().RunWithBinding)(
+            (api().RunWithBinding)(
                 self.session.as_ptr(),
                 self.options.as_ptr(),
                 self.binding.as_ptr(),
@@ -613,14 +618,14 @@ impl RunOptions {
     pub(crate) fn with_config(config: &[(&CStr, &CStr)]) -> Result<RunOptions> {
         let mut out = ptr::null_mut();
         // SAFETY: `out` is a valid out-pointer.
-        let status = unsafe { (ort::api().CreateRunOptions)(&mut out) };
+        let status = unsafe { (api().CreateRunOptions)(&mut out) };
         check(status, || "creating run options".into())?;
         let options = RunOptions(non_null(out, "CreateRunOptions")?);
         for (key, value) in config {
             // SAFETY: the options are alive and not shared yet; key and value are
             // NUL-terminated strings that outlive the call (ONNX Runtime copies them).
             let status = unsafe {
-                (ort::api().AddRunConfigEntry)(options.0.as_ptr(), key.as_ptr(), value.as_ptr())
+                (api().AddRunConfigEntry)(options.0.as_ptr(), key.as_ptr(), value.as_ptr())
             };
             check(status, || {
                 format!("setting run option {key:?} to {value:?}")
@@ -638,14 +643,14 @@ impl RunOptions {
     pub(crate) fn set_terminate(&self) -> Result<()> {
         // SAFETY: the options are alive; ONNX Runtime documents this call as safe while runs
         // that use the options are in progress on other threads (it sets the flag they poll).
-        let status = unsafe { (ort::api().RunOptionsSetTerminate)(self.0.as_ptr()) };
+        let status = unsafe { (api().RunOptionsSetTerminate)(self.0.as_ptr()) };
         check(status, || "terminating a run".into())
     }
 
     /// Clears the flag [`RunOptions::set_terminate`] set, so later runs proceed.
     pub(crate) fn unset_terminate(&self) -> Result<()> {
         // SAFETY: as for `set_terminate`; only ever called when no run uses the options.
-        let status = unsafe { (ort::api().RunOptionsUnsetTerminate)(self.0.as_ptr()) };
+        let status = unsafe { (api().RunOptionsUnsetTerminate)(self.0.as_ptr()) };
         check(status, || "clearing a run's terminate flag".into())
     }
 }
@@ -653,22 +658,8 @@ impl RunOptions {
 impl Drop for RunOptions {
     fn drop(&mut self) {
         // SAFETY: we own the run options and release them exactly once.
-        unsafe { (ort::api().ReleaseRunOptions)(self.0.as_ptr()) }
+        unsafe { (api().ReleaseRunOptions)(self.0.as_ptr()) }
     }
-}
-
-/// Sets the least severe level ONNX Runtime reports to the environment's logger (ort-bind's
-/// forwarder to the `log` crate); messages below it are never formatted.
-pub(crate) fn set_env_log_level(
-    env: &ort::environment::Environment,
-    level: ort::sys::OrtLoggingLevel,
-) -> Result<()> {
-    use ort::AsPointer as _;
-    // SAFETY: `env.ptr()` is the live `OrtEnv` of `ort`'s process-wide environment, which
-    // `library::LOADED` keeps alive for the whole process; the call only changes the
-    // severity threshold of its logger.
-    let status = unsafe { (ort::api().UpdateEnvWithCustomLogLevel)(env.ptr().cast_mut(), level) };
-    check(status, || "setting ONNX Runtime's log level".into())
 }
 
 /// The arrays `RunAsync` reads and writes: input names and values, output names and values,
@@ -839,7 +830,7 @@ pub(crate) unsafe fn run_async<C: RunCompletion>(
     // untouched until the callback (see `# Safety`); lengths are the arrays' own; the
     // callback matches `RunAsyncCallbackFn` and takes back the `Arc` leaked into `user_data`.
     let status = unsafe {
-        (ort::api().RunAsync)(
+        (api().RunAsync)(
             session.as_ptr(),
             options.as_ptr(),
             args.input_names.as_ptr(),
@@ -883,7 +874,7 @@ unsafe extern "C" fn run_async_done<C: RunCompletion>(
 /// (`GetAvailableProviders`), e.g. `["CPUExecutionProvider"]` for the CPU-only wheel.
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn available_providers() -> Result<Vec<String>> {
-    let api = ort::api();
+    let api = api();
     let mut names: *mut *mut std::ffi::c_char = ptr::null_mut();
     let mut count: std::ffi::c_int = 0;
     // SAFETY: both out-pointers are valid; on success ONNX Runtime hands us an array of
@@ -925,22 +916,22 @@ pub(crate) fn available_providers() -> Result<Vec<String>> {
 /// from `options` exists.
 #[cfg(feature = "cuda")]
 pub(crate) unsafe fn append_cuda_provider(
-    options: *mut ort::sys::OrtSessionOptions,
+    options: *mut ort_sys::OrtSessionOptions,
     device_id: i32,
     stream: Option<NonNull<c_void>>,
 ) -> Result<()> {
-    let api = ort::api();
+    let api = api();
     let mut cuda = ptr::null_mut();
     // SAFETY: `cuda` is a valid out-pointer.
     let status = unsafe { (api.CreateCUDAProviderOptions)(&mut cuda) };
     check(status, || "creating CUDA provider options".into())?;
     let cuda = non_null(cuda, "CreateCUDAProviderOptions")?;
-    struct Release(NonNull<ort::sys::OrtCUDAProviderOptionsV2>);
+    struct Release(NonNull<ort_sys::OrtCUDAProviderOptionsV2>);
     impl Drop for Release {
         fn drop(&mut self) {
             // SAFETY: created above, released exactly once (ONNX Runtime copies the options
             // into the session options when the provider is appended).
-            unsafe { (ort::api().ReleaseCUDAProviderOptions)(self.0.as_ptr()) }
+            unsafe { (crate::sys::api().ReleaseCUDAProviderOptions)(self.0.as_ptr()) }
         }
     }
     let cuda = Release(cuda);
