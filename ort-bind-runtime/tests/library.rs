@@ -127,6 +127,68 @@ fn env_override_selects_the_library() {
     assert!(text.contains("CHILD-VERSION: 1.31."), "{text}");
 }
 
+/// Builds the fake library of `fake_onnxruntime/fake_onnxruntime.c` with `defines`.
+fn fake_library(name: &str, defines: &[&str]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fake-onnxruntime-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let so = dir.join(format!("lib{name}.so"));
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fake_onnxruntime/fake_onnxruntime.c"
+    );
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror"])
+        .args(defines)
+        .arg("-o")
+        .arg(&so)
+        .arg(src)
+        .output()
+        .unwrap_or_else(|e| panic!("running `{cc}` to build a fake ONNX Runtime: {e}"));
+    assert!(
+        out.status.success(),
+        "building a fake ONNX Runtime failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    so
+}
+
+#[test]
+fn libraries_that_cannot_serve_are_refused_with_the_reason() {
+    let cases = [
+        (
+            "no-api-base",
+            vec!["-DNO_API_BASE"],
+            "does not export `OrtGetApiBase`, so it is not ONNX Runtime",
+        ),
+        (
+            "too-old",
+            vec![r#"-DFAKE_VERSION="1.20.0""#],
+            "it is ONNX Runtime 1.20.0, older than the 1.31 that ort-bind needs",
+        ),
+        (
+            "malformed-version",
+            vec![r#"-DFAKE_VERSION="onnxruntime""#],
+            "it is ONNX Runtime onnxruntime, older than the 1.31",
+        ),
+        (
+            "no-table",
+            vec![r#"-DFAKE_VERSION="1.99.0""#],
+            "ONNX Runtime 1.99.0 does not provide C API version 31",
+        ),
+    ];
+    for (name, defines, reason) in cases {
+        let so = fake_library(name, &defines);
+        let (ok, text) = run_child("expect-error", &so);
+        let _ = std::fs::remove_file(&so);
+        assert!(ok, "{name}: child failed:\n{text}");
+        assert!(text.contains(&*so.to_string_lossy()), "{name}: {text}");
+        assert!(text.contains(reason), "{name}: {text}");
+        assert!(!text.contains("panicked"), "{name}: {text}");
+    }
+}
+
 /// Does nothing unless started by [`run_child`].
 #[test]
 fn child_process() {
