@@ -136,10 +136,10 @@ static INIT_LOCK: Mutex<()> = Mutex::new(());
 /// Finds and loads ONNX Runtime and creates its environment with default settings.
 ///
 /// Every ort-bind call that needs ONNX Runtime calls it; call it yourself to report a missing
-/// library early, or to see which one was loaded. It is idempotent and thread-safe: the first success is kept for the
-/// whole process and later calls return it at once. A failure is not kept: the next call tries
-/// again (so a caller may, for example, set `ORT_DYLIB_PATH` and retry); concurrent callers
-/// wait for one attempt at a time.
+/// library early, or to see which one was loaded. It is idempotent and thread-safe: the first
+/// success is kept for the whole process and later calls return it at once. A failure is not
+/// kept: the next call tries again (so a caller may, for example, set `ORT_DYLIB_PATH` and
+/// retry); concurrent callers wait for one attempt at a time.
 ///
 /// # Errors
 /// [`LibraryError::NotLoaded`] when no candidate could be loaded (see the module docs for the
