@@ -7,7 +7,7 @@
 //! Runtime's header) and asks the library for exactly that table: a newer library serves
 //! older tables, an older one returns none and is refused here.
 
-use std::ffi::{CStr, c_void};
+use std::ffi::CStr;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -123,10 +123,11 @@ fn loader_reason(error: &libloading::Error) -> String {
 
 /// An address inside the loaded library (one of its functions), for asking the dynamic
 /// loader which file it came from. `None` before a library is loaded.
-pub(crate) fn address_in_library() -> Option<*const c_void> {
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
+pub(crate) fn address_in_library() -> Option<*const std::ffi::c_void> {
     TABLE
         .get()
-        .map(|table| table.api.GetBuildInfoString as *const c_void)
+        .map(|table| table.api.GetBuildInfoString as *const std::ffi::c_void)
 }
 
 /// ONNX Runtime's build description (`GetBuildInfoString`), e.g. `ORT Build Info:

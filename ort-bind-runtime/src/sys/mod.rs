@@ -16,7 +16,9 @@ mod api;
 mod env;
 mod session;
 
-pub(crate) use api::{API_VERSION, address_in_library, api, build_info, load};
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
+pub(crate) use api::address_in_library;
+pub(crate) use api::{API_VERSION, api, build_info, load};
 pub(crate) use env::Env;
 pub(crate) use session::{Declared, DeclaredType, Session, SessionOptions};
 
