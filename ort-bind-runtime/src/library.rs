@@ -75,6 +75,26 @@ impl LoadedLibrary {
         crate::sys::build_info().unwrap_or_default()
     }
 
+    /// The C API's function table (`OrtApi`, version [`REQUIRED_MINOR`]) of the loaded
+    /// library, for calls ort-bind does not wrap, e.g. on
+    /// [`Session::as_raw`](crate::Session::as_raw). Calling its functions is `unsafe`: the
+    /// C API's contracts apply, and objects ort-bind owns must not be released.
+    ///
+    /// ```no_run
+    /// # fn main() -> ort_bind_runtime::Result<()> {
+    /// use ort_bind_runtime::{Session, SessionOptions, library};
+    /// let session = Session::from_file("model.onnx", &SessionOptions::new())?;
+    /// let api = library::init()?.api();
+    /// let mut count = 0usize;
+    /// // SAFETY: a live session and a valid out-pointer.
+    /// let status = unsafe { (api.SessionGetInputCount)(session.as_raw().as_ptr(), &mut count) };
+    /// assert!(status.0.is_null());
+    /// # Ok(()) }
+    /// ```
+    pub fn api(&self) -> &'static ort_sys::OrtApi {
+        crate::sys::api()
+    }
+
     /// The environment every session is created in.
     pub(crate) fn environment(&self) -> &crate::sys::Env {
         &self.environment

@@ -288,7 +288,8 @@ impl Session {
     }
 
     /// The ONNX Runtime session (`OrtSession*`), for C API calls ort-bind does not wrap
-    /// (through [`ort_sys`]'s declarations, the ones ort-bind uses). Clones
+    /// (through the table [`LoadedLibrary::api`](crate::library::LoadedLibrary::api) gives,
+    /// declared by [`ort_sys`]). Clones
     /// of a `Session` share it; it stays valid while any clone, or a binding made from one,
     /// is alive.
     pub fn as_raw(&self) -> NonNull<OrtSession> {

@@ -58,6 +58,13 @@ fn cloning_a_session_shares_it() -> ort_bind_runtime::Result<()> {
         "one ONNX Runtime session"
     );
     assert_eq!(copy.intra_threads(), Some(1));
+    // The raw session serves C API calls ort-bind does not wrap, through the same table.
+    let api = ort_bind_runtime::library::init()?.api();
+    let mut inputs = 0usize;
+    // SAFETY: a live session (`copy` keeps it) and a valid out-pointer.
+    let status = unsafe { (api.SessionGetInputCount)(copy.as_raw().as_ptr(), &mut inputs) };
+    assert!(status.0.is_null());
+    assert_eq!(inputs, 2);
     // A binding made from a clone outlives the original.
     drop(session);
     let mut bound = Binding::new(&copy, AddIo::new(2)?)?;
