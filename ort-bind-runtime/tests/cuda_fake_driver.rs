@@ -11,8 +11,7 @@
 #![cfg(feature = "cuda")]
 
 use ort_bind_runtime::__private::InputShape as _;
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ort_bind_runtime::cudarc::driver::{CudaSlice, DevicePtr};
@@ -38,26 +37,11 @@ fn fake() -> &'static libloading::Library {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fake_cuda/fake_libcuda.c"
         );
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let out = Command::new(&cc)
-            .args([
-                "-shared",
-                "-fPIC",
-                "-O1",
-                "-Wall",
-                "-Werror",
-                "-Wl,-soname,libcuda.so",
-            ])
-            .arg("-o")
-            .arg(&so)
-            .arg(src)
-            .arg("-lpthread")
-            .output()
-            .unwrap_or_else(|e| panic!("running `{cc}` to build the fake CUDA driver: {e}"));
-        assert!(
-            out.status.success(),
-            "building the fake CUDA driver failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        ort_bind_testkit::cc::shared_library(
+            Path::new(src),
+            &so,
+            &["-Wl,-soname,libcuda.so"],
+            &["-lpthread"],
         );
         // SAFETY: our own library; loading it runs no initialisers. Its soname is
         // `libcuda.so`, so cudarc's later `dlopen("libcuda.so")` gets this copy.

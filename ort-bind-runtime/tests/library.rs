@@ -137,20 +137,7 @@ fn fake_library(name: &str, defines: &[&str]) -> PathBuf {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fake_onnxruntime/fake_onnxruntime.c"
     );
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror"])
-        .args(defines)
-        .arg("-o")
-        .arg(&so)
-        .arg(src)
-        .output()
-        .unwrap_or_else(|e| panic!("running `{cc}` to build a fake ONNX Runtime: {e}"));
-    assert!(
-        out.status.success(),
-        "building a fake ONNX Runtime failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ort_bind_testkit::cc::shared_library(Path::new(src), &so, defines, &[]);
     so
 }
 

@@ -8,7 +8,7 @@ use std::ptr::{self, NonNull};
 
 use ort_sys::{
     GraphOptimizationLevel, ONNXTensorElementDataType, ONNXType, OrtSession, OrtSessionOptions,
-    OrtTypeInfo,
+    OrtStatusPtr, OrtTypeInfo,
 };
 
 use super::env::Env;
@@ -316,27 +316,19 @@ impl TypeInfo {
                 DeclaredType::Tensor { elem, dims }
             }
             ONNXType::ONNX_TYPE_SEQUENCE => {
-                let mut seq = ptr::null();
-                let mut element = ptr::null_mut();
-                // SAFETY: live type info of a sequence; the cast result is borrowed from it
-                // and used while `self` lives; the element type info is ours to release.
-                check(
-                    unsafe { (api.CastTypeInfoToSequenceTypeInfo)(info, &mut seq) },
-                    context,
+                let element = self.contained(
+                    api.CastTypeInfoToSequenceTypeInfo,
+                    api.GetSequenceElementType,
+                    "GetSequenceElementType",
                 )?;
-                check(
-                    unsafe { (api.GetSequenceElementType)(seq, &mut element) },
-                    context,
-                )?;
-                let element = TypeInfo(non_null(element, "GetSequenceElementType")?);
                 DeclaredType::Sequence(Box::new(element.declared_type()?))
             }
             ONNXType::ONNX_TYPE_MAP => {
                 let mut map = ptr::null();
                 let mut key = ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
                 let mut value = ptr::null_mut();
-                // SAFETY: as for sequences: the map info is borrowed from `self`, the value
-                // type info is ours to release.
+                // SAFETY: live type info of a map; the map info is borrowed from it and used
+                // while `self` lives; the value type info is ours to release.
                 check(
                     unsafe { (api.CastTypeInfoToMapTypeInfo)(info, &mut map) },
                     context,
@@ -350,22 +342,36 @@ impl TypeInfo {
                 }
             }
             ONNXType::ONNX_TYPE_OPTIONAL => {
-                let mut optional = ptr::null();
-                let mut contained = ptr::null_mut();
-                // SAFETY: as for sequences.
-                check(
-                    unsafe { (api.CastTypeInfoToOptionalTypeInfo)(info, &mut optional) },
-                    context,
+                let contained = self.contained(
+                    api.CastTypeInfoToOptionalTypeInfo,
+                    api.GetOptionalContainedTypeInfo,
+                    "GetOptionalContainedTypeInfo",
                 )?;
-                check(
-                    unsafe { (api.GetOptionalContainedTypeInfo)(optional, &mut contained) },
-                    context,
-                )?;
-                let contained = TypeInfo(non_null(contained, "GetOptionalContainedTypeInfo")?);
                 DeclaredType::Optional(Box::new(contained.declared_type()?))
             }
             other => DeclaredType::Other(other),
         })
+    }
+
+    /// The type inside a sequence or an optional: `self` cast to the container's info with
+    /// `cast`, then its contained type taken with `get` (named `what` in errors).
+    fn contained<T>(
+        &self,
+        cast: unsafe extern "system" fn(*const OrtTypeInfo, *mut *const T) -> OrtStatusPtr,
+        get: unsafe extern "system" fn(*const T, *mut *mut OrtTypeInfo) -> OrtStatusPtr,
+        what: &str,
+    ) -> Result<TypeInfo> {
+        let context = || "reading a model value's type".to_string();
+        let mut container = ptr::null();
+        let mut inner = ptr::null_mut();
+        // SAFETY: `self` is a live type info of the container kind `cast` expects (the
+        // caller matched its `ONNXType`); the cast result is borrowed from it and used while
+        // `self` lives; the contained type info is ours to release (`TypeInfo`).
+        unsafe {
+            check(cast(self.0.as_ptr(), &mut container), context)?;
+            check(get(container, &mut inner), context)?;
+        }
+        Ok(TypeInfo(non_null(inner, what)?))
     }
 
     /// Element type and dims of a tensor's type info.
