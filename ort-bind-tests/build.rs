@@ -39,6 +39,19 @@ fn main() {
     for m in ["sequences", "maps", "optionals"] {
         builder = builder.model(runtime_data.join(format!("{m}.onnx")));
     }
+    // Outputs whose sizes only shape inference knows (tests/shapes.rs; written by
+    // tests/fixtures/shapes/make_shape_fixtures.py).
+    for m in [
+        "recognizer",
+        "detector",
+        "audio_encoder",
+        "transformer_block",
+        "decoder_logits",
+        "recurrent_if",
+        "wrong_rank",
+    ] {
+        builder = builder.model(fixtures.join(format!("shapes/{m}.onnx")));
+    }
     builder = with_options(builder, fixtures);
     if let Err(e) = builder.compile() {
         panic!("ort-bind codegen failed: {e}");

@@ -25,6 +25,7 @@ pub mod macros;
 pub mod model;
 pub mod plan;
 pub mod report;
+pub mod shape;
 pub mod signature;
 mod written;
 

@@ -178,7 +178,11 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
                 let becomes = match &a.binding {
                     crate::plan::AxisBinding::Field(f) => format!("Dims.{f}"),
                     crate::plan::AxisBinding::Fixed(n) => format!("fixed {n}"),
-                    crate::plan::AxisBinding::Runtime => "decided by ONNX Runtime each run".into(),
+                    crate::plan::AxisBinding::Expr(e) => format!("{e} (inferred from the graph)"),
+                    crate::plan::AxisBinding::Runtime => match &a.why {
+                        Some(why) => format!("decided by ONNX Runtime each run: {why}"),
+                        None => "decided by ONNX Runtime each run".into(),
+                    },
                 };
                 rows.push(vec![
                     format!("  {role} `{}` axis {}", a.value, a.axis),

@@ -28,6 +28,10 @@ pub struct ModelSignature {
     /// bound to one buffer (the past and present key/value of ONNX Runtime's
     /// `GroupQueryAttention`): what the shared-buffer decoder mode needs.
     pub in_place: Vec<(String, String)>,
+    /// What shape inference computed for each output, in the order of `outputs` (empty
+    /// when the graph was not read, as for a signature built by hand): the size of each
+    /// axis as an expression of the inputs' dims (see [`crate::shape`]).
+    pub inferred: Vec<crate::shape::InferredShape>,
 }
 
 /// One graph input or output, as the model declares it: its name and [`ValueType`].

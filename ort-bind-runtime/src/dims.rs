@@ -244,3 +244,147 @@ mod tests {
         assert_eq!(solve([], &[], &[]).unwrap(), [0usize; 0]);
     }
 }
+
+/// One step of a size program: how generated code writes the size of an output axis that
+/// the graph computes from the dims (codegen's shape inference). A stack machine over `i64`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeOp {
+    /// Push a constant.
+    Const(i64),
+    /// Push dim number `i` of the program's dims.
+    Dim(usize),
+    /// Pop two, push their sum.
+    Add,
+    /// Pop two, push their product.
+    Mul,
+    /// Pop the divisor, then the dividend; push the floor of their quotient.
+    FloorDiv,
+    /// Pop two, push the smaller.
+    Min,
+    /// Pop two, push the larger.
+    Max,
+}
+
+/// The size of axis `axis` of output `output`, which the graph computes as `expr` (the
+/// program `program` over `dims`, each dim's name and value): an error, never a wrapped or
+/// negative size, when the arithmetic overflows, divides by zero or gives a negative size
+/// (inputs too small for the model).
+pub fn sized_axis(
+    program: &[SizeOp],
+    dims: &[(&str, usize)],
+    output: &str,
+    axis: usize,
+    expr: &str,
+) -> Result<usize> {
+    let fail = |why: &str| {
+        let values: Vec<String> = dims.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        Error::Dim {
+            dim: format!("{output}[{axis}]"),
+            reason: format!(
+                "the graph computes it as `{expr}`, which {why} with {}",
+                if values.is_empty() {
+                    "no dims".to_owned()
+                } else {
+                    values.join(", ")
+                }
+            ),
+        }
+    };
+    // Programs are short (codegen caps an expression's size); a fixed stack allocates nothing.
+    let mut stack = [0i64; 32];
+    let mut top = 0usize;
+    for op in program {
+        let value = match *op {
+            SizeOp::Const(c) => c,
+            SizeOp::Dim(i) => {
+                let v = dims
+                    .get(i)
+                    .ok_or_else(|| fail("reads a dim it is not given"))?
+                    .1;
+                i64::try_from(v).map_err(|_| fail("overflows"))?
+            }
+            binary => {
+                if top < 2 {
+                    return Err(fail("is malformed"));
+                }
+                top -= 2;
+                let (a, b) = (stack[top], stack[top + 1]);
+                let r = match binary {
+                    SizeOp::Add => a.checked_add(b),
+                    SizeOp::Mul => a.checked_mul(b),
+                    SizeOp::FloorDiv if b == 0 => return Err(fail("divides by zero")),
+                    SizeOp::FloorDiv => a.checked_div(b).map(|q| {
+                        if a % b != 0 && ((a < 0) != (b < 0)) {
+                            q - 1
+                        } else {
+                            q
+                        }
+                    }),
+                    SizeOp::Min => Some(a.min(b)),
+                    _ => Some(a.max(b)),
+                };
+                r.ok_or_else(|| fail("overflows"))?
+            }
+        };
+        if top == stack.len() {
+            return Err(fail("is too long"));
+        }
+        stack[top] = value;
+        top += 1;
+    }
+    match top {
+        1 => usize::try_from(stack[0]).map_err(|_| {
+            fail(&format!(
+                "is {}, a negative size (the inputs are too small for the model)",
+                stack[0]
+            ))
+        }),
+        _ => Err(fail("is malformed")),
+    }
+}
+
+#[cfg(test)]
+mod sized_axis_tests {
+    use super::*;
+
+    /// floor((w - 1) / 8) + 1
+    const PROGRAM: [SizeOp; 9] = [
+        SizeOp::Const(1),
+        SizeOp::Dim(0),
+        SizeOp::Mul,
+        SizeOp::Const(-1),
+        SizeOp::Add,
+        SizeOp::Const(8),
+        SizeOp::FloorDiv,
+        SizeOp::Const(1),
+        SizeOp::Add,
+    ];
+
+    #[test]
+    fn evaluates_with_floor_division() {
+        for (w, want) in [(1, 1), (8, 1), (9, 2), (100, 13)] {
+            assert_eq!(
+                sized_axis(&PROGRAM, &[("w", w)], "y", 1, "e").unwrap(),
+                want
+            );
+        }
+    }
+
+    #[test]
+    fn negative_sizes_overflow_and_division_by_zero_are_errors_naming_the_axis() {
+        let e = sized_axis(&PROGRAM[..7], &[("w", 0)], "y", 1, "floor((w - 1) / 8)").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dimension `y[1]`: the graph computes it as `floor((w - 1) / 8)`, which is -1, a \
+             negative size (the inputs are too small for the model) with w = 0"
+        );
+        let mul = [SizeOp::Dim(0), SizeOp::Dim(0), SizeOp::Mul];
+        let e = sized_axis(&mul, &[("n", usize::MAX / 2)], "y", 0, "n*n").unwrap_err();
+        assert!(e.to_string().contains("overflows"), "{e}");
+        let div = [SizeOp::Const(4), SizeOp::Dim(0), SizeOp::FloorDiv];
+        let e = sized_axis(&div, &[("n", 0)], "y", 0, "floor(4 / n)").unwrap_err();
+        assert!(e.to_string().contains("divides by zero"), "{e}");
+        assert!(sized_axis(&[SizeOp::Add], &[], "y", 0, "?").is_err());
+        assert!(sized_axis(&[SizeOp::Dim(3)], &[], "y", 0, "?").is_err());
+    }
+}

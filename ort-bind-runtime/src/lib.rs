@@ -109,7 +109,7 @@ pub mod __private {
     pub use crate::assert;
     pub use crate::batch::{NoBatchDim, gather_row, scatter_row};
     pub use crate::binding::DEFAULT_RECENT_DIMS;
-    pub use crate::dims::{AxisRule, DimsSolver, solve as solve_dims};
+    pub use crate::dims::{AxisRule, DimsSolver, SizeOp, sized_axis, solve as solve_dims};
     pub use crate::session::ValueKind;
     pub use crate::shape::InputShape;
     pub use crate::shape::{AcceptsFixed, HasRank};

@@ -143,11 +143,13 @@ pub(crate) fn from_input_shapes(
         };
         let list: Vec<Rule> = axes
             .iter()
-            .map(|a| match a {
-                AxisSize::Fixed(n) => Rule::Fixed(*n),
-                AxisSize::Field(i) => {
-                    Rule::Dim(solver_index[*i].expect("axis fields are not shape fields"))
-                }
+            .filter_map(|a| match a {
+                AxisSize::Fixed(n) => Some(Rule::Fixed(*n)),
+                AxisSize::Field(i) => Some(Rule::Dim(
+                    solver_index[*i].expect("axis fields are not shape fields"),
+                )),
+                // Only outputs are sized by expressions.
+                AxisSize::Expr(_) => None,
             })
             .collect();
         let next = lists.len();

@@ -20,7 +20,7 @@ fn specs<'a>(
 }
 
 /// How `Io` holds each value, inputs then outputs in model order (the order they bind).
-fn recipes(plan: &Plan) -> Vec<FieldRecipe> {
+fn recipes(rt: &syn::Path, plan: &Plan) -> Vec<FieldRecipe> {
     let dims = quote!(dims);
     let inputs = plan.inputs.iter().enumerate().map(|(i, v)| FieldRecipe {
         field: in_field(v),
@@ -31,7 +31,7 @@ fn recipes(plan: &Plan) -> Vec<FieldRecipe> {
             Form::Strings => SlotRecipe::Value,
             _ => SlotRecipe::ValueInput,
         },
-        dims: matches!(v.form, Form::Tensor | Form::Strings).then(|| dims_expr(plan, v, &dims)),
+        dims: matches!(v.form, Form::Tensor | Form::Strings).then(|| dims_expr(rt, plan, v, &dims)),
         span: Span::call_site(),
     });
     let outputs = plan.outputs.iter().enumerate().map(|(i, v)| {
@@ -45,7 +45,7 @@ fn recipes(plan: &Plan) -> Vec<FieldRecipe> {
                 (true, false) => SlotRecipe::Value,
                 (false, _) => SlotRecipe::Tensor,
             },
-            dims: (!allocated).then(|| dims_expr(plan, v, &dims)),
+            dims: (!allocated).then(|| dims_expr(rt, plan, v, &dims)),
             span: Span::call_site(),
         }
     });
@@ -74,7 +74,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream 
         let f = in_field(v);
         let name = &v.name;
         let ty = io_type(rt, Side::Input, v, &device);
-        let d = dims_expr(plan, v, &dims_tok);
+        let d = dims_expr(rt, plan, v, &dims_tok);
         match v.form {
             Form::Tensor => {
                 quote!(let #f: #ty = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
@@ -96,7 +96,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream 
                 let #f: #ty = #rt::AllocatedOutput::new_in(#name, device.clone());
             ),
             (Form::Tensor, _) => {
-                let d = dims_expr(plan, v, &dims_tok);
+                let d = dims_expr(rt, plan, v, &dims_tok);
                 quote!(let #f: #ty = #rt::Tensor::new_in(#name, device.clone(), #d)?;)
             }
             _ => {
@@ -111,7 +111,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream 
         .map(in_field)
         .chain(plan.outputs.iter().map(out_field))
         .collect();
-    let values = recipes(plan);
+    let values = recipes(rt, plan);
     let resize = binding_io::resize(&values);
     // Field by field, so `Vec` fields reuse their capacity (no allocation when the rank
     // stays the same).

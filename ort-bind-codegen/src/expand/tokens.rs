@@ -36,7 +36,7 @@ pub(crate) fn shape_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
             axes.iter()
                 .map(|a| match a {
                     AxisSize::Fixed(n) => Some(*n),
-                    AxisSize::Field(_) => None,
+                    AxisSize::Field(_) | AxisSize::Expr(_) => None,
                 })
                 .collect(),
         ),
@@ -92,10 +92,15 @@ pub(crate) fn type_doc(v: &PlannedValue) -> String {
 
 /// The dims a tensor is sized with, read from the dims value `dims`: `&[dims.batch, 3]`,
 /// `&dims.x_shape`, or `&[]` for an output ONNX Runtime allocates.
-pub(crate) fn dims_expr(plan: &Plan, v: &PlannedValue, dims: &TokenStream) -> TokenStream {
+pub(crate) fn dims_expr(
+    rt: &syn::Path,
+    plan: &Plan,
+    v: &PlannedValue,
+    dims: &TokenStream,
+) -> TokenStream {
     match &v.storage {
         Storage::Owned(axes) => {
-            let parts = axes.iter().map(|a| match a {
+            let parts = axes.iter().enumerate().map(|(axis, a)| match a {
                 AxisSize::Fixed(n) => {
                     let n = Literal::u64_unsuffixed(*n);
                     quote!(#n)
@@ -104,6 +109,7 @@ pub(crate) fn dims_expr(plan: &Plan, v: &PlannedValue, dims: &TokenStream) -> To
                     let f = to_ident(&plan.dims[*i].field);
                     quote!(#dims.#f)
                 }
+                AxisSize::Expr(e) => size_expr_tokens(rt, &v.name, axis, e, dims),
             });
             quote!(&[#(#parts),*])
         }
@@ -113,6 +119,45 @@ pub(crate) fn dims_expr(plan: &Plan, v: &PlannedValue, dims: &TokenStream) -> To
         }
         Storage::Allocated | Storage::Value => quote!(&[]),
     }
+}
+
+/// An output axis the graph computes from the dims: the runtime's checked evaluation of
+/// the expression's program, `sized_axis(&[ops], &[("w", dims.w)], "y", 1, "expr")?`.
+fn size_expr_tokens(
+    rt: &syn::Path,
+    output: &str,
+    axis: usize,
+    e: &crate::shape::DimExpr,
+    dims: &TokenStream,
+) -> TokenStream {
+    use crate::shape::Op;
+    let symbols = e.symbols();
+    let names: Vec<&str> = symbols.iter().map(|s| &**s).collect();
+    let program = e
+        .program(&names)
+        .expect("every symbol of an expression is listed");
+    let ops = program.iter().map(|op| match *op {
+        Op::Const(c) => {
+            let c = Literal::i64_unsuffixed(c);
+            quote!(#rt::__private::SizeOp::Const(#c))
+        }
+        Op::Dim(i) => {
+            let i = Literal::usize_unsuffixed(i);
+            quote!(#rt::__private::SizeOp::Dim(#i))
+        }
+        Op::Add => quote!(#rt::__private::SizeOp::Add),
+        Op::Mul => quote!(#rt::__private::SizeOp::Mul),
+        Op::FloorDiv => quote!(#rt::__private::SizeOp::FloorDiv),
+        Op::Min => quote!(#rt::__private::SizeOp::Min),
+        Op::Max => quote!(#rt::__private::SizeOp::Max),
+    });
+    let values = names.iter().map(|n| {
+        let f = to_ident(n);
+        let shown = n.trim_start_matches("r#");
+        quote!((#shown, #dims.#f))
+    });
+    let text = e.to_string();
+    quote!(#rt::__private::sized_axis(&[#(#ops),*], &[#(#values),*], #output, #axis, #text)?)
 }
 
 /// Which side of the model a value is on, for [`io_type`].
@@ -222,11 +267,9 @@ pub(crate) fn new_input_value(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
 pub(crate) fn spec_tokens(rt: &syn::Path, v: &PlannedValue) -> TokenStream {
     let name = &v.name;
     let elem = elem_tokens(rt, v.elem);
-    let rank = match &v.dims {
-        Some(d) => {
-            let r = d.len();
-            quote!(::core::option::Option::Some(#r))
-        }
+    // The rank a session reports: the declared one, also where the graph computes another.
+    let rank = match v.declared_rank {
+        Some(r) => quote!(::core::option::Option::Some(#r)),
         None => quote!(::core::option::Option::None),
     };
     let tensor = if v.elem == ElementType::String {

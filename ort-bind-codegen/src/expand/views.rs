@@ -10,7 +10,7 @@ use quote::{format_ident, quote};
 use super::tokens::{Side, elem_tokens, io_type, model_text, shape_tokens, type_doc};
 use super::{in_field, out_field};
 use crate::ident::to_ident;
-use crate::plan::{Form, Plan, PlannedValue, Storage};
+use crate::plan::{AxisSize, Form, Plan, PlannedValue, Storage};
 
 /// What one field of a view hands out, which decides its type and how it is made.
 pub(crate) enum ViewKind {
@@ -188,6 +188,28 @@ fn value_doc(plan: &Plan, role: &str, v: &PlannedValue) -> String {
              (see `AllocatedOutput` for when that memory is reused). Read it with `get()`: \
              a `TensorRef` in place, or `Error::NotRun` before the first successful run.",
         );
+    }
+    if role == "Output"
+        && let Storage::Owned(axes) = &v.storage
+    {
+        let computed: Vec<String> = axes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, a)| match a {
+                AxisSize::Expr(e) => Some(format!("axis {k} is `{e}`")),
+                _ => None,
+            })
+            .collect();
+        if !computed.is_empty() {
+            doc.push_str(&format!(
+                " Sized from the dims as the graph computes it (shape inference): {}.",
+                computed.join(", ")
+            ));
+        }
+    }
+    if let Some(note) = &v.inference {
+        doc.push(' ');
+        doc.push_str(&model_text(note));
     }
     if role == "Output"
         && let Some(fb) = plan

@@ -12,6 +12,7 @@ mod value;
 pub use value::{MAX_DEPTH, ParseError, Value, write_string};
 
 use crate::dtype::ElementType;
+use crate::shape::{DimExpr, InferredShape, Op, Stop, StopReason};
 use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType};
 
 /// A tensor's dims: `null` for unknown rank, otherwise a list whose entries are an
@@ -105,7 +106,125 @@ pub fn encode(sig: &ModelSignature) -> Value {
             .collect();
         json.insert("in_place", pairs);
     }
+    if sig
+        .inferred
+        .iter()
+        .any(|s| s.dims.is_some() || s.stop.is_some())
+    {
+        json.insert("inferred", sig.inferred.iter().map(inferred_json).collect());
+    }
     json
+}
+
+/// One output's inferred shape: `{"dims": [expr or null, ..] or null, "stop": {"node",
+/// "op", "reason"}}` (`stop` only when inference stopped), each expression as its postfix
+/// program: integers, `"s:<dim>"` for a named dim, and `"+"`, `"*"`, `"/"` (floor),
+/// `"min"`, `"max"`.
+fn inferred_json(s: &InferredShape) -> Value {
+    let expr = |e: &DimExpr| -> Value {
+        let symbols = e.symbols();
+        let names: Vec<&str> = symbols.iter().map(|s| &**s).collect();
+        let program = e.program(&names).unwrap_or_default();
+        program
+            .iter()
+            .map(|op| match *op {
+                Op::Const(c) => Value::from(c),
+                Op::Dim(i) => Value::from(format!("s:{}", names[i])),
+                Op::Add => "+".into(),
+                Op::Mul => "*".into(),
+                Op::FloorDiv => "/".into(),
+                Op::Min => "min".into(),
+                Op::Max => "max".into(),
+            })
+            .collect()
+    };
+    let dims = match &s.dims {
+        None => Value::Null,
+        Some(d) => d
+            .iter()
+            .map(|a| a.as_ref().map_or(Value::Null, expr))
+            .collect(),
+    };
+    let mut json = Value::object([("dims", dims)]);
+    if let Some(stop) = &s.stop {
+        let reason = match &stop.reason {
+            StopReason::DataDependent => "data-dependent".to_owned(),
+            StopReason::NotCovered => "not-covered".to_owned(),
+            StopReason::Other(why) => format!("other: {why}"),
+        };
+        json.insert(
+            "stop",
+            Value::object([
+                ("node", stop.node.as_str().into()),
+                ("op", stop.op.as_str().into()),
+                ("reason", reason.into()),
+            ]),
+        );
+    }
+    json
+}
+
+/// The inverse of [`inferred_json`].
+fn inferred_from_json(v: &Value) -> Result<InferredShape, String> {
+    let expr = |e: &Value| -> Result<DimExpr, String> {
+        let wrong = || bad(format!("bad inferred expression {e}"));
+        let mut stack: Vec<DimExpr> = Vec::new();
+        for step in e.as_array().ok_or_else(wrong)? {
+            let value = match step {
+                Value::String(s) if s.starts_with("s:") => DimExpr::sym(&s[2..]),
+                Value::String(op) => {
+                    let b = stack.pop().ok_or_else(wrong)?;
+                    let a = stack.pop().ok_or_else(wrong)?;
+                    match op.as_str() {
+                        "+" => a.add(&b),
+                        "*" => a.mul(&b),
+                        "/" => a.floor_div(&b),
+                        "min" => a.min_with(&b),
+                        "max" => a.max_with(&b),
+                        _ => None,
+                    }
+                    .ok_or_else(wrong)?
+                }
+                n => DimExpr::int(n.as_i64().ok_or_else(wrong)?),
+            };
+            stack.push(value);
+        }
+        match stack.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => Err(wrong()),
+        }
+    };
+    let dims = match v.get("dims") {
+        None | Some(Value::Null) => None,
+        Some(d) => Some(
+            d.as_array()
+                .ok_or_else(|| bad("bad inferred dims"))?
+                .iter()
+                .map(|a| match a {
+                    Value::Null => Ok(None),
+                    e => expr(e).map(Some),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let stop = match v.get("stop") {
+        None => None,
+        Some(s) => {
+            let reason = str_field(s, "reason")?;
+            Some(Stop {
+                node: str_field(s, "node")?.to_owned(),
+                op: str_field(s, "op")?.to_owned(),
+                reason: match reason {
+                    "data-dependent" => StopReason::DataDependent,
+                    "not-covered" => StopReason::NotCovered,
+                    other => {
+                        StopReason::Other(other.strip_prefix("other: ").unwrap_or(other).to_owned())
+                    }
+                },
+            })
+        }
+    };
+    Ok(InferredShape { dims, stop })
 }
 
 /// `{"inputs": [{"name", "dtype", "shape"}], "outputs": [...]}`: dtype as the numpy
@@ -292,5 +411,14 @@ pub fn decode(s: &Value) -> Result<ModelSignature, String> {
         graph_name: str_field(s, "graph_name")?.to_owned(),
         metadata: Vec::new(),
         in_place,
+        inferred: match s.get("inferred") {
+            None => Vec::new(),
+            Some(v) => v
+                .as_array()
+                .ok_or_else(|| bad("`inferred` is not a list"))?
+                .iter()
+                .map(inferred_from_json)
+                .collect::<Result<Vec<_>, _>>()?,
+        },
     })
 }

@@ -53,6 +53,11 @@ pub(crate) fn convert(
     )?;
     let outputs = values(graph.output.iter().enumerate(), "output", origin)?;
     let in_place = in_place_pairs(&graph.node, &inputs, &outputs);
+    let opset = opset_import
+        .iter()
+        .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+        .map_or(0, |o| o.version);
+    let inferred = crate::shape::infer::infer_graph(&graph, &inputs, &outputs, opset);
 
     Ok(ModelSignature {
         inputs,
@@ -71,6 +76,7 @@ pub(crate) fn convert(
             .map(|e| (e.key, e.value))
             .collect(),
         in_place,
+        inferred,
     })
 }
 

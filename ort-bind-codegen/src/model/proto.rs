@@ -42,8 +42,8 @@ message! {
         /// tensors, are skipped).
         1 => node: messages<NodeProto>,
         2 => name: string,
-        /// Only their names are decoded.
-        5 => initializer: messages<InitializerName>,
+        /// Names, element types and dims; data only when small (see [`SmallTensor`]).
+        5 => initializer: messages<SmallTensor>,
         10 => doc_string: bytes,
         11 => input: messages<ValueInfoProto>,
         12 => output: messages<ValueInfoProto>,
@@ -56,8 +56,126 @@ message! {
     pub(crate) struct NodeProto = "NodeProto" {
         1 => input: strings,
         2 => output: strings,
+        3 => name: string,
         4 => op_type: string,
+        /// What shape inference reads: numbers, small tensors and subgraphs.
+        5 => attribute: messages<AttributeProto>,
         7 => domain: string,
+    }
+}
+
+message! {
+    /// `AttributeProto`, as far as shape inference reads it (`strings`, `tensors`,
+    /// sparse tensors and type protos are skipped).
+    pub(crate) struct AttributeProto = "AttributeProto" {
+        1 => name: string,
+        2 => f: float,
+        3 => i: int64,
+        4 => s: bytes,
+        5 => t: message<SmallTensor>,
+        6 => g: boxed<GraphProto>,
+        7 => floats: floats,
+        8 => ints: int64s,
+        11 => graphs: messages<GraphProto>,
+        20 => r#type: int32,
+    }
+}
+
+/// How many bytes of tensor data are read: shapes, axes, pads, scales and `k` are a few
+/// numbers; anything larger is a weight and is sought past.
+pub(crate) const SMALL_DATA: u64 = 1024;
+
+/// A `TensorProto` (an initializer, or a `Constant`'s value) read for shape inference: its
+/// name, element type and dims always, its numbers only when they fit in [`SMALL_DATA`]
+/// bytes (`large` says they did not). `string_data` and external data are never read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct SmallTensor {
+    /// `dims = 1`.
+    pub(crate) dims: Vec<i64>,
+    /// `data_type = 2`: a `TensorProto.DataType` code.
+    pub(crate) data_type: i32,
+    /// `float_data = 4`.
+    pub(crate) float_data: Vec<f32>,
+    /// `int32_data = 5` (also holds narrower integer types and bool).
+    pub(crate) int32_data: Vec<i64>,
+    /// `int64_data = 7`.
+    pub(crate) int64_data: Vec<i64>,
+    /// `name = 8`.
+    pub(crate) name: String,
+    /// `raw_data = 9`.
+    pub(crate) raw_data: Vec<u8>,
+    /// `double_data = 10`.
+    pub(crate) double_data: Vec<f64>,
+    /// Some data field was past [`SMALL_DATA`] bytes (or stored externally) and was skipped.
+    pub(crate) large: bool,
+}
+
+impl Message for SmallTensor {
+    const NAME: &'static str = "TensorProto";
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire: Wire,
+        r: &mut Reader<'_>,
+    ) -> Result<(), WireError> {
+        let within = |e: WireError, field| e.within(Self::NAME, field);
+        match number {
+            1 => r
+                .int64s(wire, &mut self.dims)
+                .map_err(|e| within(e, "dims")),
+            2 => r
+                .int32(wire, &mut self.data_type)
+                .map_err(|e| within(e, "data_type")),
+            4 => r
+                .small(wire, SMALL_DATA, &mut self.large, |r, w| {
+                    r.floats(w, &mut self.float_data)
+                })
+                .map_err(|e| within(e, "float_data")),
+            5 => r
+                .small(wire, SMALL_DATA, &mut self.large, |r, w| {
+                    r.int64s(w, &mut self.int32_data)
+                })
+                .map_err(|e| within(e, "int32_data")),
+            7 => r
+                .small(wire, SMALL_DATA, &mut self.large, |r, w| {
+                    r.int64s(w, &mut self.int64_data)
+                })
+                .map_err(|e| within(e, "int64_data")),
+            8 => r
+                .string(wire, &mut self.name)
+                .map_err(|e| within(e, "name")),
+            9 => r
+                .small(wire, SMALL_DATA, &mut self.large, |r, w| {
+                    r.bytes(w, &mut self.raw_data)
+                })
+                .map_err(|e| within(e, "raw_data")),
+            10 => r
+                .small(wire, SMALL_DATA, &mut self.large, |r, w| {
+                    r.doubles(w, &mut self.double_data)
+                })
+                .map_err(|e| within(e, "double_data")),
+            // `data_location = 14`: EXTERNAL (1) means the data is in another file.
+            14 => {
+                let mut location = 0;
+                r.int32(wire, &mut location)
+                    .map_err(|e| within(e, "data_location"))?;
+                self.large |= location == 1;
+                Ok(())
+            }
+            _ => r.skip(wire),
+        }
+    }
+
+    #[cfg(test)]
+    fn encode(&self, w: &mut Writer) {
+        w.int64s(1, &self.dims);
+        w.int32(2, &self.data_type);
+        w.floats(4, &self.float_data);
+        w.int64s(5, &self.int32_data);
+        w.int64s(7, &self.int64_data);
+        w.string(8, &self.name);
+        w.bytes(9, &self.raw_data);
     }
 }
 

@@ -7,8 +7,8 @@ use prost::Message;
 use super::wire::Message as _;
 
 use super::proto::{
-    GraphProto, InitializerName, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto,
-    StringStringEntryProto, TensorShapeProto, TypeProto, ValueInfoProto,
+    GraphProto, InitializerName, ModelProto, NodeProto, OperatorSetIdProto, SmallTensor,
+    SparseTensorProto, StringStringEntryProto, TensorShapeProto, TypeProto, ValueInfoProto,
     tensor_shape_proto::Dimension, tensor_shape_proto::dimension, type_proto,
 };
 use super::{
@@ -248,8 +248,9 @@ fn sample_bytes() -> Vec<u8> {
         vec![tensor("out", F32, &[D::P("?"), D::V(0)])],
     ));
     if let Some(g) = m.graph.as_mut() {
-        g.initializer.push(InitializerName {
+        g.initializer.push(SmallTensor {
             name: "w".to_owned(),
+            ..SmallTensor::default()
         });
     }
     m.metadata_props.push(StringStringEntryProto {
@@ -570,9 +571,13 @@ fn initializers_listed_as_inputs_are_excluded() {
         ],
         vec![tensor("y", F32, &[D::V(1)])],
     );
-    g.initializer.push(InitializerName { name: "w".into() });
-    g.initializer.push(InitializerName {
+    g.initializer.push(SmallTensor {
+        name: "w".into(),
+        ..SmallTensor::default()
+    });
+    g.initializer.push(SmallTensor {
         name: "not_listed".into(),
+        ..SmallTensor::default()
     });
     g.sparse_initializer.push(SparseTensorProto {
         values: Some(InitializerName { name: "sw".into() }),
@@ -972,6 +977,7 @@ fn group_query_attention_pairs_are_in_place() {
         output: outputs.iter().map(|s| (*s).to_owned()).collect(),
         op_type: op.to_owned(),
         domain: domain.to_owned(),
+        ..NodeProto::default()
     };
     let mut g = graph(
         vec![

@@ -358,6 +358,108 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    /// A `float` field.
+    pub(crate) fn float(&mut self, wire: Wire, slot: &mut f32) -> Result<(), WireError> {
+        Self::expect(wire, Wire::Fixed32)?;
+        let bytes = self.read(4)?;
+        *slot = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        Ok(())
+    }
+
+    /// A `repeated int64` (or `int32`) field, packed or not.
+    pub(crate) fn int64s(&mut self, wire: Wire, slot: &mut Vec<i64>) -> Result<(), WireError> {
+        match wire {
+            Wire::Varint => {
+                slot.push(self.varint()? as i64);
+                Ok(())
+            }
+            Wire::LengthDelimited => {
+                let bytes = self.delimited()?;
+                let mut packed = Reader {
+                    source: Source::Bytes(&bytes),
+                    depth: self.depth,
+                };
+                while !packed.at_end() {
+                    slot.push(packed.varint()? as i64);
+                }
+                Ok(())
+            }
+            other => Self::expect(other, Wire::Varint),
+        }
+    }
+
+    /// A `repeated float` field, packed or not.
+    pub(crate) fn floats(&mut self, wire: Wire, slot: &mut Vec<f32>) -> Result<(), WireError> {
+        self.fixed(wire, Wire::Fixed32, |b| {
+            slot.extend(
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        })
+    }
+
+    /// A `repeated double` field, packed or not.
+    pub(crate) fn doubles(&mut self, wire: Wire, slot: &mut Vec<f64>) -> Result<(), WireError> {
+        self.fixed(wire, Wire::Fixed64, |b| {
+            slot.extend(
+                b.chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))),
+            );
+        })
+    }
+
+    /// A repeated fixed-size field (`size` is its wire type), packed or not: `take` gets
+    /// its bytes, a whole number of values.
+    fn fixed(&mut self, wire: Wire, size: Wire, take: impl FnOnce(&[u8])) -> Result<(), WireError> {
+        let width = if size == Wire::Fixed32 { 4 } else { 8 };
+        let bytes = if wire == size {
+            self.read(width)?
+        } else {
+            Self::expect(wire, Wire::LengthDelimited)?;
+            self.delimited()?
+        };
+        if bytes.len() % width as usize != 0 {
+            return Err(WireError::new("packed field of a partial value"));
+        }
+        take(&bytes);
+        Ok(())
+    }
+
+    /// A length-delimited field read by `read` only when it holds at most `limit` bytes;
+    /// a larger one is passed over (sought past in a file) and sets `skipped`. A field
+    /// that is not length-delimited (an unpacked number) is read as it is.
+    pub(crate) fn small(
+        &mut self,
+        wire: Wire,
+        limit: u64,
+        skipped: &mut bool,
+        read: impl for<'r> FnOnce(&mut Reader<'r>, Wire) -> Result<(), WireError>,
+    ) -> Result<(), WireError> {
+        if wire != Wire::LengthDelimited {
+            return read(self, wire);
+        }
+        let len = self.varint()?;
+        if len > limit {
+            *skipped = true;
+            return self.pass(len);
+        }
+        let bytes = self.read(len)?;
+        // The field again, from memory: `read` takes its length prefix first.
+        let mut framed = Vec::with_capacity(bytes.len() + 10);
+        let mut n = len;
+        while n >= 0x80 {
+            framed.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        framed.push(n as u8);
+        framed.extend_from_slice(&bytes);
+        let mut inner = Reader {
+            source: Source::Bytes(&framed),
+            depth: self.depth,
+        };
+        read(&mut inner, wire)
+    }
+
     /// A `bytes` field.
     pub(crate) fn bytes(&mut self, wire: Wire, slot: &mut Vec<u8>) -> Result<(), WireError> {
         Self::expect(wire, Wire::LengthDelimited)?;
@@ -515,6 +617,27 @@ impl Writer {
         }
     }
 
+    pub(crate) fn float(&mut self, number: u32, v: &f32) {
+        if *v != 0.0 {
+            self.key(number, 5);
+            self.bytes.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    pub(crate) fn int64s(&mut self, number: u32, v: &[i64]) {
+        for x in v {
+            self.key(number, 0);
+            self.varint(*x as u64);
+        }
+    }
+
+    pub(crate) fn floats(&mut self, number: u32, v: &[f32]) {
+        if !v.is_empty() {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            self.delimited(number, &bytes);
+        }
+    }
+
     pub(crate) fn string(&mut self, number: u32, v: &str) {
         self.bytes(number, v.as_bytes());
     }
@@ -606,6 +729,9 @@ macro_rules! message {
 macro_rules! field_type {
     (int64) => { i64 };
     (int32) => { i32 };
+    (float) => { f32 };
+    (floats) => { Vec<f32> };
+    (int64s) => { Vec<i64> };
     (bytes) => { Vec<u8> };
     (string) => { String };
     (strings) => { Vec<String> };

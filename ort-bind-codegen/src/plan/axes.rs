@@ -11,6 +11,8 @@ pub enum AxisBinding {
     Fixed(u64),
     /// Sized by this field of `Dims`.
     Field(String),
+    /// Computed from `Dims` fields: the expression shape inference derived from the graph.
+    Expr(String),
     /// Decided by ONNX Runtime during each run (the output is allocated by it).
     Runtime,
 }
@@ -32,6 +34,9 @@ pub struct AxisInfo {
     /// `bindings!` share (`dim("x", 0, "NAME")`, `rename_dim("N", "NAME")`); `None` for an
     /// axis the model fixes.
     pub rename: Option<String>,
+    /// Why ONNX Runtime sizes it ([`AxisBinding::Runtime`]): where shape inference stopped,
+    /// or which other axis of the output it could not settle. `None` otherwise.
+    pub why: Option<String>,
 }
 
 /// Every axis of every input and output of `sig` under `options`, in model order: the
@@ -60,6 +65,12 @@ pub struct AxisInfo {
 pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo>, PlanError> {
     let plan = plan_with(sig, options)?;
     let mut out = Vec::new();
+    let inferred_of = |name: &str| {
+        sig.outputs
+            .iter()
+            .position(|o| o.name == name)
+            .and_then(|i| sig.inferred.get(i))
+    };
     for (role, values) in [(Role::Input, &plan.inputs), (Role::Output, &plan.outputs)] {
         for v in values {
             let Some(dims) = &v.dims else { continue };
@@ -72,6 +83,7 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
                     Storage::Owned(axes) => match axes.get(axis) {
                         Some(AxisSize::Fixed(n)) => AxisBinding::Fixed(*n),
                         Some(AxisSize::Field(i)) => AxisBinding::Field(plan.dims[*i].field.clone()),
+                        Some(AxisSize::Expr(e)) => AxisBinding::Expr(e.to_string()),
                         None => AxisBinding::Runtime,
                     },
                     Storage::OwnedAnyRank(i) => AxisBinding::Field(plan.dims[*i].field.clone()),
@@ -80,6 +92,9 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
                         _ => AxisBinding::Runtime,
                     },
                 };
+                let why = (role == Role::Output && binding == AxisBinding::Runtime)
+                    .then(|| runtime_reason(inferred_of(&v.name), axis))
+                    .flatten();
                 let rename = match d {
                     Dim::Fixed(_) => None,
                     Dim::Named(n) => Some(format!("rename_dim({n:?}, \"NAME\")")),
@@ -92,11 +107,25 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
                     declared: d.clone(),
                     binding,
                     rename,
+                    why,
                 });
             }
         }
     }
     Ok(out)
+}
+
+/// Why an axis of an output ONNX Runtime allocates has no size before the run.
+fn runtime_reason(inferred: Option<&crate::shape::InferredShape>, axis: usize) -> Option<String> {
+    let inferred = inferred?;
+    let stop = inferred.stop.as_ref().map(ToString::to_string);
+    match inferred.dims.as_ref().and_then(|d| d.get(axis)) {
+        Some(Some(e)) => Some(match &inferred.stop {
+            Some(stop) => format!("the graph computes `{e}`, but another axis is open ({stop})"),
+            None => format!("the graph computes `{e}` from dims no input gives"),
+        }),
+        _ => stop,
+    }
 }
 
 /// The derive's way to name the axes of `value` ([`axes`] of one value): the
@@ -111,7 +140,7 @@ pub fn dims_attribute(axes: &[AxisInfo], role: Role, value: &str) -> Option<Stri
         .map(|a| match &a.binding {
             AxisBinding::Fixed(n) => n.to_string(),
             AxisBinding::Field(f) => f.clone(),
-            AxisBinding::Runtime => "_".to_owned(),
+            AxisBinding::Runtime | AxisBinding::Expr(_) => "_".to_owned(),
         })
         .collect();
     (!entries.is_empty()).then(|| format!("dims = \"{}\"", entries.join(", ")))

@@ -98,6 +98,7 @@ pub(super) fn plan_core_named(
     use_of: &dyn Fn(usize) -> OutputUse,
     field_of: &dyn Fn(Role, usize) -> Option<String>,
 ) -> Result<(Plan, Vec<usize>), PlanError> {
+    let original = sig;
     let sig = apply_dim_options(sig, options)?;
     let mut dim_idents = IdentAllocator::new();
     let mut dims: Vec<DimField> = Vec::new();
@@ -170,9 +171,12 @@ pub(super) fn plan_core_named(
             dims: vdims.map(<[Dim]>::to_vec),
             doc: v.doc_string.clone(),
             storage,
+            declared_rank: vdims.map(<[Dim]>::len),
+            inference: None,
         });
     }
 
+    let symbols = inferred::symbol_map(original, &inputs, &dims);
     let mut output_idents = IdentAllocator::new();
     let mut output_bases = Vec::with_capacity(sig.outputs.len());
     let mut outputs = Vec::with_capacity(sig.outputs.len());
@@ -188,22 +192,35 @@ pub(super) fn plan_core_named(
         let (form, elem, vdims) = classify(v, "output")?;
         let field = field_of(Role::Output, index).unwrap_or_else(|| base.clone());
         output_bases.push(base);
-        // Pre-allocate only when every axis is fixed or a named dim some input carries:
+        // Pre-allocate only when every axis is fixed, a named dim some input carries, or
+        // an expression of the inputs' dims that shape inference derived from the graph:
         // then the size is known before the run. ONNX Runtime owns strings and makes
         // sequences, maps and optionals during the run: those outputs are its to allocate.
+        let sizing = if form.is_tensor() {
+            inferred::size_output(
+                &original.outputs[index],
+                vdims,
+                original.inferred.get(index),
+                &named,
+                &symbols,
+                &dims,
+            )
+        } else {
+            inferred::Sizing {
+                dims: vdims.map(<[Dim]>::to_vec),
+                axes: None,
+                note: None,
+            }
+        };
+        let declared_rank = vdims
+            .map(<[Dim]>::len)
+            .filter(|&r| sizing.dims.as_ref().is_none_or(|d| d.len() == r));
         let storage = match use_ {
             _ if !form.is_tensor() => Storage::Allocated,
             OutputUse::Allocated => Storage::Allocated,
-            _ => vdims
-                .and_then(|ds| {
-                    ds.iter()
-                        .map(|d| match d {
-                            Dim::Fixed(n) => Some(AxisSize::Fixed(*n)),
-                            Dim::Named(name) => named.get(name).map(|&i| AxisSize::Field(i)),
-                            Dim::Dynamic => None,
-                        })
-                        .collect::<Option<Vec<_>>>()
-                })
+            _ => sizing
+                .axes
+                .and_then(|axes| axes.into_iter().collect::<Option<Vec<_>>>())
                 .map_or(Storage::Allocated, Storage::Owned),
         };
         outputs.push(PlannedValue {
@@ -212,9 +229,13 @@ pub(super) fn plan_core_named(
             form,
             onnx_type: v.kind.to_string(),
             elem,
-            dims: vdims.map(<[Dim]>::to_vec),
+            dims: sizing.dims,
             doc: v.doc_string.clone(),
             storage,
+            // Where the graph computes another rank than the declaration, a session may
+            // report either: the check takes any.
+            declared_rank,
+            inference: sizing.note,
         });
         model_index.push(index);
         uses.push(use_);

@@ -28,10 +28,12 @@ pub(super) fn compatible(
             (Dim::Named(name), AxisSize::Field(f)) => named.get(name).is_none_or(|g| g == f),
             (Dim::Named(name), AxisSize::Fixed(_)) => !named.contains_key(name),
             (Dim::Fixed(_), AxisSize::Field(_)) => false,
+            (_, AxisSize::Expr(_)) => false,
         };
         if !ok {
             let theirs = match a {
                 AxisSize::Fixed(m) => m.to_string(),
+                AxisSize::Expr(e) => e.to_string(),
                 AxisSize::Field(f) => match &dims[*f].source {
                     DimSource::Named(n) => n.clone(),
                     _ => "?".into(),

@@ -162,7 +162,7 @@ pub fn plan_struct(
                         why,
                     })));
                 }
-                AxisSize::Fixed(_) => {}
+                AxisSize::Fixed(_) | AxisSize::Expr(_) => {}
             }
         }
     }
@@ -184,6 +184,31 @@ pub fn plan_struct(
             }
             Storage::OwnedAnyRank(i) => used[*i] = true,
             Storage::Allocated | Storage::Value => {}
+        }
+    }
+    // Expressions name dims fields: a field the types fix becomes its size there.
+    let fixed_by_name: HashMap<String, u64> = plan
+        .dims
+        .iter()
+        .zip(&sizes)
+        .filter_map(|(d, s)| s.map(|n| (d.field.clone(), n)))
+        .collect();
+    if !fixed_by_name.is_empty() {
+        for v in plan.outputs.iter_mut() {
+            if let Storage::Owned(axes) = &mut v.storage {
+                for a in axes.iter_mut() {
+                    if let AxisSize::Expr(e) = a {
+                        let pinned = e.substitute(&|s| {
+                            fixed_by_name
+                                .get(s)
+                                .map(|&n| crate::shape::DimExpr::int(n as i64))
+                        });
+                        if let Some(p) = pinned {
+                            *e = p;
+                        }
+                    }
+                }
+            }
         }
     }
     let mut renumber = vec![usize::MAX; plan.dims.len()];

@@ -43,6 +43,7 @@ mod dims;
 mod error;
 mod feed_back;
 mod fields;
+mod inferred;
 mod options;
 mod serving;
 #[cfg(test)]
@@ -65,6 +66,9 @@ pub enum AxisSize {
     Fixed(u64),
     /// Taken from field `dims[index]` of the dims struct.
     Field(usize),
+    /// Computed from the dims struct: an expression of its fields (by field name), as
+    /// shape inference derived it from the graph (an output axis only).
+    Expr(crate::shape::DimExpr),
 }
 
 /// How a tensor's storage is provided.
@@ -141,6 +145,11 @@ pub struct PlannedValue {
     pub doc: String,
     /// Storage decision.
     pub storage: Storage,
+    /// The rank the model declares (what a session reports); `dims` may differ where
+    /// shape inference found the graph computes another rank.
+    pub declared_rank: Option<usize>,
+    /// What shape inference changed from the declaration, in words (for docs).
+    pub inference: Option<String>,
 }
 
 /// What a field of the generated dims struct stands for.

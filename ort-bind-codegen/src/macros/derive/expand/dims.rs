@@ -24,7 +24,7 @@ pub(super) fn per_field(cx: &Ctx<'_, '_>) -> Vec<Option<TokenStream>> {
                 Role::Output => &planned.plan.plan.outputs[pos],
             };
             (!matches!(v.storage, Storage::Allocated | Storage::Value))
-                .then(|| dims_expr(&planned.plan.plan, v, &dims_tok))
+                .then(|| dims_expr(cx.krate, &planned.plan.plan, v, &dims_tok))
         })
         .collect()
 }

@@ -24,6 +24,8 @@ pub(super) fn declared(v: &ValueInfo, role: Role) -> Option<PlannedValue> {
         field: String::new(),
         form,
         elem,
+        declared_rank: dims.map(<[Dim]>::len),
+        inference: None,
         dims: dims.map(<[Dim]>::to_vec),
         onnx_type: v.kind.to_string(),
         doc: String::new(),
