@@ -95,6 +95,10 @@ pub struct GeneratedModule {
     pub model_path: PathBuf,
     /// Formatted Rust source, with an `@generated` header.
     pub source: String,
+    /// Where the graph computes another shape than the model declares for an output, and
+    /// the bindings follow the graph: one sentence each (`compile` prints them as cargo
+    /// warnings).
+    pub notes: Vec<String>,
 }
 
 /// Configures and runs build-time code generation.
@@ -177,10 +181,22 @@ impl Builder {
             }
             let sig = read_signature(path)?;
             let source = generate_source_with(&sig, path, &runtime, options)?;
+            let notes = crate::plan::plan_with(&sig, options)
+                .map(|plan| {
+                    plan.outputs
+                        .iter()
+                        .filter_map(|o| {
+                            let note = o.inference.as_ref()?;
+                            Some(format!("output `{}`: {note}", o.name))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             out.push(GeneratedModule {
                 name,
                 model_path: path.clone(),
                 source,
+                notes,
             });
         }
         Ok(out)
@@ -205,6 +221,9 @@ impl Builder {
         for m in &modules {
             let file = dir.join(format!("{}.rs", m.name));
             write_if_changed(&file, &m.source)?;
+            for note in &m.notes {
+                println!("cargo:warning=ort-bind: {}: {note}", m.model_path.display());
+            }
         }
         Ok(modules)
     }

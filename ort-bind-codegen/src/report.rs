@@ -8,8 +8,51 @@ use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 /// dynamic); `shape` itself is `null` for unknown rank. A sequence, map or optional has
 /// its whole type as `dtype` (`seq(map(string, float32))`) and a `null` shape. Written by
 /// the signature's one JSON codec ([`crate::json::summary`]).
+///
+/// Each tensor output of known rank also has `"axes"`: how the generated bindings size each
+/// axis, `{"fixed": 3}`, `{"field": "batch"}` (a `Dims` field), `{"expr": "floor((w + 5)
+/// / 8)"}` (computed from `Dims` fields, as shape inference derived it from the graph) or
+/// `{"runtime": "why"}` (ONNX Runtime decides it during each run; why, where known).
 pub fn to_json(sig: &ModelSignature) -> Value {
-    crate::json::summary(sig)
+    let mut json = crate::json::summary(sig);
+    let Ok(axes) = crate::plan::axes(sig, &crate::plan::ModelOptions::new()) else {
+        return json;
+    };
+    let Some(Value::Array(outputs)) = json.get("outputs").cloned() else {
+        return json;
+    };
+    let outputs: Vec<Value> = outputs
+        .into_iter()
+        .map(|mut o| {
+            let name = o
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let list: Vec<Value> = axes
+                .iter()
+                .filter(|a| a.role == crate::plan::Role::Output && a.value == name)
+                .map(|a| match &a.binding {
+                    crate::plan::AxisBinding::Fixed(n) => Value::object([("fixed", (*n).into())]),
+                    crate::plan::AxisBinding::Field(f) => {
+                        Value::object([("field", f.trim_start_matches("r#").into())])
+                    }
+                    crate::plan::AxisBinding::Expr(e) => {
+                        Value::object([("expr", e.as_str().into())])
+                    }
+                    crate::plan::AxisBinding::Runtime => {
+                        Value::object([("runtime", a.why.as_deref().unwrap_or("").into())])
+                    }
+                })
+                .collect();
+            if !list.is_empty() {
+                o.insert("axes", Value::Array(list));
+            }
+            o
+        })
+        .collect();
+    json.insert("outputs", Value::Array(outputs));
+    json
 }
 
 fn kind_text(v: &ValueInfo) -> (String, String) {
@@ -197,6 +240,23 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
         Err(e) => out.push_str(&format!("\nnot bindable as generated code: {e}\n")),
     }
     out.push_str(&decoder_text(sig));
+    if let Ok(plan) = crate::plan::plan_with(sig, &crate::plan::ModelOptions::new()) {
+        let notes: Vec<String> = plan
+            .outputs
+            .iter()
+            .filter_map(|o| {
+                Some(format!(
+                    "  output `{}`: {}\n",
+                    o.name,
+                    o.inference.as_ref()?
+                ))
+            })
+            .collect();
+        if !notes.is_empty() {
+            out.push_str("\nsized as the graph computes, not as declared:\n");
+            out.push_str(&notes.concat());
+        }
+    }
 
     out.push('\n');
     let producer = format!("{} {}", sig.producer_name, sig.producer_version);

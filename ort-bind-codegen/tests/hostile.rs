@@ -356,3 +356,38 @@ fn write_hostile_corpus() {
         std::fs::write(dir.join(file), bytes).expect("write corpus file");
     }
 }
+
+#[test]
+fn graphs_made_to_trip_shape_inference() {
+    check_cases(&inference_cases());
+    // Through all of that, what inference settles stays right: 300 stride-2 pools over
+    // `n` (kernel 3, pad 1) leave 1 for any `n`; the expression would need 2^300, which no
+    // `i64` holds, so the axis is open, or exact.
+    let cases = inference_cases();
+    let pools = cases
+        .iter()
+        .find(|c| c.name == "300 strided pools")
+        .unwrap();
+    let sig = signature_from_bytes(&pools.bytes, "pools.onnx").unwrap();
+    if let Some(Some(d)) = sig.inferred[0].dims.as_ref().map(|d| d[0].clone()) {
+        for n in [1i64, 7, 1 << 40] {
+            assert_eq!(d.eval(&|_| Some(n)), Ok(1), "{d}");
+        }
+    }
+}
+
+/// A million-node chain reads and infers in linear time.
+#[test]
+fn a_million_node_chain() {
+    let bytes = relu_chain(1_000_000);
+    let start = Instant::now();
+    let sig = signature_from_bytes(&bytes, "chain.onnx").expect("decodes");
+    let took = start.elapsed();
+    println!(
+        "1,000,000 Relu nodes ({} MB): read and inferred in {took:?}",
+        bytes.len() >> 20
+    );
+    assert!(took < CASE_LIMIT, "{took:?}");
+    let y = sig.inferred[0].dims.as_ref().expect("rank known");
+    assert_eq!(y[0].as_ref().map(ToString::to_string).as_deref(), Some("n"));
+}

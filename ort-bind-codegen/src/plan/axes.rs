@@ -93,7 +93,7 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
                     },
                 };
                 let why = (role == Role::Output && binding == AxisBinding::Runtime)
-                    .then(|| runtime_reason(inferred_of(&v.name), axis))
+                    .then(|| runtime_reason(inferred_of(&v.name), axis, v.inference.is_some()))
                     .flatten();
                 let rename = match d {
                     Dim::Fixed(_) => None,
@@ -116,12 +116,21 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
 }
 
 /// Why an axis of an output ONNX Runtime allocates has no size before the run.
-fn runtime_reason(inferred: Option<&crate::shape::InferredShape>, axis: usize) -> Option<String> {
+/// `declared_wrong`: the model declares a shape the graph does not compute.
+fn runtime_reason(
+    inferred: Option<&crate::shape::InferredShape>,
+    axis: usize,
+    declared_wrong: bool,
+) -> Option<String> {
     let inferred = inferred?;
     let stop = inferred.stop.as_ref().map(ToString::to_string);
     match inferred.dims.as_ref().and_then(|d| d.get(axis)) {
         Some(Some(e)) => Some(match &inferred.stop {
             Some(stop) => format!("the graph computes `{e}`, but another axis is open ({stop})"),
+            None if declared_wrong => format!(
+                "the graph computes `{e}`, and ONNX Runtime refuses a pre-allocated output \
+                 that breaks the model's declared size"
+            ),
             None => format!("the graph computes `{e}` from dims no input gives"),
         }),
         _ => stop,

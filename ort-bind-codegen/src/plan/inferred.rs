@@ -107,7 +107,7 @@ pub(super) fn size_output(
         // Another rank (or none declared): the graph's.
         d if d.is_none_or(|d| d.len() != g.len()) => {
             let note = format!(
-                "The model declares {}, the graph computes {}: sized as the graph computes.",
+                "The model declares {}, the graph computes {}: typed as the graph computes it.",
                 format_dims(d),
                 show(&g)
             );
@@ -157,7 +157,7 @@ pub(super) fn size_output(
             }
             let note = differs.then(|| {
                 format!(
-                    "The model declares {}, the graph computes {}: sized as the graph computes.",
+                    "The model declares {}, the graph computes {}: typed as the graph computes it.",
                     format_dims(Some(d)),
                     show(&g)
                 )

@@ -30,6 +30,11 @@ pub(crate) struct Fact {
     pub(crate) elem: i32,
     /// Why a part is not settled.
     pub(crate) stop: Option<Arc<Stop>>,
+    /// Whether the elements may depend on values the model reads at run time (a graph
+    /// input's, or computed from one): a size read from such elements is data-dependent.
+    /// Elements computed from shapes and constants alone are not, even where inference
+    /// does not follow them.
+    pub(crate) data: bool,
 }
 
 impl Fact {
@@ -154,10 +159,18 @@ impl NodeCx<'_> {
         Ok(self.attr_ints(name).map(<[i64]>::to_vec))
     }
 
-    /// Why input `i`'s values are not known: its own stop when it has one (an operator
-    /// upstream), else that the values are the model's to give at run time.
-    pub(crate) fn unknown_values(&self, _i: usize) -> StopReason {
-        StopReason::DataDependent
+    /// Why input `i`'s values are not known: they are the model's to give at run time
+    /// (a graph input's, or computed from one), or inference does not follow the
+    /// operator that computes them from shapes and constants. (A stop upstream, when an
+    /// input has one, takes precedence over either: see [`walk`].)
+    pub(crate) fn unknown_values(&self, i: usize) -> StopReason {
+        match self.input(i) {
+            Some(f) if !f.data => StopReason::Other(format!(
+                "the values of input {i} are computed from shapes and constants by an \
+                 operator whose values inference does not follow"
+            )),
+            _ => StopReason::DataDependent,
+        }
     }
 
     /// The element type of the node's output `k` when it is the first input's.
@@ -238,9 +251,13 @@ fn input_fact(v: &ValueInfo) -> Fact {
                     .collect()
             }),
             elem: elem.onnx_code(),
+            data: true,
             ..Fact::default()
         },
-        _ => Fact::default(),
+        _ => Fact {
+            data: true,
+            ..Fact::default()
+        },
     }
 }
 
@@ -337,11 +354,15 @@ pub(crate) fn walk(graph: &GraphProto, scope: &mut Scope<'_>, opset: i64, nestin
             Ok((mut facts, inputs)) => {
                 // A part left open inherits the first stop upstream, or names this node.
                 let upstream = inputs.iter().flatten().find_map(|f| f.stop.clone());
+                // Elements computed from a value the model reads are data too, except
+                // where the operator reads only its inputs' shapes.
+                let data = !reads_shapes_only(node) && inputs.iter().flatten().any(|f| f.data);
                 for (k, name) in node.output.iter().enumerate() {
                     if name.is_empty() {
                         continue;
                     }
                     let mut fact = facts.get_mut(k).map(std::mem::take).unwrap_or_default();
+                    fact.data |= data;
                     let open = fact
                         .dims
                         .as_ref()
@@ -377,6 +398,16 @@ pub(crate) fn walk(graph: &GraphProto, scope: &mut Scope<'_>, opset: i64, nestin
             }
         }
     }
+}
+
+/// Whether the node's output elements depend on its inputs' shapes alone (not on their
+/// elements).
+fn reads_shapes_only(node: &NodeProto) -> bool {
+    (node.domain.is_empty() || node.domain == "ai.onnx")
+        && matches!(
+            node.op_type.as_str(),
+            "Shape" | "Size" | "ConstantOfShape" | "EyeLike"
+        )
 }
 
 /// The first stop recorded on a node's inputs, when an input upstream was left open.

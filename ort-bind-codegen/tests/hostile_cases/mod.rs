@@ -221,7 +221,12 @@ fn repo_path(rel: &str) -> PathBuf {
 
 /// Every real model under `tests/fixtures/`, as `(file name, bytes)`, sorted.
 pub fn fixture_models() -> Vec<(String, Vec<u8>)> {
-    files_with(repo_path("tests/fixtures"), |n| n.ends_with(".onnx"))
+    let mut models = files_with(repo_path("tests/fixtures"), |n| n.ends_with(".onnx"));
+    // The shape-inference fixtures: their node attributes and constants are read too.
+    models.extend(files_with(repo_path("tests/fixtures/shapes"), |n| {
+        n.ends_with(".onnx")
+    }));
+    models
 }
 
 /// Every file of the checked-in hostile corpus `tests/fixtures/hostile/`.
@@ -1165,4 +1170,356 @@ pub fn check_unique_names(file: &syn::File) {
             _ => {}
         }
     }
+}
+
+// ---- shape inference --------------------------------------------------------------------
+
+/// A `NodeProto`: operator, inputs, outputs and encoded attributes.
+pub fn node(op: &str, inputs: &[&str], outputs: &[&str], attributes: &[Vec<u8>]) -> Vec<u8> {
+    let mut n = Vec::new();
+    for i in inputs {
+        n.extend(ld(1, i.as_bytes()));
+    }
+    for o in outputs {
+        n.extend(ld(2, o.as_bytes()));
+    }
+    n.extend(ld(4, op.as_bytes()));
+    for a in attributes {
+        n.extend(ld(5, a));
+    }
+    n
+}
+
+/// An `ints` attribute (values as raw varints: any `i64`).
+pub fn ints_attr(name: &str, values: &[i64]) -> Vec<u8> {
+    let mut a = ld(1, name.as_bytes());
+    for v in values {
+        a.extend(vi(8, *v as u64));
+    }
+    a.extend(vi(20, 7));
+    a
+}
+
+/// An `int` attribute.
+pub fn int_attr(name: &str, value: i64) -> Vec<u8> {
+    let mut a = ld(1, name.as_bytes());
+    a.extend(vi(3, value as u64));
+    a.extend(vi(20, 2));
+    a
+}
+
+/// A graph attribute.
+pub fn graph_attr(name: &str, graph: &[u8]) -> Vec<u8> {
+    let mut a = ld(1, name.as_bytes());
+    a.extend(ld(6, graph));
+    a.extend(vi(20, 5));
+    a
+}
+
+/// An int64 initializer with these values (raw data).
+pub fn int64_initializer(name: &str, values: &[i64]) -> Vec<u8> {
+    let mut t = vi(1, values.len() as u64);
+    t.extend(vi(2, 7));
+    t.extend(ld(8, name.as_bytes()));
+    let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    t.extend(ld(9, &raw));
+    t
+}
+
+/// A graph of nodes and initializers over float inputs and outputs, each `[n, ?]`-like as
+/// `dims` gives.
+pub fn node_graph(
+    nodes: &[Vec<u8>],
+    initializers: &[Vec<u8>],
+    inputs: &[(&str, &[W])],
+    outputs: &[&str],
+) -> Vec<u8> {
+    let mut g = Vec::new();
+    for n in nodes {
+        g.extend(ld(1, n));
+    }
+    g.extend(ld(2, b"hostile"));
+    for t in initializers {
+        g.extend(ld(5, t));
+    }
+    for (name, dims) in inputs {
+        g.extend(ld(11, &f32_value(name.as_bytes(), dims)));
+    }
+    for o in outputs {
+        g.extend(ld(12, &value_info(o.as_bytes(), &tensor_type(1, None))));
+    }
+    g
+}
+
+/// Graphs made to trip shape inference: cycles, absurd attributes, long chains, growing
+/// expressions, nested graphs. Each must decode (inference leaves what it cannot settle
+/// open) and generate code, fast.
+pub fn inference_cases() -> Vec<Case> {
+    let n = [W::Param(b"n".to_vec()), W::Param(b"m".to_vec())];
+    let x = [("x", &n[..])];
+    let one = |op: &str, attributes: Vec<Vec<u8>>| {
+        model(&node_graph(
+            &[node(op, &["x"], &["y"], &attributes)],
+            &[],
+            &x,
+            &["y"],
+        ))
+    };
+    let mut cases = vec![
+        case(
+            "a node reading its own output",
+            model(&node_graph(
+                &[node("Add", &["x", "y"], &["y"], &[])],
+                &[],
+                &x,
+                &["y"],
+            )),
+            Expect::Decodes,
+        ),
+        case(
+            "two nodes reading each other",
+            model(&node_graph(
+                &[
+                    node("Relu", &["b"], &["a"], &[]),
+                    node("Relu", &["a"], &["b"], &[]),
+                    node("Add", &["x", "a"], &["y"], &[]),
+                ],
+                &[],
+                &x,
+                &["y"],
+            )),
+            Expect::Decodes,
+        ),
+        case(
+            "a pool with kernel 2^62",
+            one("MaxPool", vec![ints_attr("kernel_shape", &[1 << 62])]),
+            Expect::Decodes,
+        ),
+        case(
+            "a pool with stride 0 and pads past i64",
+            one(
+                "MaxPool",
+                vec![
+                    ints_attr("kernel_shape", &[2]),
+                    ints_attr("strides", &[0]),
+                    ints_attr("pads", &[i64::MAX, i64::MAX]),
+                ],
+            ),
+            Expect::Decodes,
+        ),
+        case(
+            "a pool with negative dilations",
+            one(
+                "AveragePool",
+                vec![
+                    ints_attr("kernel_shape", &[3]),
+                    ints_attr("dilations", &[-5]),
+                ],
+            ),
+            Expect::Decodes,
+        ),
+        case(
+            "a transpose with a perm out of range",
+            one("Transpose", vec![ints_attr("perm", &[7, -9])]),
+            Expect::Decodes,
+        ),
+        case(
+            "a flatten at i64::MIN",
+            one("Flatten", vec![int_attr("axis", i64::MIN)]),
+            Expect::Decodes,
+        ),
+        case(
+            "a split into 2^40 parts",
+            one("Split", vec![int_attr("num_outputs", 1 << 40)]),
+            Expect::Decodes,
+        ),
+        case(
+            "a depth-to-space of block 2^40",
+            one("DepthToSpace", vec![int_attr("blocksize", 1 << 40)]),
+            Expect::Decodes,
+        ),
+        case(
+            "a reshape to i64 extremes",
+            model(&node_graph(
+                &[node("Reshape", &["x", "s"], &["y"], &[])],
+                &[int64_initializer("s", &[i64::MAX, i64::MIN, -1, -1])],
+                &x,
+                &["y"],
+            )),
+            Expect::Decodes,
+        ),
+        case(
+            "a slice with i64 extremes",
+            model(&node_graph(
+                &[node("Slice", &["x", "a", "b", "c", "d"], &["y"], &[])],
+                &[
+                    int64_initializer("a", &[i64::MIN]),
+                    int64_initializer("b", &[i64::MAX]),
+                    int64_initializer("c", &[0]),
+                    int64_initializer("d", &[i64::MIN]),
+                ],
+                &x,
+                &["y"],
+            )),
+            Expect::Decodes,
+        ),
+        case(
+            "a range of 2^62 elements",
+            model(&node_graph(
+                &[node("Range", &["a", "b", "c"], &["y"], &[])],
+                &[
+                    int64_initializer("a", &[i64::MIN]),
+                    int64_initializer("b", &[i64::MAX]),
+                    int64_initializer("c", &[1]),
+                ],
+                &x,
+                &["y"],
+            )),
+            Expect::Decodes,
+        ),
+    ];
+    // x*x*x*...: a product that grows past what an expression holds.
+    let squares: Vec<Vec<u8>> = (0..64)
+        .map(|k| {
+            let input = if k == 0 {
+                "x".to_owned()
+            } else {
+                format!("t{}", k - 1)
+            };
+            node("MatMul", &[&input, &input], &[&format!("t{k}")], &[])
+        })
+        .chain((0..64).map(|k| {
+            let input = if k == 0 {
+                "s0".to_owned()
+            } else {
+                format!("p{}", k - 1)
+            };
+            node("Mul", &[&input, &input], &[&format!("p{k}")], &[])
+        }))
+        .chain([
+            node("Shape", &["x"], &["s0"], &[]),
+            node("Reshape", &["x", "p63"], &["y"], &[]),
+        ])
+        .collect();
+    cases.push(case(
+        "a shape squared 64 times",
+        model(&node_graph(&squares, &[], &x, &["y"])),
+        Expect::Decodes,
+    ));
+    // Concat doubling an axis 200 times: 2^200 * n overflows.
+    let doubling: Vec<Vec<u8>> = (0..200)
+        .map(|k| {
+            let input = if k == 0 {
+                "x".to_owned()
+            } else {
+                format!("d{}", k - 1)
+            };
+            let out = if k == 199 {
+                "y".to_owned()
+            } else {
+                format!("d{k}")
+            };
+            node("Concat", &[&input, &input], &[&out], &[int_attr("axis", 0)])
+        })
+        .collect();
+    cases.push(case(
+        "an axis doubled 200 times",
+        model(&node_graph(&doubling, &[], &x, &["y"])),
+        Expect::Decodes,
+    ));
+    // Strided pools 300 deep: nested floor divisions, folded into one.
+    let pools: Vec<Vec<u8>> = (0..300)
+        .map(|k| {
+            let input = if k == 0 {
+                "x".to_owned()
+            } else {
+                format!("q{}", k - 1)
+            };
+            let out = if k == 299 {
+                "y".to_owned()
+            } else {
+                format!("q{k}")
+            };
+            node(
+                "MaxPool",
+                &[&input],
+                &[&out],
+                &[
+                    ints_attr("kernel_shape", &[3]),
+                    ints_attr("strides", &[2]),
+                    ints_attr("pads", &[1, 1]),
+                ],
+            )
+        })
+        .collect();
+    cases.push(case(
+        "300 strided pools",
+        model(&node_graph(&pools, &[], &x, &["y"])),
+        Expect::Decodes,
+    ));
+    // Ifs nested in their branches as deep as protobuf nesting allows. (Each level holds
+    // the next once, in its `then` branch: every subgraph is in the file, walked once.)
+    let leaf = node_graph(&[node("Relu", &["x"], &["r"], &[])], &[], &[], &["r"]);
+    let mut inner = leaf.clone();
+    for _ in 0..30 {
+        let branch = node_graph(
+            &[node(
+                "If",
+                &["c"],
+                &["r"],
+                &[
+                    graph_attr("then_branch", &inner),
+                    graph_attr("else_branch", &leaf),
+                ],
+            )],
+            &[],
+            &[],
+            &["r"],
+        );
+        inner = branch;
+    }
+    cases.push(case(
+        "ifs nested 30 deep",
+        model(&node_graph(
+            &[node(
+                "If",
+                &["c"],
+                &["y"],
+                &[
+                    graph_attr("then_branch", &inner),
+                    graph_attr("else_branch", &leaf),
+                ],
+            )],
+            &[],
+            &x,
+            &["y"],
+        )),
+        Expect::Either,
+    ));
+    cases
+}
+
+/// A chain of `len` `Relu` nodes from `x` to `y` (`x` float `[n]`).
+pub fn relu_chain(len: usize) -> Vec<u8> {
+    let nodes: Vec<Vec<u8>> = (0..len)
+        .map(|k| {
+            let input = if k == 0 {
+                "x".to_owned()
+            } else {
+                format!("v{}", k - 1)
+            };
+            let out = if k + 1 == len {
+                "y".to_owned()
+            } else {
+                format!("v{k}")
+            };
+            node("Relu", &[&input], &[&out], &[])
+        })
+        .collect();
+    model(&node_graph(
+        &nodes,
+        &[],
+        &[("x", &[W::Param(b"n".to_vec())])],
+        &["y"],
+    ))
 }

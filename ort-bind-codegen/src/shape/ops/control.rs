@@ -52,6 +52,7 @@ fn agree(a: &Fact, b: &Fact) -> Fact {
         floats: None,
         elem: a.elem,
         stop: a.stop.clone().or_else(|| b.stop.clone()),
+        data: a.data || b.data,
     }
 }
 
@@ -84,7 +85,18 @@ fn loop_(cx: &NodeCx<'_>) -> OpResult {
     let carried: Vec<Fact> = (2..cx.inputs.len())
         .map(|i| cx.input(i).cloned().unwrap_or_default())
         .collect();
-    let mut inputs = vec![scalar(INT64), scalar(9)];
+    // The iteration number and the condition change from one iteration to the next:
+    // sizes read from them are data-dependent.
+    let mut inputs = vec![
+        Fact {
+            data: true,
+            ..scalar(INT64)
+        },
+        Fact {
+            data: true,
+            ..scalar(9)
+        },
+    ];
     inputs.extend(carried.iter().cloned());
     let outs = run_graph(cx, body, inputs);
     let n = carried.len();
@@ -111,19 +123,88 @@ fn loop_(cx: &NodeCx<'_>) -> OpResult {
             dims,
             elem: o.elem,
             stop: o.stop.clone(),
+            data: o.data,
             ..Fact::default()
         });
     }
     Ok(facts)
 }
 
-fn scan(cx: &NodeCx<'_>) -> OpResult {
-    let body = graph_attr(cx, "body")?;
-    let scans = usize::try_from(
+/// `num_scan_inputs`.
+fn scan_inputs(cx: &NodeCx<'_>) -> Result<usize, StopReason> {
+    usize::try_from(
         cx.attr_i("num_scan_inputs")
             .ok_or_else(|| bad("no num_scan_inputs"))?,
     )
-    .map_err(|_| bad("num_scan_inputs"))?;
+    .map_err(|_| bad("num_scan_inputs"))
+}
+
+/// `Scan` before opset 9: every state and scan input has a batch axis first, and the
+/// scan inputs their sequence axis second (after an optional first input, the sequence
+/// lengths); the body sees one batch entry of each state, and one step of each scan
+/// input. Final states have the batch axis again, scan outputs `[batch, sequence, ...]`.
+fn scan8(cx: &NodeCx<'_>) -> OpResult {
+    let body = graph_attr(cx, "body")?;
+    let scans = scan_inputs(cx)?;
+    let states = cx
+        .inputs
+        .len()
+        .checked_sub(1 + scans)
+        .ok_or_else(|| bad("fewer inputs than scan inputs"))?;
+    // Input `i` without its first `n` axes, and those axes.
+    let split = |i: usize, n: usize| -> (Fact, Option<Dims>) {
+        let f = cx.input(i).cloned().unwrap_or_default();
+        match &f.dims {
+            Some(d) if d.len() >= n => {
+                (Fact::shaped(d[n..].to_vec(), f.elem), Some(d[..n].to_vec()))
+            }
+            _ => (Fact::default(), None),
+        }
+    };
+    let mut inputs = Vec::new();
+    let mut batches = Vec::new();
+    for i in 1..=states {
+        let (f, lead) = split(i, 1);
+        inputs.push(f);
+        batches.push(lead);
+    }
+    let mut lead: Option<Dims> = None;
+    for i in 1 + states..1 + states + scans {
+        let (f, l) = split(i, 2);
+        inputs.push(f);
+        lead = lead.or(l);
+    }
+    let outs = run_graph(cx, body, inputs.clone());
+    if outs.len() < states {
+        return Err(bad("a body with fewer outputs than states"));
+    }
+    let prefixed = |lead: Option<&Dims>, f: Fact| -> Fact {
+        let dims = match (lead, &f.dims) {
+            (Some(l), Some(d)) => Some(l.iter().chain(d).cloned().collect()),
+            _ => None,
+        };
+        Fact {
+            dims,
+            ints: None,
+            floats: None,
+            ..f
+        }
+    };
+    let mut facts: Vec<Fact> = (0..states)
+        .map(|k| prefixed(batches[k].as_ref(), agree(&inputs[k], &outs[k])))
+        .collect();
+    for o in &outs[states..] {
+        facts.push(prefixed(lead.as_ref(), o.clone()));
+    }
+    Ok(facts)
+}
+
+fn scan(cx: &NodeCx<'_>) -> OpResult {
+    if cx.opset < 9 {
+        return scan8(cx);
+    }
+    let body = graph_attr(cx, "body")?;
+    let scans = scan_inputs(cx)?;
     let total = cx.inputs.len();
     let states = total
         .checked_sub(scans)
@@ -179,6 +260,7 @@ fn scan(cx: &NodeCx<'_>) -> OpResult {
             dims,
             elem: o.elem,
             stop: o.stop.clone(),
+            data: o.data,
             ..Fact::default()
         });
     }

@@ -3,6 +3,7 @@
 
 mod control;
 mod elementwise;
+mod ml;
 mod nn;
 mod reshape;
 
@@ -19,6 +20,7 @@ pub(crate) fn infer_node(cx: &NodeCx<'_>) -> OpResult {
     match cx.node.domain.as_str() {
         "" | "ai.onnx" => default_domain(cx, op),
         "com.microsoft" => nn::microsoft(cx, op),
+        "ai.onnx.ml" => ml::infer(cx, op),
         _ => Err(StopReason::NotCovered),
     }
 }

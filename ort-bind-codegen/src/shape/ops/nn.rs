@@ -19,6 +19,10 @@ pub(super) fn infer(cx: &NodeCx<'_>, op: &str) -> Option<OpResult> {
             conv(cx, w)
         }
         "ConvTranspose" => conv_transpose(cx),
+        // The output size of a convolution, the offsets sampling within each window.
+        "DeformConv" => conv(cx, 1),
+        "MaxUnpool" => max_unpool(cx),
+        "GridSample" => grid_sample(cx),
         "MaxPool" | "AveragePool" | "LpPool" => pool(cx),
         "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => need_dims(cx, 0).map(|d| {
             let dims = d
@@ -37,6 +41,12 @@ pub(super) fn infer(cx: &NodeCx<'_>, op: &str) -> Option<OpResult> {
             Ok(vec![Fact::shaped(reduced(d, &[a], keep), INT64)])
         }),
         "TopK" => top_k(cx),
+        "Det" => need_dims(cx, 0).and_then(|d| {
+            let n = d.len().checked_sub(2).ok_or_else(|| bad("not a matrix"))?;
+            Ok(vec![Fact::shaped(d[..n].to_vec(), cx.same_elem())])
+        }),
+        "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss(cx, op),
+        "TfIdfVectorizer" => tf_idf(cx),
         "LSTM" | "GRU" | "RNN" => recurrent(cx, op),
         "Attention" => onnx_attention(cx),
         "RotaryEmbedding" => {
@@ -316,9 +326,20 @@ fn windowed(len: &DimExpr, w: &Window, k: usize, ceil: bool) -> Option<DimExpr> 
     let inner = len.add(&DimExpr::int(pb.checked_add(pe)?.checked_sub(span)?))?;
     if ceil {
         // A last window that would start in the end padding is dropped; that cannot
-        // happen when the stride is at most the span past the end pad.
+        // happen when the stride is at most the span past the end pad, and is decided
+        // for a constant length.
         if pe.checked_add(w.strides[k])? > span {
-            return None;
+            let n = len.as_int()?;
+            let inner = inner.as_int()?;
+            let stride = w.strides[k];
+            let mut out = inner
+                .checked_add(stride - 1)?
+                .div_euclid(stride)
+                .checked_add(1)?;
+            if (out - 1).checked_mul(stride)? >= n.checked_add(pb)? {
+                out -= 1;
+            }
+            return Some(DimExpr::int(out));
         }
         inner.ceil_div(&s)?.add(&DimExpr::int(1))
     } else {
@@ -402,6 +423,85 @@ fn conv_transpose(cx: &NodeCx<'_>) -> OpResult {
     Ok(vec![Fact::shaped(dims, cx.same_elem())])
 }
 
+/// `MaxUnpool`: the `output_shape` input when given, else each spatial axis
+/// `(in - 1) * stride + kernel - pads`.
+fn max_unpool(cx: &NodeCx<'_>) -> OpResult {
+    let x = need_dims(cx, 0)?;
+    if cx.has_input(2) {
+        let shape = cx.ints(2).ok_or_else(|| cx.unknown_values(2))?;
+        return Ok(vec![Fact::shaped(
+            shape.iter().cloned().map(Some).collect(),
+            cx.same_elem(),
+        )]);
+    }
+    let kernel = cx
+        .attr_ints("kernel_shape")
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| bad("no kernel_shape"))?
+        .to_vec();
+    if x.len() != kernel.len() + 2 {
+        return Err(bad("a kernel of another rank"));
+    }
+    let n = kernel.len();
+    let w = window(cx, kernel)?;
+    let mut dims = vec![x[0].clone(), x[1].clone()];
+    for (k, d) in x[2..].iter().enumerate() {
+        dims.push(d.as_ref().and_then(|len| {
+            let extra = w.kernel[k]
+                .checked_sub(w.pads[k])?
+                .checked_sub(w.pads[k + n])?;
+            len.sub(&DimExpr::int(1))?
+                .scale(w.strides[k])?
+                .add(&DimExpr::int(extra))
+        }));
+    }
+    Ok(vec![Fact::shaped(dims, cx.same_elem())])
+}
+
+/// `GridSample`: the input's batch and channels, the grid's spatial axes.
+fn grid_sample(cx: &NodeCx<'_>) -> OpResult {
+    let x = need_dims(cx, 0)?;
+    let grid = need_dims(cx, 1)?;
+    if x.len() < 3 || grid.len() != x.len() {
+        return Err(bad("input and grid of different ranks"));
+    }
+    let mut dims = vec![x[0].clone(), x[1].clone()];
+    dims.extend(grid[1..grid.len() - 1].iter().cloned());
+    Ok(vec![Fact::shaped(dims, cx.same_elem())])
+}
+
+/// `NegativeLogLikelihoodLoss` and `SoftmaxCrossEntropyLoss`: the loss has the target's
+/// shape without reduction, else is a scalar; the log probabilities have the scores'.
+fn loss(cx: &NodeCx<'_>, op: &str) -> OpResult {
+    let reduction = cx.attr_s("reduction").unwrap_or("mean");
+    let loss = match reduction {
+        "none" => need_dims(cx, 1)?.to_vec(),
+        "mean" | "sum" => Vec::new(),
+        _ => return Err(bad("an unknown reduction")),
+    };
+    let mut out = vec![Fact::shaped(loss, cx.same_elem())];
+    if op == "SoftmaxCrossEntropyLoss" {
+        out.push(Fact::shaped(need_dims(cx, 0)?.to_vec(), cx.same_elem()));
+    }
+    Ok(out)
+}
+
+/// `TfIdfVectorizer`: `[max(ngram_indexes) + 1]` per row of the input.
+fn tf_idf(cx: &NodeCx<'_>) -> OpResult {
+    let x = need_dims(cx, 0)?;
+    let width = cx
+        .attr_ints("ngram_indexes")
+        .and_then(|v| v.iter().max())
+        .and_then(|m| m.checked_add(1))
+        .ok_or_else(|| bad("no ngram_indexes"))?;
+    let dims = match x.len() {
+        1 => vec![int(width)],
+        2 => vec![x[0].clone(), int(width)],
+        _ => return Err(bad("input not of rank 1 or 2")),
+    };
+    Ok(vec![Fact::shaped(dims, FLOAT)])
+}
+
 fn pool(cx: &NodeCx<'_>) -> OpResult {
     let x = need_dims(cx, 0)?;
     let kernel = cx
@@ -440,12 +540,52 @@ fn scaled(len: &DimExpr, scale: f64) -> Option<DimExpr> {
     None
 }
 
+/// `Resize`'s sizes under `keep_aspect_ratio_policy` `not_larger` (`smallest`) or
+/// `not_smaller`: one scale for every axis, the smallest (largest) of `sizes[i] / in[i]`,
+/// and each size `round(scale * in[i])`, half away from zero. Computed exactly, for
+/// constant sizes only. ONNX Runtime computes in `float`: a product exactly halfway
+/// between two sizes rounds up only where `float` holds the scale and the product
+/// exactly (a scale whose reduced denominator is a power of two); elsewhere it is left
+/// open.
+fn keep_aspect_ratio(ins: &[DimExpr], sizes: &[DimExpr], smallest: bool) -> Option<Vec<i64>> {
+    let ins: Vec<i64> = ins.iter().map(DimExpr::as_int).collect::<Option<_>>()?;
+    let sizes: Vec<i64> = sizes.iter().map(DimExpr::as_int).collect::<Option<_>>()?;
+    if ins.iter().chain(&sizes).any(|&v| v <= 0) {
+        return None;
+    }
+    // The scale p / q.
+    let (mut p, mut q) = (sizes[0], ins[0]);
+    for (&s, &n) in sizes.iter().zip(&ins).skip(1) {
+        let below = i128::from(s) * i128::from(q) < i128::from(p) * i128::from(n);
+        if below == smallest {
+            (p, q) = (s, n);
+        }
+    }
+    ins.iter()
+        .map(|&n| {
+            let num = i128::from(p) * i128::from(n);
+            let q = i128::from(q);
+            if 2 * (num % q) == q {
+                let reduced = q / gcd(i128::from(p), q);
+                if !(reduced.count_ones() == 1 && num < 1 << 24) {
+                    return None;
+                }
+            }
+            i64::try_from((2 * num + q) / (2 * q)).ok()
+        })
+        .collect()
+}
+
+fn gcd(mut a: i128, mut b: i128) -> i128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.abs()
+}
+
 fn resize(cx: &NodeCx<'_>, upsample: bool) -> OpResult {
     let x = need_dims(cx, 0)?;
     let policy = cx.attr_s("keep_aspect_ratio_policy").unwrap_or("stretch");
-    if policy != "stretch" {
-        return Err(bad("a keep_aspect_ratio_policy other than stretch"));
-    }
     let axes: Vec<usize> = match cx.attr_ints("axes") {
         Some(a) if !a.is_empty() => a
             .iter()
@@ -462,8 +602,21 @@ fn resize(cx: &NodeCx<'_>, upsample: bool) -> OpResult {
         if sizes.len() != axes.len() {
             return Err(bad("sizes of another length"));
         }
-        for (&a, s) in axes.iter().zip(sizes) {
-            dims[a] = Some(s.clone());
+        match policy {
+            "stretch" => {
+                for (&a, s) in axes.iter().zip(sizes) {
+                    dims[a] = Some(s.clone());
+                }
+            }
+            "not_larger" | "not_smaller" => {
+                let ins: Option<Vec<DimExpr>> = axes.iter().map(|&a| x[a].clone()).collect();
+                let sized =
+                    ins.and_then(|ins| keep_aspect_ratio(&ins, sizes, policy == "not_larger"));
+                for (k, &a) in axes.iter().enumerate() {
+                    dims[a] = sized.as_ref().map(|s| DimExpr::int(s[k]));
+                }
+            }
+            _ => return Err(bad("an unknown keep_aspect_ratio_policy")),
         }
         return Ok(vec![Fact::shaped(dims, cx.same_elem())]);
     }
@@ -585,46 +738,68 @@ fn recurrent(cx: &NodeCx<'_>, op: &str) -> OpResult {
 }
 
 /// ONNX's `Attention` (opset 23): `Y` of the query's layout, with the value's head size;
-/// the present key and value append the new positions to the past ones.
+/// the present key and value (always 4-D) append the new positions to the past ones, and
+/// the `Q K^T` output is `[batch, q_heads, q_sequence, past + kv_sequence]`.
 fn onnx_attention(cx: &NodeCx<'_>) -> OpResult {
     let q = need_dims(cx, 0)?;
     let k = need_dims(cx, 1)?;
     let v = need_dims(cx, 2)?;
-    let y: Dims = match (q.len(), v.len()) {
-        (4, 4) => vec![q[0].clone(), q[1].clone(), q[2].clone(), v[3].clone()],
-        (3, 3) => {
-            let heads = cx
-                .attr_i("q_num_heads")
-                .ok_or_else(|| bad("no q_num_heads"))?;
-            let kv_heads = cx
-                .attr_i("kv_num_heads")
-                .ok_or_else(|| bad("no kv_num_heads"))?;
-            let v_hidden = v[2]
-                .as_ref()
-                .and_then(|h| h.floor_div(&DimExpr::int(kv_heads))?.scale(heads));
-            vec![q[0].clone(), q[1].clone(), v_hidden]
-        }
-        _ => return Err(bad("query and value of another rank")),
-    };
-    let mut out = vec![Fact::shaped(y, cx.same_elem())];
-    // present = past ++ new along the sequence axis (4-D layouts).
-    for (past_at, new) in [(4, k), (5, v)] {
-        let fact = match (cx.dims(past_at), new.len()) {
-            (Some(p), 4) if p.len() == 4 => {
-                let len = p[2]
-                    .as_ref()
-                    .zip(new[2].as_ref())
-                    .and_then(|(a, b)| a.add(b));
-                Fact::shaped(
-                    vec![new[0].clone(), new[1].clone(), len, new[3].clone()],
-                    cx.same_elem(),
-                )
+    // An operand as `[batch, heads, sequence, head]`: 4-D as it is, 3-D
+    // `[batch, sequence, heads * head]` with the heads an attribute gives.
+    let per_head = |d: &[Option<DimExpr>], heads: &str| -> Result<Dims, StopReason> {
+        match d.len() {
+            4 => Ok(d.to_vec()),
+            3 => {
+                let h = cx
+                    .attr_i(heads)
+                    .filter(|&h| h > 0)
+                    .ok_or_else(|| bad(&format!("no {heads}")))?;
+                let head = d[2].as_ref().and_then(|x| x.floor_div(&DimExpr::int(h)));
+                Ok(vec![d[0].clone(), int(h), d[1].clone(), head])
             }
-            _ => Fact::default(),
-        };
-        out.push(fact);
-    }
-    Ok(out)
+            _ => Err(bad("an operand not of rank 3 or 4")),
+        }
+    };
+    let (q4, k4, v4) = (
+        per_head(q, "q_num_heads")?,
+        per_head(k, "kv_num_heads")?,
+        per_head(v, "kv_num_heads")?,
+    );
+    let y: Dims = if q.len() == 4 {
+        vec![q4[0].clone(), q4[1].clone(), q4[2].clone(), v4[3].clone()]
+    } else {
+        let hidden = q4[1]
+            .as_ref()
+            .zip(v4[3].as_ref())
+            .and_then(|(h, d)| h.mul(d));
+        vec![q4[0].clone(), q4[2].clone(), hidden]
+    };
+    // The past and the new positions, when a past is given; the new ones otherwise.
+    let total = match cx.dims(4) {
+        Some(p) if p.len() == 4 => p[2]
+            .as_ref()
+            .zip(k4[2].as_ref())
+            .and_then(|(a, b)| a.add(b)),
+        Some(_) => None,
+        None if cx.has_input(4) => None,
+        None => k4[2].clone(),
+    };
+    let elem = cx.same_elem();
+    Ok(vec![
+        Fact::shaped(y, elem),
+        Fact::shaped(
+            vec![k4[0].clone(), k4[1].clone(), total.clone(), k4[3].clone()],
+            elem,
+        ),
+        Fact::shaped(
+            vec![v4[0].clone(), v4[1].clone(), total.clone(), v4[3].clone()],
+            elem,
+        ),
+        Fact::shaped(
+            vec![q4[0].clone(), q4[1].clone(), q4[2].clone(), total],
+            elem,
+        ),
+    ])
 }
 
 /// `com.microsoft:Attention`: `[batch, sequence, v_hidden]`, and the present state

@@ -48,6 +48,17 @@ pub(super) fn infer(cx: &NodeCx<'_>, op: &str) -> Option<OpResult> {
         "Range" => range(cx),
         "OneHot" => one_hot(cx),
         "DepthToSpace" | "SpaceToDepth" => depth_space(cx, op == "DepthToSpace"),
+        "CenterCropPad" => center_crop_pad(cx),
+        "Col2Im" => col2im(cx),
+        "AffineGrid" => affine_grid(cx),
+        "HannWindow" | "HammingWindow" | "BlackmanWindow" => {
+            let size = cx
+                .ints(0)
+                .and_then(|v| v.first().cloned())
+                .ok_or_else(|| cx.unknown_values(0));
+            size.map(|n| vec![Fact::shaped(vec![Some(n)], output_datatype(cx))])
+        }
+        "MelWeightMatrix" => mel_weight_matrix(cx),
         _ => return None,
     })
 }
@@ -509,7 +520,13 @@ fn constant_of_shape(cx: &NodeCx<'_>) -> OpResult {
 fn range(cx: &NodeCx<'_>) -> OpResult {
     let one = |i: usize| cx.ints(i).and_then(|v| v.first().cloned());
     let (Some(start), Some(limit), Some(delta)) = (one(0), one(1), one(2)) else {
-        return Err(cx.unknown_values(0));
+        // Data-dependent when an input whose values are not known is.
+        let unknown = (0..3)
+            .filter(|&i| one(i).is_none())
+            .map(|i| cx.unknown_values(i));
+        let mut reasons = unknown.collect::<Vec<_>>();
+        let dd = reasons.iter().position(|r| *r == StopReason::DataDependent);
+        return Err(reasons.swap_remove(dd.unwrap_or(0)));
     };
     let step = delta
         .as_int()
@@ -542,6 +559,82 @@ fn one_hot(cx: &NodeCx<'_>) -> OpResult {
     let mut dims = idx.to_vec();
     dims.insert(a, Some(depth));
     Ok(vec![Fact::shaped(dims, cx.elem(2))])
+}
+
+/// The `output_datatype` attribute of the signal operators (float by default).
+fn output_datatype(cx: &NodeCx<'_>) -> i32 {
+    cx.attr_i("output_datatype")
+        .and_then(|t| i32::try_from(t).ok())
+        .unwrap_or(super::super::infer::FLOAT)
+}
+
+/// `MelWeightMatrix`: `[floor(dft_length / 2) + 1, num_mel_bins]`.
+fn mel_weight_matrix(cx: &NodeCx<'_>) -> OpResult {
+    let one = |i: usize| {
+        cx.ints(i)
+            .and_then(|v| v.first().cloned())
+            .ok_or_else(|| cx.unknown_values(i))
+    };
+    let bins = one(0)?;
+    let dft = one(1)?;
+    let rows = dft
+        .floor_div(&DimExpr::int(2))
+        .and_then(|h| h.add(&DimExpr::int(1)));
+    Ok(vec![Fact::shaped(
+        vec![rows, Some(bins)],
+        output_datatype(cx),
+    )])
+}
+
+/// `CenterCropPad`: the input's shape with `axes` (all by default) of the sizes `shape`
+/// gives.
+fn center_crop_pad(cx: &NodeCx<'_>) -> OpResult {
+    let d = need_dims(cx, 0)?;
+    let sizes = shape_input(cx, 1)?;
+    let axes: Vec<usize> = match cx.attr_ints("axes") {
+        Some(a) if !a.is_empty() => a
+            .iter()
+            .map(|&x| axis(x, d.len()))
+            .collect::<Result<_, _>>()?,
+        _ => (0..d.len()).collect(),
+    };
+    if sizes.len() != axes.len() {
+        return Err(bad("a shape of another length than the axes"));
+    }
+    let mut dims = d.to_vec();
+    for (&a, s) in axes.iter().zip(sizes) {
+        dims[a] = s;
+    }
+    Ok(vec![Fact::shaped(dims, cx.same_elem())])
+}
+
+/// `Col2Im`: `[N, C, *image_shape]` from `[N, C * prod(block_shape), L]`.
+fn col2im(cx: &NodeCx<'_>) -> OpResult {
+    let d = need_dims(cx, 0)?;
+    if d.len() != 3 {
+        return Err(bad("input not of rank 3"));
+    }
+    let image = shape_input(cx, 1)?;
+    let block = shape_input(cx, 2)?;
+    let channels = match (&d[1], product(&block)) {
+        (Some(c), Some(b)) => c.floor_div(&b),
+        _ => None,
+    };
+    let mut dims = vec![d[0].clone(), channels];
+    dims.extend(image);
+    Ok(vec![Fact::shaped(dims, cx.same_elem())])
+}
+
+/// `AffineGrid`: `[N, H, W, 2]` for `size` `[N, C, H, W]`, `[N, D, H, W, 3]` for
+/// `[N, C, D, H, W]`.
+fn affine_grid(cx: &NodeCx<'_>) -> OpResult {
+    let size = shape_input(cx, 1)?;
+    let spatial = size.len().checked_sub(2).filter(|&n| n == 2 || n == 3);
+    let n = spatial.ok_or_else(|| bad("a size of another length than 4 or 5"))?;
+    let mut dims = vec![size[0].clone()];
+    dims.extend(size[2..].iter().cloned());
+    dims.push(int(n as i64));
+    Ok(vec![Fact::shaped(dims, cx.same_elem())])
 }
 
 fn depth_space(cx: &NodeCx<'_>, to_space: bool) -> OpResult {
