@@ -30,8 +30,9 @@ fn main() -> ort_bind::Result<()> {
         out.y.dims(),
         out.y.as_slice()
     );
-    // `z`'s shape is decided by ONNX Runtime during the run: read it with `get()`.
-    let z = out.z.get()?;
+    // `z` is declared `[N, 3]` with an `N` no input has, but the graph computes it from
+    // `x` (shape inference at build time): it is pre-allocated `[batch, 3]` like `y`.
+    let z = out.z;
     println!("relu(x @ W)  (dims {:?}) = {:?}", z.dims(), z.as_slice());
 
     // A smaller batch reuses the same buffers: only the shapes are rebound.

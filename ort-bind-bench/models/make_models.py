@@ -119,6 +119,62 @@ def metadata_models(out_dir, gib=1.0):
     print(f"wrote {inline} ({os.path.getsize(inline) / (1 << 30):.2f} GiB) and {external} + {data_name}")
 
 
+def deep_model(out_dir, blocks=250):
+    """`deep_5000.onnx`: 250 blocks of 20 nodes (5,000) as transformer exports write them:
+    q/k/v reshaped to heads through Shape -> Gather -> Unsqueeze -> Concat -> Reshape,
+    MatMul, Softmax, Transpose, a residual Add and LayerNormalization, over
+    `h [batch, seq, 32]`; the output is declared `[unk__0, unk__1, 32]`, so every axis
+    comes from shape inference (what a build pays for it)."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "deep_5000.onnx")
+    rng = np.random.default_rng(7)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((32, 32)) * 0.1).astype(np.float32), "w"),
+        numpy_helper.from_array(np.array([0], np.int64), "i0"),
+        numpy_helper.from_array(np.array([1], np.int64), "i1"),
+        numpy_helper.from_array(np.array([4, 8], np.int64), "heads"),
+        numpy_helper.from_array(np.array([0, 0, 32], np.int64), "back"),
+        numpy_helper.from_array(np.ones(32, np.float32), "gamma"),
+    ]
+    nodes, prev = [], "h"
+    for b in range(blocks):
+        p = f"b{b}_"
+        out = "out" if b == blocks - 1 else f"{p}out"
+        nodes += [
+            helper.make_node("Shape", [prev], [p + "s"]),
+            helper.make_node("Gather", [p + "s", "i0"], [p + "n"], axis=0),
+            helper.make_node("Gather", [p + "s", "i1"], [p + "t"], axis=0),
+            helper.make_node("Concat", [p + "n", p + "t", "heads"], [p + "shape"], axis=0),
+            helper.make_node("MatMul", [prev, "w"], [p + "q"]),
+            helper.make_node("MatMul", [prev, "w"], [p + "k"]),
+            helper.make_node("MatMul", [prev, "w"], [p + "v"]),
+            helper.make_node("Reshape", [p + "q", p + "shape"], [p + "q4"]),
+            helper.make_node("Reshape", [p + "k", p + "shape"], [p + "k4"]),
+            helper.make_node("Reshape", [p + "v", p + "shape"], [p + "v4"]),
+            helper.make_node("Transpose", [p + "q4"], [p + "qt"], perm=[0, 2, 1, 3]),
+            helper.make_node("Transpose", [p + "k4"], [p + "kt"], perm=[0, 2, 3, 1]),
+            helper.make_node("Transpose", [p + "v4"], [p + "vt"], perm=[0, 2, 1, 3]),
+            helper.make_node("MatMul", [p + "qt", p + "kt"], [p + "scores"]),
+            helper.make_node("Softmax", [p + "scores"], [p + "probs"], axis=-1),
+            helper.make_node("MatMul", [p + "probs", p + "vt"], [p + "ctx"]),
+            helper.make_node("Transpose", [p + "ctx"], [p + "ctxt"], perm=[0, 2, 1, 3]),
+            helper.make_node("Reshape", [p + "ctxt", "back"], [p + "merged"]),
+            helper.make_node("Add", [p + "merged", prev], [p + "res"]),
+            helper.make_node("LayerNormalization", [p + "res", "gamma"], [out], axis=-1),
+        ]
+        prev = out
+    graph = helper.make_graph(
+        nodes, "deep_5000",
+        [helper.make_tensor_value_info("h", T.FLOAT, ["batch", "seq", 32])],
+        [helper.make_tensor_value_info("out", T.FLOAT, ["unk__0", "unk__1", 32])],
+        initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                          producer_name="ort-bind-bench make_models.py")
+    m.ir_version = IR
+    onnx.save_model(m, path)
+    print(f"wrote {path} ({len(nodes)} nodes)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--check", action="store_true",
@@ -134,6 +190,7 @@ def main():
         print(f"models written to {HERE}" + (f" (changed: {differ})" if differ else " (unchanged)"))
     if args.metadata:
         metadata_models(args.metadata)
+        deep_model(args.metadata)
 
 
 if __name__ == "__main__":

@@ -147,18 +147,23 @@ fn to_measure(model: &Path, probe: &'static str, v: &Value) -> Result<Measure> {
     })
 }
 
-/// Measures every probe on each model in `dir` (`weights_1gib.onnx` and
-/// `weights_1gib_external.onnx`, made by `models/make_models.py --metadata DIR`).
+/// Measures every probe on each model in `dir` (`weights_1gib.onnx`,
+/// `weights_1gib_external.onnx` and `deep_5000.onnx`, a 5,000-node graph whose output sizes
+/// come from shape inference; made by `models/make_models.py --metadata DIR`).
 pub(crate) fn measure(
     dir: &Path,
     python: Option<(&Path, &Path)>,
     quick: bool,
 ) -> Result<Vec<Measure>> {
     let exe = std::env::current_exe()?;
-    let models: Vec<PathBuf> = ["weights_1gib.onnx", "weights_1gib_external.onnx"]
-        .iter()
-        .map(|m| dir.join(m))
-        .collect();
+    let models: Vec<PathBuf> = [
+        "weights_1gib.onnx",
+        "weights_1gib_external.onnx",
+        "deep_5000.onnx",
+    ]
+    .iter()
+    .map(|m| dir.join(m))
+    .collect();
     let mut out = Vec::new();
     for model in &models {
         if !model.exists() {

@@ -27,11 +27,12 @@ use ort_bind_codegen::shape::{InferredShape, StopReason, axis_symbol};
 use ort_bind_codegen::{Dim, ModelSignature, ValueType, read_signature};
 
 /// The share of non-data-dependent outputs that must be sized correctly, in percent: the
-/// measured value rounded down.
-const FLOOR_PERCENT: f64 = 0.0;
+/// measured value rounded down (1,430 of 1,430 outputs of onnx 1.23.2's cases; 1,117 of
+/// 1,353, 82.56%, when this test was written).
+const FLOOR_PERCENT: f64 = 100.0;
 
 /// The most misses printed one per line.
-const MAX_MISS_LINES: usize = 8000;
+const MAX_MISS_LINES: usize = 80;
 
 /// The node cases Python onnxruntime 1.31.1 fails, written by
 /// `tests/reference/node_reference.py`: `case<TAB>stage<TAB>reason` per line (the list
@@ -244,6 +245,8 @@ fn shape_inference_sizes_node_case_outputs() {
         .collect();
 
     let mut per_op: BTreeMap<String, Tally> = BTreeMap::new();
+    // Data-dependent outputs by the operator that stopped inference.
+    let mut data_dependent_by: BTreeMap<String, usize> = BTreeMap::new();
     let mut misses: Vec<Miss> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut python_failed = 0usize;
@@ -308,21 +311,14 @@ fn shape_inference_sizes_node_case_outputs() {
             let inferred = sig.inferred.get(k);
             let tally = per_op.entry(op.clone()).or_default();
             tally.outputs += 1;
-            let data_dependent = inferred.is_some_and(|i| {
-                !i.is_complete()
-                    && i.stop
-                        .as_ref()
-                        .is_some_and(|s| s.reason == StopReason::DataDependent)
-            });
-            if data_dependent {
-                if std::env::var_os("SI_DD").is_some() {
-                    println!(
-                        "DD {name} `{}`: {}",
-                        out.name,
-                        inferred.and_then(|i| i.stop.as_ref()).unwrap()
-                    );
-                }
+            // Stopped by a node that sizes it from values the model reads.
+            let data_dependent = inferred
+                .filter(|i| !i.is_complete())
+                .and_then(|i| i.stop.as_ref())
+                .filter(|s| s.reason == StopReason::DataDependent);
+            if let Some(stop) = data_dependent {
                 tally.data_dependent += 1;
+                *data_dependent_by.entry(stop.op.clone()).or_default() += 1;
                 continue;
             }
             match check(inferred, &expected, &env) {
@@ -375,6 +371,13 @@ fn shape_inference_sizes_node_case_outputs() {
             println!("  {} / {} `{}`: {}", m.op, m.case, m.output, m.why);
         }
     }
+    let mut by: Vec<(&String, &usize)> = data_dependent_by.iter().collect();
+    by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let by: Vec<String> = by.iter().map(|(op, n)| format!("{op} {n}")).collect();
+    println!(
+        "\ndata-dependent outputs, by the operator that sizes them from values: {}",
+        by.join(", ")
+    );
     if !skipped.is_empty() {
         println!("\nskipped ({}):", skipped.len());
         for s in &skipped {

@@ -4,7 +4,7 @@
 //! Exporters often declare an output axis as `?` or as a fresh symbol (`unk__12`,
 //! `p2o.DynamicDimension.4`) although the graph computes it from the inputs: a
 //! recognizer's sequence axis is `floor((w - 1) / 8) + 1`, a detector's map is the input's
-//! `H x W` again. Inference walks the nodes in order ([`infer`](infer::infer_graph)) with
+//! `H x W` again. Inference walks the nodes in order with
 //! their attributes and the small constant tensors shapes depend on (shape tensors, axes,
 //! pads, scales), propagating shapes and, for small integer tensors, their values
 //! ([`DimExpr`] each). Weights are never read: only their dims.
@@ -17,6 +17,8 @@
 pub mod expr;
 pub(crate) mod infer;
 mod ops;
+#[cfg(test)]
+mod tests;
 
 use std::fmt;
 

@@ -102,9 +102,7 @@ pub(crate) fn broadcast(a: &[Option<DimExpr>], b: &[Option<DimExpr>]) -> Dims {
                 };
                 if is_one(&x) {
                     y
-                } else if is_one(&y) || x == y {
-                    x
-                } else if is_big(&x) {
+                } else if is_one(&y) || x == y || is_big(&x) {
                     x
                 } else if is_big(&y) {
                     y
