@@ -16,6 +16,33 @@ mod nonzero {
     ort_bind::bindings!("tests/fixtures/nonzero.onnx");
 }
 
+mod detector {
+    ort_bind::bindings!("tests/fixtures/shapes/detector.onnx");
+}
+
+/// `maps` is declared with fresh symbols; the graph computes `[N, 1, 4*floor((h + 3) / 4),
+/// 4*floor((w + 3) / 4)]`: pre-allocated from the input's dims, as build.rs generates it.
+#[test]
+fn bindings_size_outputs_from_the_graph() -> ort_bind::Result<()> {
+    let model = detector::Model::load()?;
+    let mut binding = model.bind(detector::Dims { n: 1, h: 26, w: 30 })?;
+    binding.inputs().x.fill(0.5);
+    binding.run()?;
+    let maps: ort_bind::TensorRef<
+        '_,
+        f32,
+        (
+            ort_bind::Dyn,
+            ort_bind::Fix<1>,
+            ort_bind::Dyn,
+            ort_bind::Dyn,
+        ),
+    > = binding.outputs().maps;
+    assert_eq!(maps.dims(), &[1, 1, 28, 32]);
+    assert!(maps.as_slice().iter().all(|v| (0.0..=1.0).contains(v)));
+    Ok(())
+}
+
 #[test]
 fn bindings_run_like_build_time_codegen() -> ort_bind::Result<()> {
     let model = add::Model::load()?;

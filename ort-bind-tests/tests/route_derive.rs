@@ -833,3 +833,33 @@ fn a_map_input_fills_through_inputs_in_the_derive() -> ort_bind::Result<()> {
     );
     Ok(())
 }
+
+// The recognizer of tests/fixtures/shapes/: `probs` is declared `[unk__1, unk__2, 10]`;
+// the graph computes `[batch, floor((w + 5) / 8), 10]`, so the derive's dims are just the
+// input's `batch` and `w`, and `probs` is pre-allocated from them.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/shapes/recognizer.onnx")]
+struct Recognizer {
+    x: Tensor<f32, (Dyn, Fix<3>, Fix<32>, Dyn)>,
+    probs: Tensor<f32, (Dyn, Dyn, Fix<10>)>,
+}
+
+#[test]
+fn the_derive_sizes_outputs_from_the_graph() -> ort_bind::Result<()> {
+    let session = session(Recognizer::MODEL_PATH)?;
+    let RecognizerDims { batch, w } = RecognizerDims { batch: 2, w: 100 };
+    let mut bound = Binding::new(
+        &session,
+        Recognizer::allocate(&Cpu, &RecognizerDims { batch, w })?,
+    )?;
+    bound.inputs().x.fill(0.25);
+    bound.run()?;
+    assert_eq!(bound.outputs().probs.dims(), &[2, 13, 10]);
+    // Each position's probabilities sum to 1 (a softmax).
+    let sum: f32 = bound.outputs().probs.as_slice()[..10].iter().sum();
+    assert!((sum - 1.0).abs() < 1e-5, "{sum}");
+    bound.set_dims(&RecognizerDims { batch: 1, w: 37 })?;
+    bound.run()?;
+    assert_eq!(bound.outputs().probs.dims(), &[1, 5, 10]);
+    Ok(())
+}
