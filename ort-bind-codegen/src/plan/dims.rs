@@ -210,8 +210,28 @@ pub(super) fn plan_core_named(
                 dims: vdims.map(<[Dim]>::to_vec),
                 axes: None,
                 note: None,
+                unsized_hint: None,
             }
         };
+        // A hint must take effect: in a generated module (derive fields make a dim of
+        // their own), an output axis named after no input's dim cannot be sized by it.
+        if use_ == OutputUse::Auto
+            && let Some((axis, dim, graph)) = &sizing.unsized_hint
+        {
+            return Err(PlanError::HintIgnored {
+                value: v.name.clone(),
+                axis: *axis,
+                dim: dim.clone(),
+                reason: match graph {
+                    Some(e) => {
+                        format!("the graph computes it as `{e}`, which sizes it without a hint")
+                    }
+                    None => {
+                        "ONNX Runtime would allocate the output during each run anyway".to_owned()
+                    }
+                },
+            });
+        }
         let declared_rank = vdims
             .map(<[Dim]>::len)
             .filter(|&r| sizing.dims.as_ref().is_none_or(|d| d.len() == r));

@@ -68,6 +68,18 @@ pub enum PlanError {
         /// What the model says instead.
         reason: String,
     },
+    /// An option names an output axis with a dim no input carries, in a generated module:
+    /// nothing could size the output from it, so the option would change nothing.
+    HintIgnored {
+        /// ONNX name of the output.
+        value: String,
+        /// Axis index.
+        axis: usize,
+        /// The dim name the option gives it.
+        dim: String,
+        /// What sizes the axis instead.
+        reason: String,
+    },
     /// The dim named by [`ModelOptions::batch_dim`] cannot batch the model.
     BatchDim {
         /// The dim name given.
@@ -118,6 +130,17 @@ impl fmt::Display for PlanError {
                 dim,
                 reason,
             } => write!(f, "dim(`{value}`, {axis}, `{dim}`): {reason}"),
+            PlanError::HintIgnored {
+                value,
+                axis,
+                dim,
+                reason,
+            } => write!(
+                f,
+                "an option names axis {axis} of output `{value}` `{dim}`, which no input \
+                 carries, so it cannot size the output and would change nothing: {reason}; \
+                 name it after an input's dim (`rename_dim`/`dim`), or drop the option"
+            ),
             PlanError::BatchDim { dim, reason } => write!(f, "batch_dim(`{dim}`): {reason}"),
             PlanError::FeedBack {
                 output,

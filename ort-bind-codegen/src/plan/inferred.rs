@@ -15,6 +15,9 @@ pub(super) struct Sizing {
     pub(super) dims: Option<Vec<Dim>>,
     pub(super) axes: Option<Vec<Option<AxisSize>>>,
     pub(super) note: Option<String>,
+    /// An axis an option named with a dim no input carries, and what the graph computes
+    /// for it (if anything): a generated module cannot size the output from that name.
+    pub(super) unsized_hint: Option<(usize, String, Option<DimExpr>)>,
 }
 
 /// The expression each symbol of inference stands for in the plan: a named dim or an
@@ -101,6 +104,7 @@ pub(super) fn size_output(
             dims: declared.map(<[Dim]>::to_vec),
             axes: declared.map(|d| d.iter().map(|x| declared_size(x, named)).collect()),
             note: None,
+            unsized_hint: hint_without_size(original_dims, declared, None, named),
         };
     };
     match declared {
@@ -119,6 +123,7 @@ pub(super) fn size_output(
                         .collect(),
                 ),
                 note: Some(note),
+                unsized_hint: None,
             }
         }
         d => {
@@ -166,9 +171,29 @@ pub(super) fn size_output(
                 dims: Some(effective),
                 axes: Some(axes),
                 note,
+                unsized_hint: hint_without_size(original_dims, Some(d), Some(&g), named),
             }
         }
     }
+}
+
+/// The first axis an option renamed to a dim no input carries, with what the graph
+/// computes there.
+fn hint_without_size(
+    original: Option<&[Dim]>,
+    declared: Option<&[Dim]>,
+    graph: Option<&[Option<DimExpr>]>,
+    named: &HashMap<String, usize>,
+) -> Option<(usize, String, Option<DimExpr>)> {
+    let (original, declared) = (original?, declared?);
+    declared.iter().enumerate().find_map(|(k, d)| match d {
+        Dim::Named(name) if original.get(k) != Some(d) && !named.contains_key(name) => Some((
+            k,
+            name.clone(),
+            graph.and_then(|g| g.get(k).cloned().flatten()),
+        )),
+        _ => None,
+    })
 }
 
 /// The size a declared dim gives by itself: fixed, or a named dim an input carries.

@@ -376,3 +376,54 @@ fn equal_candidates_pair_each_value_once_closest_names_first() {
     let p = plan(&sig).unwrap();
     assert_eq!(p.feed_back.len(), 50);
 }
+
+/// Output sizes from shape inference, on the recognizer fixture: its `probs` is declared
+/// `[unk__1, unk__2, 10]`.
+fn recognizer() -> ModelSignature {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ort-bind-tests/tests/fixtures/shapes/recognizer.onnx");
+    crate::read_signature(path).unwrap()
+}
+
+#[test]
+fn inferred_axes_are_sized_by_expressions_of_dims_fields() {
+    let p = plan(&recognizer()).unwrap();
+    let names: Vec<&str> = p.dims.iter().map(|d| d.field.as_str()).collect();
+    assert_eq!(names, ["batch", "w"]);
+    let Storage::Owned(axes) = &p.outputs[0].storage else {
+        panic!("probs is pre-allocated: {:?}", p.outputs[0].storage)
+    };
+    assert_eq!(axes[0], AxisSize::Field(0));
+    match &axes[1] {
+        AxisSize::Expr(e) => assert_eq!(e.to_string(), "floor((w + 5) / 8)"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(axes[2], AxisSize::Fixed(10));
+    // Renaming the input's dim renames it in the expression.
+    let p = plan_with(&recognizer(), &ModelOptions::new().rename_dim("w", "width")).unwrap();
+    let Storage::Owned(axes) = &p.outputs[0].storage else {
+        panic!()
+    };
+    assert!(matches!(&axes[1], AxisSize::Expr(e) if e.to_string() == "floor((width + 5) / 8)"));
+}
+
+#[test]
+fn a_hint_that_would_change_nothing_is_an_error() {
+    let err = plan_with(
+        &recognizer(),
+        &ModelOptions::new().rename_dim("unk__2", "steps"),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("axis 1 of output `probs` `steps`, which no input carries"),
+        "{text}"
+    );
+    assert!(text.contains("`floor((w + 5) / 8)`"), "{text}");
+    // Named after an input's dim, the hint takes effect (and wins over the graph).
+    let p = plan_with(&recognizer(), &ModelOptions::new().dim("probs", 1, "w")).unwrap();
+    let Storage::Owned(axes) = &p.outputs[0].storage else {
+        panic!()
+    };
+    assert_eq!(axes[1], AxisSize::Field(1));
+}
