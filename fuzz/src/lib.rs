@@ -178,6 +178,8 @@ impl ArbSignature {
             doc_string: self.doc_string.clone(),
             graph_name: self.graph_name.clone(),
             metadata: vec![],
+            // No graph: nothing computed in place, no inferred shapes.
+            ..ModelSignature::default()
         }
     }
 }
@@ -355,4 +357,193 @@ fn quote_path(p: &syn::Path) -> String {
         .map(|s| s.ident.to_string())
         .collect::<Vec<_>>()
         .join("::")
+}
+
+// ---- graphs for shape inference (`infer_shapes`) ------------------------------------------
+
+/// Operators the generated graphs use: the ones shape inference covers, and a few it does
+/// not or that are data-dependent.
+const OPS: &[&str] = &[
+    "Add", "Sub", "Mul", "Div", "MatMul", "Gemm", "Relu", "Softmax", "Concat", "Reshape",
+    "Shape", "Gather", "Slice", "Squeeze", "Unsqueeze", "Transpose", "Flatten", "Expand", "Tile",
+    "Pad", "Split", "Range", "ConstantOfShape", "Conv", "ConvTranspose", "MaxPool",
+    "AveragePool", "GlobalAveragePool", "Resize", "ReduceSum", "ReduceMean", "ArgMax", "TopK",
+    "LSTM", "GRU", "Einsum", "Where", "Cast", "Identity", "Size", "LayerNormalization",
+    "DepthToSpace", "SpaceToDepth", "OneHot", "NonZero", "CumSum", "Equal", "Max", "Min", "Mod",
+    "If", "Loop", "Frobnicate",
+];
+
+/// Attribute names the generated nodes carry (with arbitrary integer values).
+const ATTRIBUTES: &[&str] = &[
+    "axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group",
+    "keepdims", "ceil_mode", "transA", "transB", "hidden_size", "blocksize", "num_outputs",
+    "split", "start", "end", "output_padding", "allowzero", "to", "layout", "k",
+];
+
+/// One dim of a graph input.
+#[derive(Debug, Arbitrary)]
+pub enum SpecDim {
+    /// `dim_value`.
+    Fixed(u8),
+    /// A `dim_param` from a small vocabulary (so dims repeat across inputs).
+    Named(u8),
+    /// Unset.
+    Open,
+}
+
+/// One node: operator, inputs (indices into the values so far), attributes.
+#[derive(Debug, Arbitrary)]
+pub struct SpecNode {
+    op: u8,
+    inputs: Vec<u8>,
+    outputs: u8,
+    attributes: Vec<(u8, Vec<i8>)>,
+}
+
+/// A graph to infer: inputs (each a list of dims), int64 constants, nodes; the last value
+/// (and any value picked by `outputs`) is a graph output.
+#[derive(Debug, Arbitrary)]
+pub struct GraphSpec {
+    inputs: Vec<Vec<SpecDim>>,
+    constants: Vec<Vec<i8>>,
+    nodes: Vec<SpecNode>,
+    outputs: Vec<u8>,
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn field_bytes(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+    varint(out, u64::from(field) << 3 | 2);
+    varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+fn field_varint(out: &mut Vec<u8>, field: u32, v: u64) {
+    varint(out, u64::from(field) << 3);
+    varint(out, v);
+}
+
+/// A float tensor `ValueInfoProto`, `dims: None` for unknown rank.
+fn value_info(name: &str, dims: Option<&[SpecDim]>) -> Vec<u8> {
+    let mut tensor = Vec::new();
+    field_varint(&mut tensor, 1, 1);
+    if let Some(dims) = dims {
+        let mut shape = Vec::new();
+        for d in dims {
+            let mut dim = Vec::new();
+            match d {
+                SpecDim::Fixed(n) => field_varint(&mut dim, 1, u64::from(*n)),
+                SpecDim::Named(k) => field_bytes(&mut dim, 2, format!("d{}", k % 4).as_bytes()),
+                SpecDim::Open => {}
+            }
+            field_bytes(&mut shape, 1, &dim);
+        }
+        field_bytes(&mut tensor, 2, &shape);
+    }
+    let mut ty = Vec::new();
+    field_bytes(&mut ty, 1, &tensor);
+    let mut v = Vec::new();
+    field_bytes(&mut v, 1, name.as_bytes());
+    field_bytes(&mut v, 2, &ty);
+    v
+}
+
+impl GraphSpec {
+    /// The model's bytes, and the symbols its inputs' dims are (what inferred expressions
+    /// may read).
+    pub fn encode(&self) -> (Vec<u8>, Vec<String>) {
+        let mut graph = Vec::new();
+        let mut values: Vec<String> = Vec::new();
+        let mut symbols = Vec::new();
+        let inputs = &self.inputs[..self.inputs.len().min(4)];
+        for (i, dims) in inputs.iter().enumerate() {
+            let dims = &dims[..dims.len().min(6)];
+            let name = format!("in{i}");
+            for (axis, d) in dims.iter().enumerate() {
+                match d {
+                    SpecDim::Named(k) => symbols.push(format!("d{}", k % 4)),
+                    // `dim_value: 0` reads as an unnamed dynamic axis, as exporters mean it.
+                    SpecDim::Open | SpecDim::Fixed(0) => symbols.push(format!("{name}[{axis}]")),
+                    SpecDim::Fixed(_) => {}
+                }
+            }
+            graph.extend({
+                let mut f = Vec::new();
+                field_bytes(&mut f, 11, &value_info(&name, Some(dims)));
+                f
+            });
+            values.push(name);
+        }
+        for (i, c) in self.constants.iter().take(8).enumerate() {
+            let name = format!("c{i}");
+            let mut t = Vec::new();
+            field_varint(&mut t, 1, c.len().min(8) as u64);
+            field_varint(&mut t, 2, 7);
+            field_bytes(&mut t, 8, name.as_bytes());
+            let raw: Vec<u8> = c.iter().take(8).flat_map(|&v| i64::from(v).to_le_bytes()).collect();
+            field_bytes(&mut t, 9, &raw);
+            field_bytes(&mut graph, 5, &t);
+            values.push(name);
+        }
+        for (k, n) in self.nodes.iter().take(64).enumerate() {
+            let mut node = Vec::new();
+            for &i in n.inputs.iter().take(6) {
+                let name = if values.is_empty() || i == 255 {
+                    String::new()
+                } else {
+                    values[usize::from(i) % values.len()].clone()
+                };
+                field_bytes(&mut node, 1, name.as_bytes());
+            }
+            for o in 0..(n.outputs % 3 + 1) {
+                let name = format!("v{k}_{o}");
+                field_bytes(&mut node, 2, name.as_bytes());
+                values.push(name);
+            }
+            field_bytes(&mut node, 4, OPS[usize::from(n.op) % OPS.len()].as_bytes());
+            for (a, ints) in n.attributes.iter().take(6) {
+                let mut attr = Vec::new();
+                field_bytes(&mut attr, 1, ATTRIBUTES[usize::from(*a) % ATTRIBUTES.len()].as_bytes());
+                if ints.len() == 1 {
+                    field_varint(&mut attr, 3, i64::from(ints[0]) as u64);
+                    field_varint(&mut attr, 20, 2);
+                } else {
+                    for &v in ints.iter().take(8) {
+                        field_varint(&mut attr, 8, i64::from(v) as u64);
+                    }
+                    field_varint(&mut attr, 20, 7);
+                }
+                field_bytes(&mut node, 5, &attr);
+            }
+            field_bytes(&mut graph, 1, &node);
+        }
+        let mut outputs: Vec<&String> = self
+            .outputs
+            .iter()
+            .take(4)
+            .filter(|_| !values.is_empty())
+            .map(|&o| &values[usize::from(o) % values.len()])
+            .collect();
+        if let Some(last) = values.last() {
+            outputs.push(last);
+        }
+        outputs.sort();
+        outputs.dedup();
+        for o in outputs {
+            field_bytes(&mut graph, 12, &value_info(o, None));
+        }
+        let mut model = Vec::new();
+        field_varint(&mut model, 1, 8);
+        field_bytes(&mut model, 7, &graph);
+        let mut opset = Vec::new();
+        field_varint(&mut opset, 2, 17);
+        field_bytes(&mut model, 8, &opset);
+        (model, symbols)
+    }
 }

@@ -36,6 +36,9 @@ mod dynamic {
 mod lying_allocated {
     ort_bind::include_bindings!("lying_allocated");
 }
+mod recognizer {
+    ort_bind::include_bindings!("recognizer");
+}
 mod dynamic_renamed {
     ort_bind::include_bindings!("dynamic_renamed");
 }
@@ -361,6 +364,37 @@ fn inputs_sized_by_their_data_allocate_nothing_once_warm() -> R {
     println!("add (n from the data, 3 and 5 alternating): {n} allocations in {RUNS} runs");
     assert_eq!(n, 0);
     assert_eq!(b.outputs().sum.as_slice(), &[4.0; 5]);
+    Ok(())
+}
+
+/// Outputs sized by shape inference (`probs` is `[batch, floor((w + 5) / 8), 10]`): runs at
+/// two widths in turn allocate nothing once both are warm.
+#[test]
+fn outputs_sized_from_the_graph_allocate_nothing() -> R {
+    let model = recognizer::Model::load()?;
+    let wide = recognizer::Dims { batch: 1, w: 100 };
+    let narrow = recognizer::Dims { batch: 1, w: 37 };
+    let mut b = model.bind(wide)?;
+    for dims in [narrow, wide] {
+        b.set_dims(dims)?;
+        b.inputs().x.fill(0.5);
+        b.run()?;
+    }
+    let mut result = Ok(());
+    let n = allocations(|| {
+        for i in 0..RUNS {
+            let dims = if i % 2 == 0 { narrow } else { wide };
+            let run = b.set_dims(dims).and_then(|()| b.run());
+            if let Err(e) = run {
+                result = Err(e);
+                return;
+            }
+        }
+    });
+    result?;
+    assert_eq!(b.outputs().probs.dims(), &[1, 13, 10]);
+    println!("recognizer (w 37 and 100 alternating): {n} allocations in {RUNS} runs");
+    assert_eq!(n, 0);
     Ok(())
 }
 

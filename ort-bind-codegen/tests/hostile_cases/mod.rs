@@ -1378,6 +1378,31 @@ pub fn inference_cases() -> Vec<Case> {
             Expect::Decodes,
         ),
     ];
+    // Found by the `infer_shapes` fuzz target: a kernel shorter than the spatial axes.
+    let xyz = [
+        W::Param(b"n".to_vec()),
+        W::Value(3),
+        W::Param(b"h".to_vec()),
+        W::Param(b"w".to_vec()),
+    ];
+    for op in ["Conv", "ConvTranspose", "MaxPool", "MaxUnpool"] {
+        let bytes = model(&node_graph(
+            &[node(
+                op,
+                &["x", "x"],
+                &["y"],
+                &[ints_attr("kernel_shape", &[2])],
+            )],
+            &[],
+            &[("x", &xyz[..])],
+            &["y"],
+        ));
+        cases.push(case(
+            format!("a {op} kernel shorter than the input"),
+            bytes,
+            Expect::Decodes,
+        ));
+    }
     // x*x*x*...: a product that grows past what an expression holds.
     let squares: Vec<Vec<u8>> = (0..64)
         .map(|k| {

@@ -272,8 +272,14 @@ struct Window {
     auto_pad: String,
 }
 
-fn window(cx: &NodeCx<'_>, kernel: Vec<i64>) -> Result<Window, StopReason> {
+/// `spatial`: how many spatial axes the input has; a kernel of another length is refused.
+fn window(cx: &NodeCx<'_>, kernel: Vec<i64>, spatial: usize) -> Result<Window, StopReason> {
     let n = kernel.len();
+    if n != spatial {
+        return Err(bad(
+            "a kernel of another rank than the input's spatial axes",
+        ));
+    }
     let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, StopReason> {
         match cx.attr_ints(name) {
             Some(v) if !v.is_empty() => {
@@ -361,7 +367,7 @@ fn conv(cx: &NodeCx<'_>, w_input: usize) -> OpResult {
             .collect::<Option<_>>()
             .ok_or_else(|| bad("kernel size not known"))?,
     };
-    let w = window(cx, kernel)?;
+    let w = window(cx, kernel, x.len() - 2)?;
     let mut dims = vec![x[0].clone(), wd[0].clone()];
     for (k, d) in x[2..].iter().enumerate() {
         dims.push(d.as_ref().and_then(|d| windowed(d, &w, k, false)));
@@ -389,7 +395,7 @@ fn conv_transpose(cx: &NodeCx<'_>) -> OpResult {
             .collect::<Option<_>>()
             .ok_or_else(|| bad("kernel size not known"))?,
     };
-    let w = window(cx, kernel)?;
+    let w = window(cx, kernel, x.len() - 2)?;
     let group = cx.attr_i("group").unwrap_or(1);
     let channels = wd[1].as_ref().and_then(|c| c.scale(group));
     let mut dims = vec![x[0].clone(), channels];
@@ -443,7 +449,7 @@ fn max_unpool(cx: &NodeCx<'_>) -> OpResult {
         return Err(bad("a kernel of another rank"));
     }
     let n = kernel.len();
-    let w = window(cx, kernel)?;
+    let w = window(cx, kernel, x.len() - 2)?;
     let mut dims = vec![x[0].clone(), x[1].clone()];
     for (k, d) in x[2..].iter().enumerate() {
         dims.push(d.as_ref().and_then(|len| {
@@ -512,7 +518,7 @@ fn pool(cx: &NodeCx<'_>) -> OpResult {
     if x.len() != kernel.len() + 2 {
         return Err(bad("a kernel of another rank"));
     }
-    let w = window(cx, kernel)?;
+    let w = window(cx, kernel, x.len() - 2)?;
     let ceil = cx.attr_i("ceil_mode").unwrap_or(0) != 0;
     let mut dims = vec![x[0].clone(), x[1].clone()];
     for (k, d) in x[2..].iter().enumerate() {
