@@ -208,7 +208,9 @@ fn an_if_whose_branches_agree_and_an_lstm_are_sized() -> ort_bind::Result<()> {
         b.run()?;
         let o = b.outputs();
         check("stateN", o.state_n, case.output("stateN"));
-        check("lstm_y", o.lstm_y, case.output("lstm_y"));
+        // Declared `[?, ?, ?, ?]`: the axes the graph fixes are typed so.
+        let lstm_y: TensorRef<'_, f32, (Fix<1>, Fix<1>, Dyn, Fix<8>)> = o.lstm_y;
+        check("lstm_y", lstm_y, case.output("lstm_y"));
     }
     Ok(())
 }
@@ -222,8 +224,8 @@ fn outputs_declared_wrong_are_typed_and_sized_as_the_graph_computes() -> ort_bin
         b.inputs().x.copy_from_slice(&f32s(x))?;
         b.run()?;
         let o = b.outputs();
-        // Declared `[n, 4, 1]`: rank 2 as computed.
-        let y: TensorRef<'_, f32, (Dyn, Dyn)> = o.y;
+        // Declared `[n, 4, 1]`: rank 2 as computed, its constant axis typed `Fix<4>`.
+        let y: TensorRef<'_, f32, (Dyn, Fix<4>)> = o.y;
         check("y", y, case.output("y"));
         // Declared `[5]`: ONNX Runtime refuses a pre-allocated `[n]` that breaks the
         // declaration, so it allocates `z`, typed `[n]`-shaped (`Dyn`) as computed.

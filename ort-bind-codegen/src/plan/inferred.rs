@@ -116,10 +116,22 @@ pub(super) fn size_output(
                 show(&g)
             );
             Sizing {
-                dims: Some(vec![Dim::Dynamic; g.len()]),
+                dims: Some(
+                    g.iter()
+                        .map(|e| match e.as_ref().and_then(DimExpr::as_int) {
+                            Some(c) if c >= 1 => Dim::Fixed(c as u64),
+                            _ => Dim::Dynamic,
+                        })
+                        .collect(),
+                ),
                 axes: Some(
                     g.into_iter()
-                        .map(|e| e.map(|e| size_of(e, &fields)))
+                        .map(|e| {
+                            e.map(|e| match e.as_int() {
+                                Some(c) if c >= 1 => AxisSize::Fixed(c as u64),
+                                _ => size_of(e, &fields),
+                            })
+                        })
                         .collect(),
                 ),
                 note: Some(note),
@@ -156,7 +168,15 @@ pub(super) fn size_output(
                     // decoder's `total_sequence_length` on its mask and its cache), which
                     // inference cannot refute; ONNX Runtime checks it at each run.
                     (Some(_), Some(own)) => Some(own),
-                    (Some(e), None) => Some(size_of(e.clone(), &fields)),
+                    // Open in the declaration: the graph's size, typed `Fix<n>` when constant
+                    // (also where another axis leaves the output to ONNX Runtime).
+                    (Some(e), None) => match e.as_int() {
+                        Some(c) if c >= 1 => {
+                            effective[k] = Dim::Fixed(c as u64);
+                            Some(AxisSize::Fixed(c as u64))
+                        }
+                        _ => Some(size_of(e.clone(), &fields)),
+                    },
                 };
                 axes.push(size);
             }
