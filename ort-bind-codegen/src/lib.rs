@@ -2,10 +2,13 @@
 //!
 //! This crate never links ONNX Runtime. It is a pipeline:
 //!
-//! 1. [`model`]: the only file I/O; memory-maps an ONNX file and decodes its
-//!    [`ModelSignature`] (payloads of weights are never read);
+//! 1. [`model`]: the only file I/O; reads an ONNX file in place and decodes its
+//!    [`ModelSignature`] (payloads of weights are never read), whose output shapes
+//!    [`shape`] infers from the graph's nodes (each axis a [`shape::DimExpr`] of the
+//!    inputs' dims);
 //! 2. [`plan`]: validates the signature and makes every decision codegen needs
-//!    (identifiers via [`ident`], dims the user sets, which outputs are pre-allocated);
+//!    (identifiers via [`ident`], dims the user sets, which outputs are pre-allocated and
+//!    how each of their axes is sized);
 //! 3. [`expand`]: turns the plan into Rust tokens;
 //! 4. [`Builder`]: the `build.rs` front end that writes modules to `OUT_DIR`.
 //!
