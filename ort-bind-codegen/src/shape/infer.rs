@@ -79,8 +79,9 @@ pub(crate) const BOOL: i32 = 9;
 /// One node as an operator sees it: its attributes, and the facts of its inputs.
 pub(crate) struct NodeCx<'a> {
     pub(crate) node: &'a NodeProto,
-    /// One per input name (`None` for an omitted optional input, `""`).
-    pub(crate) inputs: Vec<Option<Fact>>,
+    /// One per input name (`None` for an omitted optional input, `""`), borrowed from the
+    /// scope: an operator copies only what it keeps.
+    pub(crate) inputs: Vec<Option<&'a Fact>>,
     /// The default-domain opset.
     pub(crate) opset: i64,
     /// The scope the node sits in, for nested graphs.
@@ -94,7 +95,7 @@ pub(crate) type OpResult = Result<Vec<Fact>, StopReason>;
 impl NodeCx<'_> {
     /// Input `i`'s fact (absent or unknown: a default fact).
     pub(crate) fn input(&self, i: usize) -> Option<&Fact> {
-        self.inputs.get(i).and_then(Option::as_ref)
+        self.inputs.get(i).copied().flatten()
     }
 
     /// Whether input `i` is given.
@@ -316,12 +317,16 @@ pub(crate) fn constant_fact(t: &SmallTensor) -> Fact {
 /// Walks the nodes of `graph` in order, recording each output's fact in `scope`.
 pub(crate) fn walk(graph: &GraphProto, scope: &mut Scope<'_>, opset: i64, nesting: usize) {
     for (index, node) in graph.node.iter().enumerate() {
-        let inputs: Vec<Option<Fact>> = node
-            .input
-            .iter()
-            .map(|n| (!n.is_empty()).then(|| scope.get(n).cloned()).flatten())
-            .collect();
-        let result = {
+        // What the node's inputs say, read before the scope takes its outputs: the first
+        // stop upstream, and whether any input's elements are values the model reads.
+        let (result, upstream, data_in) = {
+            let inputs: Vec<Option<&Fact>> = node
+                .input
+                .iter()
+                .map(|n| (!n.is_empty()).then(|| scope.get(n)).flatten())
+                .collect();
+            let upstream = inputs.iter().flatten().find_map(|f| f.stop.clone());
+            let data_in = inputs.iter().flatten().any(|f| f.data);
             let cx = NodeCx {
                 node,
                 inputs,
@@ -329,11 +334,12 @@ pub(crate) fn walk(graph: &GraphProto, scope: &mut Scope<'_>, opset: i64, nestin
                 scope,
                 nesting,
             };
-            if nesting > MAX_NESTING {
+            let result = if nesting > MAX_NESTING {
                 Err(StopReason::Other("nested graphs too deep".into()))
             } else {
-                ops::infer_node(&cx).map(|facts| (facts, cx.inputs))
-            }
+                ops::infer_node(&cx)
+            };
+            (result, upstream, data_in)
         };
         let stop = |reason: StopReason| {
             Arc::new(Stop {
@@ -351,12 +357,10 @@ pub(crate) fn walk(graph: &GraphProto, scope: &mut Scope<'_>, opset: i64, nestin
             })
         };
         match result {
-            Ok((mut facts, inputs)) => {
-                // A part left open inherits the first stop upstream, or names this node.
-                let upstream = inputs.iter().flatten().find_map(|f| f.stop.clone());
+            Ok(mut facts) => {
                 // Elements computed from a value the model reads are data too, except
                 // where the operator reads only its inputs' shapes.
-                let data = !reads_shapes_only(node) && inputs.iter().flatten().any(|f| f.data);
+                let data = data_in && !reads_shapes_only(node);
                 for (k, name) in node.output.iter().enumerate() {
                     if name.is_empty() {
                         continue;
@@ -367,6 +371,7 @@ pub(crate) fn walk(graph: &GraphProto, scope: &mut Scope<'_>, opset: i64, nestin
                         .dims
                         .as_ref()
                         .is_none_or(|d| d.iter().any(Option::is_none));
+                    // A part left open inherits the first stop upstream, or names this node.
                     if open && fact.stop.is_none() {
                         fact.stop = Some(upstream.clone().unwrap_or_else(|| {
                             stop(StopReason::Other(
@@ -380,7 +385,6 @@ pub(crate) fn walk(graph: &GraphProto, scope: &mut Scope<'_>, opset: i64, nestin
             Err(reason) => {
                 // An operator not covered is named itself; otherwise a part left open
                 // upstream is the cause, when there is one.
-                let upstream = inputs_stop(node, scope);
                 let why = match (reason, upstream) {
                     (StopReason::NotCovered, _) => stop(StopReason::NotCovered),
                     (_, Some(up)) => up,
@@ -408,12 +412,4 @@ fn reads_shapes_only(node: &NodeProto) -> bool {
             node.op_type.as_str(),
             "Shape" | "Size" | "ConstantOfShape" | "EyeLike"
         )
-}
-
-/// The first stop recorded on a node's inputs, when an input upstream was left open.
-fn inputs_stop(node: &NodeProto, scope: &Scope<'_>) -> Option<Arc<Stop>> {
-    node.input
-        .iter()
-        .filter(|n| !n.is_empty())
-        .find_map(|n| scope.get(n).and_then(|f| f.stop.clone()))
 }
