@@ -180,18 +180,7 @@ impl Builder {
                 return Err(CodegenError::DuplicateName(name));
             }
             let sig = read_signature(path)?;
-            let source = generate_source_with(&sig, path, &runtime, options)?;
-            let notes = crate::plan::plan_with(&sig, options)
-                .map(|plan| {
-                    plan.outputs
-                        .iter()
-                        .filter_map(|o| {
-                            let note = o.inference.as_ref()?;
-                            Some(format!("output `{}`: {note}", o.name))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let (source, notes) = generate_planned(&sig, path, &runtime, options)?;
             out.push(GeneratedModule {
                 name,
                 model_path: path.clone(),
@@ -254,6 +243,18 @@ pub fn generate_source_with(
     runtime: &syn::Path,
     options: &ModelOptions,
 ) -> Result<String, CodegenError> {
+    generate_planned(sig, path, runtime, options).map(|(source, _)| source)
+}
+
+/// [`generate_source_with`], and what the plan says of outputs the bindings type as the
+/// graph computes them rather than as declared (one sentence each, for
+/// [`GeneratedModule::notes`]).
+fn generate_planned(
+    sig: &ModelSignature,
+    path: &Path,
+    runtime: &syn::Path,
+    options: &ModelOptions,
+) -> Result<(String, Vec<String>), CodegenError> {
     let plan = plan_with(sig, options).map_err(|source| CodegenError::Plan {
         path: path.display().to_string(),
         source,
@@ -271,7 +272,7 @@ pub fn generate_source_with(
         label: label.clone(),
     };
     let tokens = expand(sig, &plan, &opts);
-    Ok(format_source(&tokens, &label))
+    Ok((format_source(&tokens, &label), plan.inference_notes()))
 }
 
 /// A model path as the generated code's `MODEL_FILE` records it: `/`-separated, without a

@@ -241,20 +241,12 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
     }
     out.push_str(&decoder_text(sig));
     if let Ok(plan) = crate::plan::plan_with(sig, &crate::plan::ModelOptions::new()) {
-        let notes: Vec<String> = plan
-            .outputs
-            .iter()
-            .filter_map(|o| {
-                Some(format!(
-                    "  output `{}`: {}\n",
-                    o.name,
-                    o.inference.as_ref()?
-                ))
-            })
-            .collect();
+        let notes = plan.inference_notes();
         if !notes.is_empty() {
             out.push_str("\nsized as the graph computes, not as declared:\n");
-            out.push_str(&notes.concat());
+            for note in notes {
+                out.push_str(&format!("  {note}\n"));
+            }
         }
     }
 

@@ -236,6 +236,16 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// One sentence per output the bindings type as the graph computes it rather than as
+    /// the model declares it: `` output `y`: The model declares [n, 4, 1], ... `` (what
+    /// `Builder::compile` prints as cargo warnings and `ort-bind inspect` lists).
+    pub fn inference_notes(&self) -> Vec<String> {
+        self.outputs
+            .iter()
+            .filter_map(|o| Some(format!("output `{}`: {}", o.name, o.inference.as_ref()?)))
+            .collect()
+    }
+
     /// Whether every dims field is a plain `usize` (the dims struct can be `Copy`).
     pub fn dims_are_copy(&self) -> bool {
         !self.dims.iter().any(|d| d.source.is_shape())

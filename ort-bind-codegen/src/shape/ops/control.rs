@@ -119,15 +119,21 @@ fn loop_(cx: &NodeCx<'_>) -> OpResult {
             v.extend(d.iter().cloned());
             v
         });
-        facts.push(Fact {
-            dims,
-            elem: o.elem,
-            stop: o.stop.clone(),
-            data: o.data,
-            ..Fact::default()
-        });
+        facts.push(restacked(o, dims));
     }
     Ok(facts)
+}
+
+/// A body's output as the loop or scan gives it: `dims` (the body's with the iteration or
+/// batch axes added), its type, stop and provenance; no elements (they differ per step).
+fn restacked(o: &Fact, dims: Option<Dims>) -> Fact {
+    Fact {
+        dims,
+        elem: o.elem,
+        stop: o.stop.clone(),
+        data: o.data,
+        ..Fact::default()
+    }
 }
 
 /// `num_scan_inputs`.
@@ -183,12 +189,7 @@ fn scan8(cx: &NodeCx<'_>) -> OpResult {
             (Some(l), Some(d)) => Some(l.iter().chain(d).cloned().collect()),
             _ => None,
         };
-        Fact {
-            dims,
-            ints: None,
-            floats: None,
-            ..f
-        }
+        restacked(&f, dims)
     };
     let mut facts: Vec<Fact> = (0..states)
         .map(|k| prefixed(batches[k].as_ref(), agree(&inputs[k], &outs[k])))
@@ -256,13 +257,7 @@ fn scan(cx: &NodeCx<'_>) -> OpResult {
             }
             None => None,
         };
-        facts.push(Fact {
-            dims,
-            elem: o.elem,
-            stop: o.stop.clone(),
-            data: o.data,
-            ..Fact::default()
-        });
+        facts.push(restacked(o, dims));
     }
     Ok(facts)
 }
