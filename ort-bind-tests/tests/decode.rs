@@ -5,8 +5,10 @@
 //! and reset reproduce what they replace; what a step binds; and every refusal leaves the
 //! decoder usable.
 
-use ort_bind::decode::{DecodeError, DecodeStats, Decoder, Growing, Logit, SharedBuffer};
-use ort_bind::{Error, Result, f16};
+use ort_bind::decode::{
+    DecodeError, DecodeStats, Decoder, DecoderModel, Growing, Logit, SharedBuffer,
+};
+use ort_bind::{Error, Result};
 use ort_bind_tests::decoders::expected;
 
 mod gqa_f32 {
@@ -38,8 +40,8 @@ struct GqaF32 {}
 
 /// Greedy-decodes `steps` tokens after `prompts` (rows of equal length); returns the
 /// tokens of each row.
-fn greedy<L: Logit, M: ort_bind::decode::CacheMode>(
-    decoder: &mut Decoder<L, M>,
+fn greedy<T: DecoderModel, M: ort_bind::decode::CacheMode>(
+    decoder: &mut Decoder<T, M>,
     prompts: &[Vec<i64>],
     steps: usize,
 ) -> Result<Vec<Vec<i64>>> {
@@ -56,9 +58,9 @@ fn greedy<L: Logit, M: ort_bind::decode::CacheMode>(
 }
 
 /// Checks one decoder against a fixture's batch-1 and batch-2 references.
-fn check_fixture<L: Logit, M: ort_bind::decode::CacheMode>(
+fn check_fixture<T: DecoderModel, M: ort_bind::decode::CacheMode>(
     fixture: &str,
-    make: impl Fn(usize) -> Result<Decoder<L, M>>,
+    make: impl Fn(usize) -> Result<Decoder<T, M>>,
 ) -> Result<()> {
     let one = expected(fixture, "greedy.json");
     let mut decoder = make(1)?;
@@ -74,7 +76,13 @@ fn check_fixture<L: Logit, M: ort_bind::decode::CacheMode>(
         let got = f64::from(got.to_f32());
         assert!(
             (got - want).abs()
-                <= 1e-3 * want.abs().max(1.0) * if L::NAME == "float16" { 20.0 } else { 1.0 },
+                <= 1e-3
+                    * want.abs().max(1.0)
+                    * if <T::Logits as ort_bind::Element>::NAME == "float16" {
+                        20.0
+                    } else {
+                        1.0
+                    },
             "{fixture}: logit {i}: {got} vs Python's {want}"
         );
     }
@@ -94,8 +102,8 @@ fn greedy_tokens_equal_python_onnxruntime_in_every_mode() -> Result<()> {
     check_fixture("gqa_f32", |b| m.decoder(b, CAPACITY))?;
     check_fixture("gqa_f32", |b| m.shared_decoder(b, CAPACITY))?;
     let m = gqa_f16::Model::load()?;
-    check_fixture::<f16, _>("gqa_f16", |b| m.decoder(b, CAPACITY))?;
-    check_fixture::<f16, _>("gqa_f16", |b| m.shared_decoder(b, CAPACITY))?;
+    check_fixture("gqa_f16", |b| m.decoder(b, CAPACITY))?;
+    check_fixture("gqa_f16", |b| m.shared_decoder(b, CAPACITY))?;
     let m = mha_concat::Model::load()?;
     check_fixture("mha_concat", |b| m.decoder(b, CAPACITY))?;
     let m = gpt2_stacked::Model::load()?;
@@ -124,8 +132,8 @@ fn the_derive_route_decodes_the_same() -> Result<()> {
 
 /// Decodes 40 tokens, rewinds 17 positions and feeds the last kept pick again: the 16
 /// tokens after it are what they were (the rewound cache is exactly the earlier one).
-fn rewind_reproduces<L: Logit, M: ort_bind::decode::CacheMode>(
-    decoder: &mut Decoder<L, M>,
+fn rewind_reproduces<T: DecoderModel, M: ort_bind::decode::CacheMode>(
+    decoder: &mut Decoder<T, M>,
     prompts: &[Vec<i64>],
 ) -> Result<u64> {
     let first = greedy(decoder, prompts, 40)?;

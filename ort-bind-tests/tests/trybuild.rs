@@ -57,10 +57,11 @@ fn prepare(project: &Path) {
         models.join("optionals.onnx"),
     )
     .unwrap();
-    // Decoders: one that recognises, one whose cache pair disagrees.
+    // Decoders: two that recognise, one whose cache pair disagrees.
     for (from, to) in [
         ("decoders/mha_concat/model.onnx", "decoder_mha.onnx"),
         ("decoders/bad_pair.onnx", "decoder_bad_pair.onnx"),
+        ("decoders/gpt2_stacked/model.onnx", "decoder_gpt2.onnx"),
     ] {
         std::fs::copy(fixture(from), models.join(to)).unwrap();
     }

@@ -123,7 +123,7 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
         quote! {
             #[doc = #doc]
             #[allow(dead_code, unreachable_pub)]
-            pub type SharedDecoder<D = #rt::Cpu> = #rt::decode::Decoder<#logits, #rt::decode::SharedBuffer, D>;
+            pub type SharedDecoder<D = #rt::Cpu> = #rt::decode::Decoder<Model, #rt::decode::SharedBuffer, D>;
 
             #[allow(dead_code, unreachable_pub)]
             impl Model {
@@ -147,9 +147,15 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
         #[allow(dead_code, unreachable_pub)]
         pub static DECODER: #rt::decode::DecoderSpec = #spec;
 
+        /// This model's decoders are typed by it: a decoder of another model never
+        /// type-checks where this one's is expected.
+        impl #rt::decode::DecoderModel for Model {
+            type Logits = #logits;
+        }
+
         #[doc = #decoder_doc]
         #[allow(dead_code, unreachable_pub)]
-        pub type Decoder<D = #rt::Cpu> = #rt::decode::Decoder<#logits, #rt::decode::Growing, D>;
+        pub type Decoder<D = #rt::Cpu> = #rt::decode::Decoder<Model, #rt::decode::Growing, D>;
 
         #[allow(dead_code, unreachable_pub)]
         impl Model {

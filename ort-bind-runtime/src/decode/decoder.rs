@@ -9,7 +9,7 @@ use super::buffers::{CacheBuffer, IndexBuffer, cache_buffer};
 use super::logits::{Logit, Logits, argmax};
 use super::spec::{CacheSpec, DecoderSpec, IndexInput};
 use crate::device::{Cpu, Device};
-use crate::element::onnx_type_name;
+use crate::element::{Element, onnx_type_name};
 use crate::error::{DecodeError, Error, Result};
 use crate::session::Session;
 use crate::shape::AnyRank;
@@ -54,6 +54,24 @@ impl CacheMode for Growing {
 impl CacheMode for SharedBuffer {
     const SHARED: bool = true;
     const NAME: &'static str = "shared-buffer";
+}
+
+/// The model a [`Decoder`] runs, as a type: generated modules implement it for their
+/// `Model` (and the derive for the deriving struct), so two models' decoders are two types
+/// and one cannot stand where the other is expected, even with the same logits type and
+/// cache mode. Every logits element type implements it too, naming no model: a
+/// `Decoder<f32>` runs any spec it is given.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a decoder model",
+    note = "a decoder is typed by its model: the generated module's `Model` (or the struct that derives `OnnxBinding` with `decoder`), or the logits element type for an untyped decoder"
+)]
+pub trait DecoderModel: 'static {
+    /// The element type of the model's logits.
+    type Logits: Logit;
+}
+
+impl<L: Logit> DecoderModel for L {
+    type Logits = L;
 }
 
 /// What a decoder has done, for tests and benchmarks.
@@ -144,8 +162,9 @@ struct Cache<D: Device> {
 /// the key/value cache (and any recurrent state) kept on device `D` in buffers of the
 /// full capacity, bound once and rebound only where a shape changes.
 ///
-/// Generated modules name it for their model (`Decoder`, and `SharedDecoder` where the
-/// model allows the [`SharedBuffer`] mode) with the model's logits type `L`.
+/// `T` is the model ([`DecoderModel`]): generated modules name it for their model
+/// (`Decoder`, and `SharedDecoder` where the model allows the [`SharedBuffer`] mode), so a
+/// decoder of one model never type-checks where another model's is expected.
 ///
 /// ```no_run
 /// # fn demo(session: &ort_bind_runtime::Session, spec: &'static ort_bind_runtime::decode::DecoderSpec) -> ort_bind_runtime::Result<()> {
@@ -164,7 +183,7 @@ struct Cache<D: Device> {
 /// the token ids and positions in place, changes the shapes ONNX Runtime sees (a new
 /// value over the same memory for the mask and, in the growing mode, the cache) and
 /// binds only the values that changed.
-pub struct Decoder<L: Logit, M: CacheMode = Growing, D: Device = Cpu> {
+pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     // Declared first: the binding is released before the buffers it points at.
     io: IoBinding,
     session: Session,
@@ -172,7 +191,7 @@ pub struct Decoder<L: Logit, M: CacheMode = Growing, D: Device = Cpu> {
     ids: IndexSlot,
     mask: Option<IndexSlot>,
     positions: Option<IndexSlot>,
-    logits: Tensor<L, AnyRank, Cpu>,
+    logits: Tensor<T::Logits, AnyRank, Cpu>,
     logits_slot: Slot,
     caches: Vec<Cache<D>>,
     other_outputs: Vec<CString>,
@@ -185,10 +204,10 @@ pub struct Decoder<L: Logit, M: CacheMode = Growing, D: Device = Cpu> {
     picked: Vec<i64>,
     dims: Vec<usize>,
     stats: DecodeStats,
-    _mode: PhantomData<M>,
+    _mode: PhantomData<fn() -> (T, M)>,
 }
 
-impl<L: Logit, M: CacheMode, D: Device> fmt::Debug for Decoder<L, M, D> {
+impl<T: DecoderModel, M: CacheMode, D: Device> fmt::Debug for Decoder<T, M, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Decoder")
             .field("mode", &M::NAME)
@@ -200,7 +219,7 @@ impl<L: Logit, M: CacheMode, D: Device> fmt::Debug for Decoder<L, M, D> {
     }
 }
 
-impl<L: Logit, M: CacheMode> Decoder<L, M, Cpu> {
+impl<T: DecoderModel, M: CacheMode> Decoder<T, M, Cpu> {
     /// A decoder for `batch` rows of up to `capacity` positions each (prompt and generated
     /// tokens together), with the cache in host memory.
     pub fn new(
@@ -213,7 +232,7 @@ impl<L: Logit, M: CacheMode> Decoder<L, M, Cpu> {
     }
 }
 
-impl<L: Logit, M: CacheMode, D: Device> Decoder<L, M, D> {
+impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// A decoder whose cache lives on `device` (the ids, mask, positions and logits stay
     /// on the host: what crosses to the device per token is the new ids and positions, the
     /// mask, and the logits of the new positions).
@@ -229,11 +248,11 @@ impl<L: Logit, M: CacheMode, D: Device> Decoder<L, M, D> {
         }
         spec.check(session)?;
         let logits_elem = spec.output_elem(spec.logits)?;
-        if logits_elem != L::ONNX_TYPE {
+        if logits_elem != <T::Logits as Element>::ONNX_TYPE {
             return Err(Error::OutputType {
                 output: spec.logits.to_owned(),
                 expected: onnx_type_name(logits_elem).to_owned(),
-                found: L::NAME.to_owned(),
+                found: <T::Logits as Element>::NAME.to_owned(),
             });
         }
         let vocab = spec.vocab.ok_or_else(|| Error::SignatureMismatch {
@@ -429,7 +448,10 @@ impl<L: Logit, M: CacheMode, D: Device> Decoder<L, M, D> {
 
     /// Picks each row's next token with `pick(row_index, logits_of_that_row)` (a sampler
     /// of your own), runs them, and returns the tokens picked.
-    pub fn step_with(&mut self, mut pick: impl FnMut(usize, &[L]) -> i64) -> Result<&[i64]> {
+    pub fn step_with(
+        &mut self,
+        mut pick: impl FnMut(usize, &[T::Logits]) -> i64,
+    ) -> Result<&[i64]> {
         let logits = Self::view(&self.logits, self.batch, self.new, self.vocab)?;
         for (row, slot) in self.picked.iter_mut().enumerate() {
             *slot = pick(row, logits.row(row));
@@ -441,16 +463,16 @@ impl<L: Logit, M: CacheMode, D: Device> Decoder<L, M, D> {
     }
 
     /// The logits of each row's last position after the last run, read in place.
-    pub fn logits(&self) -> Result<Logits<'_, L>> {
+    pub fn logits(&self) -> Result<Logits<'_, T::Logits>> {
         Self::view(&self.logits, self.batch, self.new, self.vocab)
     }
 
     fn view(
-        logits: &Tensor<L, AnyRank, Cpu>,
+        logits: &Tensor<T::Logits, AnyRank, Cpu>,
         batch: usize,
         new: usize,
         vocab: usize,
-    ) -> Result<Logits<'_, L>> {
+    ) -> Result<Logits<'_, T::Logits>> {
         if new == 0 {
             return Err(DecodeError::NoLogits.into());
         }

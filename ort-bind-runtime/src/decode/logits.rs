@@ -7,7 +7,8 @@ use crate::element::{Element, bf16, f16};
 /// An element type logits come in: `f32`, `f16`, `bf16` or `f64`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a logits element type",
-    note = "the decoder reads logits of f32, f16, bf16 or f64"
+    note = "the decoder reads logits of f32, f16, bf16 or f64",
+    note = "a `Decoder` is typed by its model: generic code over decoders takes `T: DecoderModel` (not `L: Logit`) and reads the logits type as `T::Logits`"
 )]
 pub trait Logit: Element + PartialOrd {
     /// The value as `f32` (for samplers that compute in one type).

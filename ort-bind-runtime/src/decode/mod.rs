@@ -21,6 +21,6 @@ mod logits;
 mod spec;
 
 pub use crate::error::DecodeError;
-pub use decoder::{CacheMode, DecodeStats, Decoder, Growing, SharedBuffer};
+pub use decoder::{CacheMode, DecodeStats, Decoder, DecoderModel, Growing, SharedBuffer};
 pub use logits::{Logit, Logits, argmax};
 pub use spec::{CacheAxis, CacheSpec, DecoderSpec, IndexInput};

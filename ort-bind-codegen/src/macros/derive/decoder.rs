@@ -46,7 +46,7 @@ pub(super) fn items(
                 session: &#krate::Session,
                 batch: usize,
                 capacity: usize,
-            ) -> #krate::Result<#krate::decode::Decoder<#logits, #krate::decode::SharedBuffer>> {
+            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::SharedBuffer>> {
                 #krate::decode::Decoder::new(session, Self::DECODER, batch, capacity)
             }
 
@@ -56,12 +56,18 @@ pub(super) fn items(
                 device: __D,
                 batch: usize,
                 capacity: usize,
-            ) -> #krate::Result<#krate::decode::Decoder<#logits, #krate::decode::SharedBuffer, __D>> {
+            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::SharedBuffer, __D>> {
                 #krate::decode::Decoder::new_on(session, Self::DECODER, device, batch, capacity)
             }
         }
     });
     Ok(quote! {
+        /// The decoders of this struct's model are typed by it: a decoder of another
+        /// model never type-checks where this one's is expected.
+        impl #impl_generics #krate::decode::DecoderModel for #name #ty_generics #where_clause {
+            type Logits = #logits;
+        }
+
         #[allow(dead_code, unreachable_pub)]
         impl #impl_generics #name #ty_generics #where_clause {
             /// What the decode loop needs to know of the model (generated from it).
@@ -73,7 +79,7 @@ pub(super) fn items(
                 session: &#krate::Session,
                 batch: usize,
                 capacity: usize,
-            ) -> #krate::Result<#krate::decode::Decoder<#logits, #krate::decode::Growing>> {
+            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Growing>> {
                 #krate::decode::Decoder::new(session, Self::DECODER, batch, capacity)
             }
 
@@ -83,7 +89,7 @@ pub(super) fn items(
                 device: __D,
                 batch: usize,
                 capacity: usize,
-            ) -> #krate::Result<#krate::decode::Decoder<#logits, #krate::decode::Growing, __D>> {
+            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Growing, __D>> {
                 #krate::decode::Decoder::new_on(session, Self::DECODER, device, batch, capacity)
             }
 
