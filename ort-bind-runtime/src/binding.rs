@@ -1031,6 +1031,50 @@ impl<Io: BindingIo> Binding<Io> {
         &self.io
     }
 
+    /// A second value over the memory of input (`output == false`) or output `index` as
+    /// bound now (nothing copied), for a pipeline that binds it into another model.
+    /// Outputs ONNX Runtime allocates have no memory of this binding's to alias.
+    ///
+    /// # Safety
+    /// The alias must not be used (bound or run) after this binding's tensors change
+    /// storage or dims (any `&mut` use of the binding but `run`), or after the binding is
+    /// dropped.
+    pub(crate) unsafe fn alias(&self, output: bool, index: usize) -> Result<Value> {
+        let names = if output {
+            &self.core.output_names
+        } else {
+            &self.core.input_names
+        };
+        let name = || {
+            names
+                .get(index)
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        };
+        let raw = self
+            .core
+            .args
+            .recorded(output, index)
+            .filter(|p| !p.is_null())
+            .ok_or_else(|| Error::Unsupported {
+                role: if output { "output" } else { "input" },
+                name: name(),
+                kind: "a value ONNX Runtime allocates, with no buffer of the binding to share (only tensors the binding holds can feed another model)".to_owned(),
+            })?;
+        // SAFETY: `raw` is the value of a tensor this binding holds (recorded by its last
+        // bind); the caller keeps the memory in place while the alias is used.
+        unsafe { Value::alias_of(raw) }
+    }
+
+    /// The index of input (`output == false`) or output `name` in binding order.
+    pub(crate) fn index_of(&self, output: bool, name: &str) -> Option<usize> {
+        let names = if output {
+            &self.core.output_names
+        } else {
+            &self.core.input_names
+        };
+        names.iter().position(|n| n.as_bytes() == name.as_bytes())
+    }
+
     /// The session this binding runs.
     pub fn session(&self) -> &Session {
         &self.core.session

@@ -24,8 +24,15 @@ pub struct Expected {
 /// holds `prompt` and `tokens` as flat lists, a batch file `prompts` and `tokens` as lists
 /// of rows; both read as rows. Panics (naming the file) when it is missing or malformed.
 pub fn expected(fixture: &str, file: &str) -> Expected {
-    let path = self::file(fixture, file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    read(&self::file(fixture, file)).0
+}
+
+/// Reads an expected greedy decode from `path` (the format of [`expected`]), with the
+/// whole JSON document for the keys a fixture adds (`source`, `source_mask`). A
+/// `logits_first` of rows reads as its first row. Panics (naming the file) when it is
+/// missing or malformed.
+pub fn read(path: &std::path::Path) -> (Expected, serde_json::Value) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
     let ids = |v: &serde_json::Value| -> Vec<i64> {
         v.as_array()
@@ -47,13 +54,20 @@ pub fn expected(fixture: &str, file: &str) -> Expected {
     } else {
         (rows("prompt"), rows("tokens"))
     };
-    let logits_first = json["logits_first"]
+    let first = match &json["logits_first"] {
+        serde_json::Value::Array(a) if a.first().is_some_and(|r| r.is_array()) => &a[0],
+        v => v,
+    };
+    let logits_first = first
         .as_array()
         .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
         .unwrap_or_default();
-    Expected {
-        prompts,
-        tokens,
-        logits_first,
-    }
+    (
+        Expected {
+            prompts,
+            tokens,
+            logits_first,
+        },
+        json,
+    )
 }

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::tokens::elem_tokens;
-use crate::plan::{CacheAxis, DecoderPlan, Plan};
+use crate::plan::{CacheAxis, DecoderPlan, Plan, PositionAxis, ScalarRole};
 
 /// The spec's integer input.
 fn index_input(rt: &syn::Path, input: &(String, crate::dtype::ElementType)) -> TokenStream {
@@ -35,10 +35,8 @@ pub(crate) fn spec(
     let positions = option(d.position_ids.as_ref().map(|i| index_input(rt, i)));
     let logits = &d.logits;
     let vocab = d.vocab as usize;
-    let caches = d.caches.iter().map(|c| {
-        let (past, present) = (&c.past, &c.present);
-        let ty = elem_tokens(rt, c.elem);
-        let axes = c.axes.iter().map(|a| match a {
+    let axes = |axes: &[CacheAxis]| {
+        let axes = axes.iter().map(|a| match a {
             CacheAxis::Batch => quote!(#rt::decode::CacheAxis::Batch),
             CacheAxis::Sequence => quote!(#rt::decode::CacheAxis::Sequence),
             CacheAxis::Fixed(n) => {
@@ -46,15 +44,66 @@ pub(crate) fn spec(
                 quote!(#rt::decode::CacheAxis::Fixed(#n))
             }
         });
+        quote!(&[#(#axes),*])
+    };
+    let caches = d.caches.iter().map(|c| {
+        let (past, present) = (&c.past, &c.present);
+        let ty = elem_tokens(rt, c.elem);
+        let axes = axes(&c.axes);
         quote!(#rt::decode::CacheSpec {
             past: #past,
             present: #present,
             elem: <#ty as #rt::Element>::ONNX_TYPE,
-            axes: &[#(#axes),*],
+            axes: #axes,
         })
     });
+    let position_axes = d.position_axes.iter().map(|a| match a {
+        PositionAxis::Batch => quote!(#rt::decode::PositionAxis::Batch),
+        PositionAxis::Sequence => quote!(#rt::decode::PositionAxis::Sequence),
+        PositionAxis::Extra(n) => {
+            let n = *n as usize;
+            quote!(#rt::decode::PositionAxis::Extra(#n))
+        }
+    });
+    let context = d.context.iter().map(|c| {
+        let name = &c.name;
+        let ty = elem_tokens(rt, c.elem);
+        let axes = axes(&c.axes);
+        let present = option(c.present.as_ref().map(|p| quote!(#p)));
+        quote!(#rt::decode::ContextSpec {
+            name: #name,
+            elem: <#ty as #rt::Element>::ONNX_TYPE,
+            axes: #axes,
+            present: #present,
+        })
+    });
+    let scalars = d.scalars.iter().map(|c| {
+        let name = &c.name;
+        let ty = elem_tokens(rt, c.elem);
+        let dims = c.dims.iter().map(|&n| n as usize);
+        let role = match c.role {
+            ScalarRole::PastSequenceLength => quote!(PastSequenceLength),
+            ScalarRole::TotalSequenceLength => quote!(TotalSequenceLength),
+            ScalarRole::UseCacheBranch => quote!(UseCacheBranch),
+        };
+        quote!(#rt::decode::ScalarSpec {
+            name: #name,
+            elem: <#ty as #rt::Element>::ONNX_TYPE,
+            dims: &[#(#dims),*],
+            role: #rt::decode::ScalarRole::#role,
+        })
+    });
+    let fixed_batch = option(d.fixed_batch.map(|n| {
+        let n = n as usize;
+        quote!(#n)
+    }));
+    let fixed_new = option(d.fixed_new.map(|n| {
+        let n = n as usize;
+        quote!(#n)
+    }));
     let others = &d.other_outputs;
     let shared = d.shared_buffer;
+    let sequence_axis = d.sequence_axis;
     quote! {
         #rt::decode::DecoderSpec {
             inputs: #inputs,
@@ -67,6 +116,12 @@ pub(crate) fn spec(
             caches: &[#(#caches),*],
             other_outputs: &[#(#others),*],
             shared_buffer: #shared,
+            position_axes: &[#(#position_axes),*],
+            context: &[#(#context),*],
+            scalars: &[#(#scalars),*],
+            fixed_batch: #fixed_batch,
+            fixed_new: #fixed_new,
+            sequence_axis: #sequence_axis,
         }
     }
 }
@@ -82,6 +137,16 @@ fn roles_doc(d: &DecoderPlan) -> String {
     }
     if let Some((pos, _)) = &d.position_ids {
         doc.push_str(&format!("; position ids `{pos}`"));
+    }
+    for c in &d.context {
+        let how = match &c.present {
+            Some(present) => format!("computed by the first run as `{present}`, then held"),
+            None => "held for the sequence: set from the encoder or `set_context`".to_owned(),
+        };
+        doc.push_str(&format!("; `{}` ({}, {how})", c.name, c.elem));
+    }
+    for c in &d.scalars {
+        doc.push_str(&format!("; `{}` written by the loop", c.name));
     }
     doc.push_str(". Cache:");
     for c in &d.caches {

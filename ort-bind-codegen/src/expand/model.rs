@@ -227,6 +227,14 @@ pub(crate) fn binding(rt: &syn::Path, feed_back: TokenStream) -> TokenStream {
             #serving
             #feed_back
         }
+
+        /// The runtime's binding this one wraps (for a pipeline that runs it next to
+        /// another model: `decode::EncoderDecoder::new`).
+        impl<D: #rt::Device> ::core::convert::From<Binding<D>> for #rt::Binding<Io<D>> {
+            fn from(binding: Binding<D>) -> Self {
+                binding.inner
+            }
+        }
     }
 }
 

@@ -17,6 +17,7 @@
 //!     decoder,             // require a decoder (`Model::decoder`); conventional names are found without it
 //!     decoder_role("logits", "lm_logits"),          // a role under another name
 //!     decoder_cache("cache_in.0", "cache_out.0"),   // a past/present pair under other names
+//!     decoder_context("cross_k.0"),                 // an input held for a whole sequence
 //!     crate = "::ort_bind",
 //! )
 //! ```
@@ -48,6 +49,7 @@ const OPTIONS: &[&str] = &[
     "decoder",
     "decoder_role",
     "decoder_cache",
+    "decoder_context",
     "crate",
 ];
 
@@ -109,13 +111,22 @@ impl Parse for Args {
                 "decoder_role" => {
                     let a = call_args(input)?;
                     arity(&a, 2, "decoder_role(\"role\", \"name\")")?;
-                    let role = crate::plan::DecoderRole::from_name(&string(&a[0])?).ok_or_else(|| {
-                        syn::Error::new(
-                            a[0].span(),
-                            "expected a decoder role: `input_ids`, `attention_mask`, `position_ids` or `logits`",
-                        )
-                    })?;
+                    let role =
+                        crate::plan::DecoderRole::from_name(&string(&a[0])?).ok_or_else(|| {
+                            syn::Error::new(
+                                a[0].span(),
+                                format!(
+                                    "expected a decoder role: {}",
+                                    crate::plan::DecoderRole::names_list()
+                                ),
+                            )
+                        })?;
                     options = options.decoder_role(role, &string(&a[1])?);
+                }
+                "decoder_context" => {
+                    let a = call_args(input)?;
+                    arity(&a, 1, "decoder_context(\"input\")")?;
+                    options = options.decoder_context(&string(&a[0])?);
                 }
                 "decoder_cache" => {
                     let a = call_args(input)?;

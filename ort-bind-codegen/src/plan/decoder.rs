@@ -11,6 +11,18 @@
 //! - fixed-shape recurrent state, `past_conv.N` -> `present_conv.N` (hybrid models):
 //!   any input `past<rest>` with an output `present<rest>`.
 //!
+//! - recurrent state named `<name>_prev` -> `<name>` (Marian-style translation decoders),
+//!   with the batch on any axis, or every dim fixed.
+//!
+//! Encoder-decoder models add inputs the decoder holds for a whole sequence (its
+//! *context*): `encoder_hidden_states`, `encoder_attention_mask`, and cross-attention
+//! caches (`past_key_cross_N`, computed by the encoder; or `past_key_values.N.encoder.*`,
+//! which a merged decoder computes on its first run and returns as `present.N.encoder.*`:
+//! held, never fed back as a growing cache). Scalars the loop knows are written by it:
+//! `past_sequence_length`, `total_sequence_length`, `use_cache_branch` (false on a
+//! sequence's first run, true after). Position ids may carry an extra axis
+//! (`[3, batch, sequence]`, `[batch, sequence, 3]`): every entry along it gets the position.
+//!
 //! [`DecoderNames`] names the roles where a model uses other names. The sequence axis of a
 //! cache is the one whose dim differs between past (`past_sequence_length`) and present
 //! (`total_sequence_length`): the planner knows that total = past + new, so no user ever
@@ -37,6 +49,17 @@ pub struct DecoderNames {
     pub logits: Option<String>,
     /// `(past input, present output)` pairs beyond those found by name.
     pub caches: Vec<(String, String)>,
+    /// The encoder's hidden states input (default `encoder_hidden_states`, if the model has it).
+    pub encoder_hidden_states: Option<String>,
+    /// The encoder's attention mask input (default `encoder_attention_mask`, if any).
+    pub encoder_attention_mask: Option<String>,
+    /// The past length scalar (default `past_sequence_length`, if any).
+    pub past_sequence_length: Option<String>,
+    /// The merged decoder's branch flag (default `use_cache_branch`, if any).
+    pub use_cache_branch: Option<String>,
+    /// Further inputs the decoder holds for a whole sequence, set from the encoder or by
+    /// the user (cross-attention caches under other names).
+    pub context: Vec<String>,
 }
 
 /// A role of a decoder's inputs and outputs that [`DecoderNames`] can name.
@@ -50,19 +73,57 @@ pub enum DecoderRole {
     PositionIds,
     /// The logits (`logits`).
     Logits,
+    /// The encoder's hidden states (`encoder_hidden_states`).
+    EncoderHiddenStates,
+    /// The encoder's attention mask (`encoder_attention_mask`).
+    EncoderAttentionMask,
+    /// The past length, a scalar (`past_sequence_length`).
+    PastSequenceLength,
+    /// A merged decoder's branch flag (`use_cache_branch`).
+    UseCacheBranch,
 }
 
 impl DecoderRole {
+    /// Every role, in the order messages list them.
+    pub const ALL: [DecoderRole; 8] = [
+        DecoderRole::InputIds,
+        DecoderRole::AttentionMask,
+        DecoderRole::PositionIds,
+        DecoderRole::Logits,
+        DecoderRole::EncoderHiddenStates,
+        DecoderRole::EncoderAttentionMask,
+        DecoderRole::PastSequenceLength,
+        DecoderRole::UseCacheBranch,
+    ];
+
     /// The role named as in options and macros (`input_ids`, `attention_mask`,
-    /// `position_ids`, `logits`).
+    /// `position_ids`, `logits`, `encoder_hidden_states`, `encoder_attention_mask`,
+    /// `past_sequence_length`, `use_cache_branch`): the conventional name of its value.
     pub fn from_name(name: &str) -> Option<DecoderRole> {
-        Some(match name {
-            "input_ids" => DecoderRole::InputIds,
-            "attention_mask" => DecoderRole::AttentionMask,
-            "position_ids" => DecoderRole::PositionIds,
-            "logits" => DecoderRole::Logits,
-            _ => return None,
-        })
+        DecoderRole::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// The role's name, which is also the conventional name of its value.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecoderRole::InputIds => "input_ids",
+            DecoderRole::AttentionMask => "attention_mask",
+            DecoderRole::PositionIds => "position_ids",
+            DecoderRole::Logits => "logits",
+            DecoderRole::EncoderHiddenStates => "encoder_hidden_states",
+            DecoderRole::EncoderAttentionMask => "encoder_attention_mask",
+            DecoderRole::PastSequenceLength => "past_sequence_length",
+            DecoderRole::UseCacheBranch => "use_cache_branch",
+        }
+    }
+
+    /// The roles' names, for messages (`input_ids`, `attention_mask`, ...).
+    pub fn names_list() -> String {
+        DecoderRole::ALL
+            .iter()
+            .map(|r| format!("`{}`", r.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -87,6 +148,73 @@ pub struct DecoderPlan {
     pub other_outputs: Vec<String>,
     /// Whether every growing cache is written in place (the shared-buffer mode).
     pub shared_buffer: bool,
+    /// What the position ids' axes hold (`[batch, sequence]` unless an extra axis).
+    pub position_axes: Vec<PositionAxis>,
+    /// Inputs held for a whole sequence (encoder states and mask, cross-attention caches).
+    pub context: Vec<ContextPlan>,
+    /// Scalars the decode loop writes.
+    pub scalars: Vec<ScalarPlan>,
+    /// The batch, when the model fixes it (the token ids' axis 0).
+    pub fixed_batch: Option<u64>,
+    /// New positions per run, when the model fixes them (the token ids' axis 1; a prompt
+    /// then runs in steps of this many).
+    pub fixed_new: Option<u64>,
+    /// Whether the token ids and logits have a sequence axis (`[batch, sequence]`,
+    /// `[batch, sequence, vocabulary]`); without it they are `[batch]` and
+    /// `[batch, vocabulary]`, one token per run.
+    pub sequence_axis: bool,
+}
+
+/// What one axis of the position ids holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionAxis {
+    /// The batch.
+    Batch,
+    /// The new positions.
+    Sequence,
+    /// An extra axis of this size (multimodal rotary sections): each entry gets the
+    /// position.
+    Extra(u64),
+}
+
+/// An input the decoder holds for a whole sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextPlan {
+    /// The input.
+    pub name: String,
+    /// Its element type.
+    pub elem: ElementType,
+    /// What each axis holds: the batch, the encoder's sequence ([`CacheAxis::Sequence`]),
+    /// or a fixed size.
+    pub axes: Vec<CacheAxis>,
+    /// The output that returns it, for a cross-attention cache the decoder computes on a
+    /// sequence's first run (merged decoders): held from then on, never fed back as a
+    /// growing cache. `None`: set from the encoder or by the user.
+    pub present: Option<String>,
+}
+
+/// A scalar the decode loop writes before each run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalarPlan {
+    /// The input.
+    pub name: String,
+    /// Its element type (an integer type, or bool for a branch flag).
+    pub elem: ElementType,
+    /// Its dims: `[]` or `[1]`.
+    pub dims: Vec<u64>,
+    /// What it holds.
+    pub role: ScalarRole,
+}
+
+/// What a scalar input holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarRole {
+    /// The positions held before the run.
+    PastSequenceLength,
+    /// The positions held after the run (past + new).
+    TotalSequenceLength,
+    /// `false` on a sequence's first run (no cache yet), `true` after.
+    UseCacheBranch,
 }
 
 /// One past/present pair.
@@ -120,6 +248,9 @@ impl CachePlan {
     }
 }
 
+/// An input's name and element type.
+type NamedInput = (String, ElementType);
+
 fn error(reason: impl Into<String>) -> PlanError {
     PlanError::Decoder(reason.into())
 }
@@ -133,7 +264,16 @@ fn present_candidates(past: &str) -> Vec<String> {
     } else if let Some(rest) = past.strip_prefix("past") {
         out.push(format!("present{rest}"));
     }
+    if let Some(stem) = past.strip_suffix("_prev") {
+        out.push(stem.to_owned());
+    }
     out
+}
+
+/// Whether an input is a cross-attention cache by the exporters' names
+/// (`past_key_cross_0`, `past_key_values.0.encoder.key`).
+fn is_cross(name: &str) -> bool {
+    name.contains("cross") || name.contains(".encoder.")
 }
 
 fn tensor<'a>(v: &'a ValueInfo, role: &str) -> Result<(ElementType, &'a [Dim]), PlanError> {
@@ -164,10 +304,15 @@ fn index_input(
             "{role} `{name}` is {elem}; the decoder writes int64 or int32 there"
         )));
     }
-    if dims.len() != 2 {
+    if dims.len() != 2 && !(role == "token ids" && dims.len() == 1) {
         return Err(error(format!(
-            "{role} `{name}` is {elem}{}; the decoder expects [batch, sequence]",
-            format_dims(Some(dims))
+            "{role} `{name}` is {elem}{}; the decoder expects [batch, sequence]{}",
+            format_dims(Some(dims)),
+            if role == "token ids" {
+                " (or [batch]: one token per run)"
+            } else {
+                ""
+            }
         )));
     }
     Ok((name.to_owned(), elem))
@@ -183,16 +328,23 @@ pub fn plan_decoder(
     let names = names.cloned().unwrap_or_default();
     let ids_name = names.input_ids.as_deref().unwrap_or("input_ids");
     let logits_name = names.logits.as_deref().unwrap_or("logits");
+    // Cache pairs and cross-attention pairs (a merged decoder's `past_key_values.N.encoder.*`
+    // -> `present.N.encoder.*`: held, not grown), by the exporters' names.
     let mut pairs: Vec<(String, String)> = names.caches.clone();
+    let mut cross_pairs: Vec<(String, String)> = Vec::new();
     for input in &sig.inputs {
-        if pairs.iter().any(|(p, _)| *p == input.name) {
+        if pairs.iter().any(|(p, _)| *p == input.name) || names.context.contains(&input.name) {
             continue;
         }
         if let Some(present) = present_candidates(&input.name)
             .into_iter()
             .find(|c| sig.output(c).is_some())
         {
-            pairs.push((input.name.clone(), present));
+            if is_cross(&input.name) {
+                cross_pairs.push((input.name.clone(), present));
+            } else {
+                pairs.push((input.name.clone(), present));
+            }
         }
     }
     let looks_like_one =
@@ -202,7 +354,7 @@ pub fn plan_decoder(
     }
     if pairs.is_empty() {
         return Err(error(
-            "no cache pair found (an input `past...` with an output `present...`; pairs under other names: `decoder_cache` in `bindings!` or `ModelOptions`)",
+            "no cache pair found (an input `past...` with an output `present...`, or `<name>_prev` with `<name>`; pairs under other names: `decoder_cache` in `bindings!` or `ModelOptions`)",
         ));
     }
     for (i, (past, present)) in pairs.iter().enumerate() {
@@ -212,6 +364,10 @@ pub fn plan_decoder(
             )));
         }
     }
+    let ids_v = sig
+        .input(ids_name)
+        .ok_or_else(|| error(format!("the model has no token ids input `{ids_name}`")))?;
+    let (_, ids_dims) = tensor(ids_v, "token ids")?;
     let input_ids = index_input(sig, ids_name, "token ids")?;
     let optional = |given: &Option<String>, default: &str, role: &str| match given {
         Some(name) => index_input(sig, name, role).map(Some),
@@ -219,7 +375,7 @@ pub fn plan_decoder(
         None => Ok(None),
     };
     let attention_mask = optional(&names.attention_mask, "attention_mask", "attention mask")?;
-    let position_ids = optional(&names.position_ids, "position_ids", "position ids")?;
+    let (position_ids, position_axes) = positions(sig, &names, ids_dims)?;
 
     let logits_v = sig
         .output(logits_name)
@@ -233,51 +389,171 @@ pub fn plan_decoder(
             "logits `{logits_name}` are {logits_elem}; the decoder reads float32, float16, bfloat16 or float64"
         )));
     }
-    let vocab = match logits_dims {
-        [_, _, Dim::Fixed(v)] => *v,
+    // Token ids of [batch] take one token per run, and their logits are [batch, vocabulary].
+    let sequence_axis = ids_dims.len() == 2;
+    let vocab = match (logits_dims, sequence_axis) {
+        ([_, _, Dim::Fixed(v)], true) | ([_, Dim::Fixed(v)], false) => *v,
         _ => {
             return Err(error(format!(
-                "logits `{logits_name}` are {logits_elem}{}; the decoder expects [batch, sequence, vocabulary] with a fixed vocabulary",
-                format_dims(Some(logits_dims))
+                "logits `{logits_name}` are {logits_elem}{}; the decoder expects {} with a fixed vocabulary",
+                format_dims(Some(logits_dims)),
+                if sequence_axis {
+                    "[batch, sequence, vocabulary]"
+                } else {
+                    "[batch, vocabulary] (the token ids are [batch])"
+                }
             )));
         }
     };
 
-    // The batch dim: axis 0 of the token ids, when named.
-    let ids_dims = tensor(sig.input(ids_name).expect("checked above"), "token ids")?.1;
+    // The batch: axis 0 of the token ids, named or fixed.
     let batch_name = match &ids_dims[0] {
         Dim::Named(n) => Some(n.as_str()),
         _ => None,
     };
+    let fixed_batch = match ids_dims[0] {
+        Dim::Fixed(n) => Some(n),
+        _ => None,
+    };
+    let fixed_new = match ids_dims.get(1) {
+        Some(Dim::Fixed(n)) => Some(*n),
+        Some(_) => None,
+        None => Some(1),
+    };
+    if fixed_new == Some(0) || fixed_batch == Some(0) {
+        return Err(error(format!(
+            "token ids `{ids_name}` are {}: an axis of size 0 holds no token",
+            format_dims(Some(ids_dims))
+        )));
+    }
     let mut caches = Vec::new();
     for (past, present) in &pairs {
-        caches.push(plan_cache(sig, past, present, batch_name)?);
+        caches.push(plan_cache(sig, past, present, batch_name, fixed_batch)?);
     }
 
-    let roles: Vec<&str> = [
-        Some(&input_ids),
-        attention_mask.as_ref(),
-        position_ids.as_ref(),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|(n, _)| n.as_str())
-    .chain(caches.iter().map(|c| c.past.as_str()))
-    .collect();
+    let mut context = Vec::new();
+    let given = |name: &str, present: Option<String>, why: &str| {
+        let v = sig
+            .input(name)
+            .ok_or_else(|| error(format!("the model has no {why} input `{name}`")))?;
+        let (elem, dims) = tensor(v, why)?;
+        Ok::<_, PlanError>(ContextPlan {
+            name: name.to_owned(),
+            elem,
+            axes: context_axes(dims, batch_name),
+            present,
+        })
+    };
+    for (role, given_name, default) in [
+        (
+            "encoder hidden states",
+            &names.encoder_hidden_states,
+            "encoder_hidden_states",
+        ),
+        (
+            "encoder attention mask",
+            &names.encoder_attention_mask,
+            "encoder_attention_mask",
+        ),
+    ] {
+        match given_name {
+            Some(name) => context.push(given(name, None, role)?),
+            None if sig.input(default).is_some() => context.push(given(default, None, role)?),
+            None => {}
+        }
+    }
+    for (past, present) in &cross_pairs {
+        context.push(given(past, Some(present.clone()), "cross-attention cache")?);
+    }
+    for name in &names.context {
+        context.push(given(name, None, "context")?);
+    }
+    // Cross-attention caches the encoder computes (`past_key_cross_N`: no present).
+    let placed_so_far: Vec<String> = context.iter().map(|c| c.name.clone()).collect();
+    for input in &sig.inputs {
+        if is_cross(&input.name)
+            && !placed_so_far.contains(&input.name)
+            && !pairs.iter().any(|(p, _)| *p == input.name)
+        {
+            context.push(given(&input.name, None, "cross-attention cache")?);
+        }
+    }
+
+    let mut scalars = Vec::new();
+    for (given_name, default, role) in [
+        (
+            &names.past_sequence_length,
+            if sig.input("past_key_values_length").is_some() {
+                "past_key_values_length"
+            } else {
+                "past_sequence_length"
+            },
+            ScalarRole::PastSequenceLength,
+        ),
+        (
+            &None,
+            "total_sequence_length",
+            ScalarRole::TotalSequenceLength,
+        ),
+        (
+            &names.use_cache_branch,
+            "use_cache_branch",
+            ScalarRole::UseCacheBranch,
+        ),
+    ] {
+        let name = match given_name {
+            Some(name) => name.as_str(),
+            None if sig.input(default).is_some() => default,
+            None => continue,
+        };
+        scalars.push(scalar(sig, name, role)?);
+    }
+
+    // Every input has exactly one role.
+    let mut roles: Vec<(&str, &str)> = vec![(input_ids.0.as_str(), "token ids")];
+    roles.extend(
+        attention_mask
+            .iter()
+            .map(|(n, _)| (n.as_str(), "attention mask")),
+    );
+    roles.extend(
+        position_ids
+            .iter()
+            .map(|(n, _)| (n.as_str(), "position ids")),
+    );
+    roles.extend(caches.iter().map(|c| (c.past.as_str(), "cache")));
+    roles.extend(context.iter().map(|c| (c.name.as_str(), "context")));
+    roles.extend(scalars.iter().map(|c| (c.name.as_str(), "scalar")));
+    for (i, (name, role)) in roles.iter().enumerate() {
+        if let Some((_, other)) = roles[..i].iter().find(|(n, _)| n == name) {
+            return Err(error(format!(
+                "input `{name}` is named for two roles ({other} and {role}); each input plays one"
+            )));
+        }
+    }
     if let Some(extra) = sig
         .inputs
         .iter()
-        .find(|v| !roles.contains(&v.name.as_str()))
+        .find(|v| !roles.iter().any(|(n, _)| *n == v.name))
     {
         return Err(error(format!(
-            "input `{}` has no role in a decode loop (token ids, attention mask, position ids, or a `past` cache)",
+            "input `{}` has no role in a decode loop (roles: {}, a `past` cache, or context held for a sequence); name its role with `decoder_role(\"<role>\", \"{}\")`, a cache pair with `decoder_cache`, or an input held for a sequence with `decoder_context(\"{}\")`",
+            extra.name,
+            DecoderRole::names_list(),
+            extra.name,
             extra.name
         )));
     }
     let other_outputs = sig
         .outputs
         .iter()
-        .filter(|o| o.name != logits_name && !caches.iter().any(|c| c.present == o.name))
+        .filter(|o| {
+            o.name != logits_name
+                && !caches.iter().any(|c| c.present == o.name)
+                && !context
+                    .iter()
+                    .any(|c| c.present.as_deref() == Some(&o.name))
+        })
         .map(|o| o.name.clone())
         .collect();
     let shared_buffer = caches.iter().any(CachePlan::grows)
@@ -296,7 +572,111 @@ pub fn plan_decoder(
         caches,
         other_outputs,
         shared_buffer,
+        position_axes,
+        context,
+        scalars,
+        fixed_batch,
+        fixed_new,
+        sequence_axis,
     }))
+}
+
+/// The position ids and what their axes hold: `[batch, sequence]`, or with one extra axis
+/// before or after (`[3, batch, sequence]`, `[batch, sequence, 3]`).
+fn positions(
+    sig: &ModelSignature,
+    names: &DecoderNames,
+    ids_dims: &[Dim],
+) -> Result<(Option<NamedInput>, Vec<PositionAxis>), PlanError> {
+    let name = match &names.position_ids {
+        Some(name) => name.as_str(),
+        None if sig.input("position_ids").is_some() => "position_ids",
+        None => return Ok((None, Vec::new())),
+    };
+    let v = sig
+        .input(name)
+        .ok_or_else(|| error(format!("the model has no position ids input `{name}`")))?;
+    let (elem, dims) = tensor(v, "position ids")?;
+    if !matches!(elem, ElementType::I64 | ElementType::I32) {
+        return Err(error(format!(
+            "position ids `{name}` are {elem}; the decoder writes int64 or int32 there"
+        )));
+    }
+    let axes = match dims {
+        [_, _] => vec![PositionAxis::Batch, PositionAxis::Sequence],
+        [Dim::Fixed(n), b, _] if *b == ids_dims[0] || !matches!(b, Dim::Fixed(_)) => {
+            vec![
+                PositionAxis::Extra(*n),
+                PositionAxis::Batch,
+                PositionAxis::Sequence,
+            ]
+        }
+        [_, _, Dim::Fixed(n)] => vec![
+            PositionAxis::Batch,
+            PositionAxis::Sequence,
+            PositionAxis::Extra(*n),
+        ],
+        _ => {
+            return Err(error(format!(
+                "position ids `{name}` are {elem}{}; the decoder expects [batch, sequence], or one fixed extra axis first or last ([3, batch, sequence])",
+                format_dims(Some(dims))
+            )));
+        }
+    };
+    Ok((Some((name.to_owned(), elem)), axes))
+}
+
+/// What a context input's axes hold: the batch (named as the token ids' axis 0, or axis 0
+/// when the batch is not named), fixed sizes, and the encoder's sequence (any other axis).
+fn context_axes(dims: &[Dim], batch_name: Option<&str>) -> Vec<CacheAxis> {
+    dims.iter()
+        .enumerate()
+        .map(|(axis, d)| match d {
+            Dim::Fixed(n) => CacheAxis::Fixed(*n),
+            Dim::Named(n) if Some(n.as_str()) == batch_name => CacheAxis::Batch,
+            _ if axis == 0 && batch_name.is_none() => CacheAxis::Batch,
+            _ => CacheAxis::Sequence,
+        })
+        .collect()
+}
+
+/// A scalar input the loop writes: an integer (lengths) or a bool (the branch flag), of
+/// dims `[]` or `[1]`.
+fn scalar(sig: &ModelSignature, name: &str, role: ScalarRole) -> Result<ScalarPlan, PlanError> {
+    let what = match role {
+        ScalarRole::PastSequenceLength => "past length",
+        ScalarRole::TotalSequenceLength => "total length",
+        ScalarRole::UseCacheBranch => "cache branch flag",
+    };
+    let v = sig
+        .input(name)
+        .ok_or_else(|| error(format!("the model has no {what} input `{name}`")))?;
+    let (elem, dims) = tensor(v, what)?;
+    let elem_ok = match role {
+        ScalarRole::UseCacheBranch => elem == ElementType::Bool,
+        _ => matches!(elem, ElementType::I64 | ElementType::I32),
+    };
+    let dims = match dims {
+        [] => Vec::new(),
+        [Dim::Fixed(1)] => vec![1],
+        _ => Vec::from([u64::MAX]),
+    };
+    if !elem_ok || dims == [u64::MAX] {
+        let want = match role {
+            ScalarRole::UseCacheBranch => "bool",
+            _ => "int64 or int32",
+        };
+        return Err(error(format!(
+            "{what} `{name}` is {elem}{}; the decoder writes one {want} there (dims [] or [1])",
+            format_dims(v.tensor().and_then(|(_, d)| d))
+        )));
+    }
+    Ok(ScalarPlan {
+        name: name.to_owned(),
+        elem,
+        dims,
+        role,
+    })
 }
 
 fn plan_cache(
@@ -304,6 +684,7 @@ fn plan_cache(
     past: &str,
     present: &str,
     batch_name: Option<&str>,
+    fixed_batch: Option<u64>,
 ) -> Result<CachePlan, PlanError> {
     let pair = format!("cache `{past}` -> `{present}`");
     let past_v = sig
@@ -373,7 +754,8 @@ fn plan_cache(
             format_dims(Some(qd))
         )));
     }
-    if !axes.contains(&CacheAxis::Batch) {
+    // A model that fixes the batch may fix every cache axis (Marian's `rnn_states_prev`).
+    if !axes.contains(&CacheAxis::Batch) && fixed_batch.is_none() {
         return Err(error(format!(
             "{pair}: no axis is the batch (`{}`) of the token ids",
             batch_name.unwrap_or("?")

@@ -32,7 +32,10 @@ use std::collections::HashMap;
 
 pub mod decoder;
 
-pub use decoder::{CacheAxis, CachePlan, DecoderNames, DecoderPlan, DecoderRole, plan_decoder};
+pub use decoder::{
+    CacheAxis, CachePlan, ContextPlan, DecoderNames, DecoderPlan, DecoderRole, PositionAxis,
+    ScalarPlan, ScalarRole, plan_decoder,
+};
 
 use crate::dtype::ElementType;
 use crate::ident::IdentAllocator;

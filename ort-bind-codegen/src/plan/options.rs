@@ -111,6 +111,10 @@ impl ModelOptions {
             DecoderRole::AttentionMask => &mut names.attention_mask,
             DecoderRole::PositionIds => &mut names.position_ids,
             DecoderRole::Logits => &mut names.logits,
+            DecoderRole::EncoderHiddenStates => &mut names.encoder_hidden_states,
+            DecoderRole::EncoderAttentionMask => &mut names.encoder_attention_mask,
+            DecoderRole::PastSequenceLength => &mut names.past_sequence_length,
+            DecoderRole::UseCacheBranch => &mut names.use_cache_branch,
         };
         *slot = Some(name.to_owned());
         self
@@ -123,6 +127,17 @@ impl ModelOptions {
             .get_or_insert_with(DecoderNames::default)
             .caches
             .push((past.to_owned(), present.to_owned()));
+        self
+    }
+
+    /// Declares an input the decoder holds for a whole sequence (set from an encoder's
+    /// output or by the user, never fed back), where the names do not reveal it: a
+    /// cross-attention cache under another name, say (implies [`ModelOptions::decoder`]).
+    pub fn decoder_context(mut self, input: &str) -> Self {
+        self.decoder
+            .get_or_insert_with(DecoderNames::default)
+            .context
+            .push(input.to_owned());
         self
     }
 

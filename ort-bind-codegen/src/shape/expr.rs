@@ -37,6 +37,25 @@ pub enum Atom {
     Max(Box<DimExpr>, Box<DimExpr>),
 }
 
+impl Atom {
+    /// A value the atom is at least for every dim >= 1, when one is known.
+    fn least(&self) -> Option<i64> {
+        match self {
+            Atom::Sym(_) => Some(1),
+            Atom::FloorDiv(n, d) => {
+                let d = d.as_int().filter(|&d| d > 0)?;
+                Some(n.least()?.div_euclid(d))
+            }
+            Atom::Min(a, b) => Some(a.least()?.min(b.least()?)),
+            Atom::Max(a, b) => match (a.least(), b.least()) {
+                (Some(x), Some(y)) => Some(x.max(y)),
+                (Some(x), None) | (None, Some(x)) => Some(x),
+                (None, None) => None,
+            },
+        }
+    }
+}
+
 /// A product of atoms, sorted (repetition is a power).
 type Monomial = Vec<Atom>;
 
@@ -385,18 +404,19 @@ impl DimExpr {
     /// is below 0 for all of them, `None` when that depends on the dims. (`0` counts as
     /// non-negative: `Some(1)`.)
     fn sign(&self) -> Option<i8> {
-        // Each term of named dims only (every one >= 1) is at least its coefficient when
-        // the coefficient is positive, at most it when negative.
-        let pure = |m: &Monomial| m.iter().all(|a| matches!(a, Atom::Sym(_)));
-        if self.terms.iter().all(|(m, c)| pure(m) && *c > 0) {
-            let low = self
-                .terms
-                .iter()
-                .try_fold(self.constant, |acc, (_, c)| acc.checked_add(*c))?;
-            if low >= 0 {
-                return Some(1);
-            }
+        // With every coefficient positive, the expression is at least the constant plus
+        // each coefficient times its monomial's least value (named dims are >= 1, and a
+        // floor division, min or max of such has a least value too: `floor((w + 1) / 2)`
+        // is at least 1).
+        if self.terms.iter().all(|(_, c)| *c > 0)
+            && let Some(low) = self.least()
+            && low >= 0
+        {
+            return Some(1);
         }
+        // Each term of named dims only (every one >= 1) is at most its coefficient when
+        // the coefficient is negative.
+        let pure = |m: &Monomial| m.iter().all(|a| matches!(a, Atom::Sym(_)));
         if self.terms.iter().all(|(m, c)| pure(m) && *c < 0) {
             let high = self
                 .terms
@@ -407,6 +427,27 @@ impl DimExpr {
             }
         }
         None
+    }
+
+    /// A value the expression is at least for every dim >= 1, when one is known (every
+    /// coefficient positive and every atom bounded below by a non-negative value).
+    fn least(&self) -> Option<i64> {
+        let mut low = self.constant;
+        for (m, c) in &self.terms {
+            if *c <= 0 {
+                return None;
+            }
+            let mut product: i64 = 1;
+            for atom in m {
+                let a = atom.least()?;
+                if a < 0 {
+                    return None;
+                }
+                product = product.checked_mul(a)?;
+            }
+            low = low.checked_add(c.checked_mul(product)?)?;
+        }
+        Some(low)
     }
 
     /// Replaces each named dim by what `map` gives for it (`None`: kept).

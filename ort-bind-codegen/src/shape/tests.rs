@@ -795,3 +795,21 @@ fn scan_before_opset_9_has_a_batch_axis() {
     );
     assert_eq!(shown(&out), ["[b, 2]", "[b, s, 2]"]);
 }
+
+/// A length that is a floor division of named dims is at least its least value, so `Range`
+/// over it (positional encodings: `Range(0, Shape(x)[1], 1)`) has that length, not
+/// `max(length, 0)`, and broadcasts against the axis it came from.
+#[test]
+fn a_range_over_a_computed_length_keeps_that_length() {
+    use crate::shape::DimExpr;
+    let f = DimExpr::sym("num_frames");
+    let t = f
+        .add(&DimExpr::int(1))
+        .and_then(|x| x.floor_div(&DimExpr::int(2)))
+        .unwrap();
+    assert_eq!(t.max_with(&DimExpr::int(0)), Some(t.clone()));
+    assert_eq!(t.min_with(&DimExpr::int(0)), Some(DimExpr::int(0)));
+    // Unknown sign (a difference) stays a max.
+    let d = f.sub(&DimExpr::sym("k")).unwrap();
+    assert_ne!(d.max_with(&DimExpr::int(0)), Some(d));
+}

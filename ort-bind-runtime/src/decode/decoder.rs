@@ -6,13 +6,14 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use super::buffers::{CacheBuffer, IndexBuffer, cache_buffer};
+use super::context::{Borrowed, FirstRunCache, Held, ScalarBuffer, check_context, context_dims};
 use super::logits::{Logit, Logits, argmax};
-use super::spec::{CacheSpec, DecoderSpec, IndexInput};
+use super::spec::{CacheSpec, ContextSpec, DecoderSpec, IndexInput, PositionAxis, ScalarSpec};
 use crate::device::{Cpu, Device};
 use crate::element::{Element, onnx_type_name};
 use crate::error::{DecodeError, Error, Result};
 use crate::session::Session;
-use crate::shape::AnyRank;
+use crate::shape::{AnyRank, Shape};
 use crate::sys::{IoBinding, MemoryInfo, Value};
 use crate::tensor::Tensor;
 
@@ -105,6 +106,12 @@ impl Slot {
         Ok(Slot { name, bound: 0 })
     }
 
+    /// Makes the next bind happen whatever was bound (the value bound last is gone, and a
+    /// new one could reuse its address).
+    fn forget(&mut self) {
+        self.bound = 0;
+    }
+
     fn input(&mut self, io: &mut IoBinding, value: &Value, binds: &mut u64) -> Result<()> {
         let address = value.as_ptr().addr();
         if address != self.bound {
@@ -158,6 +165,26 @@ struct Cache<D: Device> {
     present_slot: Slot,
 }
 
+/// An input held for a whole sequence, with its slot.
+#[derive(Debug)]
+struct ContextSlot<D: Device> {
+    spec: &'static ContextSpec,
+    // Set from outside (`spec.present` is `None`).
+    held: Option<Box<dyn Held>>,
+    // Computed by the model on a sequence's first run (`spec.present` is `Some`).
+    first_run: Option<FirstRunCache<D>>,
+    slot: Slot,
+    present_slot: Option<Slot>,
+}
+
+/// A scalar input with its slot.
+#[derive(Debug)]
+struct ScalarSlot {
+    spec: &'static ScalarSpec,
+    buffer: ScalarBuffer,
+    slot: Slot,
+}
+
 /// A typed decode loop over a decoder model: tokens in, the last position's logits out,
 /// the key/value cache (and any recurrent state) kept on device `D` in buffers of the
 /// full capacity, bound once and rebound only where a shape changes.
@@ -194,7 +221,10 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     logits: Tensor<T::Logits, AnyRank, Cpu>,
     logits_slot: Slot,
     caches: Vec<Cache<D>>,
+    context: Vec<ContextSlot<D>>,
+    scalars: Vec<ScalarSlot>,
     other_outputs: Vec<CString>,
+    device: D,
     batch: usize,
     capacity: usize,
     vocab: usize,
@@ -245,6 +275,15 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     ) -> Result<Self> {
         if batch == 0 || capacity == 0 {
             return Err(DecodeError::Empty { batch, capacity }.into());
+        }
+        if let Some(model) = spec.fixed_batch
+            && model != batch
+        {
+            return Err(DecodeError::FixedBatch {
+                model,
+                asked: batch,
+            }
+            .into());
         }
         spec.check(session)?;
         let logits_elem = spec.output_elem(spec.logits)?;
@@ -298,18 +337,58 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                 present_slot: Slot::new(cache.present)?,
             });
         }
+        let logits_dims = [batch, 1, vocab];
         let logits = Tensor::with_capacity_in(
             spec.logits,
             Cpu,
-            &[batch, 1, vocab],
+            if spec.sequence_axis {
+                &logits_dims
+            } else {
+                &logits_dims[..2]
+            },
             batch.checked_mul(vocab).ok_or_else(too_large)?,
         )?;
-        let index = |input: &Option<IndexInput>, fill| {
+        let index = |input: &Option<IndexInput>, fill, extra: usize| {
             input
                 .as_ref()
-                .map(|i| IndexSlot::new(i, &[batch, 1], rows, fill))
+                .map(|i| {
+                    let room = rows.checked_mul(extra).ok_or_else(too_large)?;
+                    IndexSlot::new(i, &[room], room, fill)
+                })
                 .transpose()
         };
+        let extra = spec
+            .position_axes
+            .iter()
+            .map(|a| match a {
+                PositionAxis::Extra(n) => *n,
+                _ => 1,
+            })
+            .product();
+        let context = spec
+            .context
+            .iter()
+            .map(|c| {
+                Ok(ContextSlot {
+                    spec: c,
+                    held: None,
+                    first_run: None,
+                    slot: Slot::new(c.name)?,
+                    present_slot: c.present.map(Slot::new).transpose()?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let scalars = spec
+            .scalars
+            .iter()
+            .map(|c| {
+                Ok(ScalarSlot {
+                    spec: c,
+                    buffer: ScalarBuffer::new(c)?,
+                    slot: Slot::new(c.name)?,
+                })
+            })
+            .collect::<Result<_>>()?;
         // SAFETY: the session pointer is live and the decoder holds a counted reference
         // to the session (`session` field) for as long as the binding exists.
         let io = unsafe { IoBinding::new(session.raw())? };
@@ -322,13 +401,16 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             io,
             session: session.clone(),
             spec,
-            ids: IndexSlot::new(&spec.input_ids, &[batch, 1], rows, 0)?,
-            mask: index(&spec.attention_mask, 1)?,
-            positions: index(&spec.position_ids, 0)?,
+            ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
+            mask: index(&spec.attention_mask, 1, 1)?,
+            positions: index(&spec.position_ids, 0, extra)?,
             logits,
             logits_slot: Slot::new(spec.logits)?,
             caches,
+            context,
+            scalars,
             other_outputs,
+            device,
             batch,
             capacity,
             vocab,
@@ -396,17 +478,36 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// leaves the decoder as it was.
     pub fn append(&mut self, tokens: &[i64]) -> Result<()> {
         let new = self.check_tokens(tokens, self.len)?;
+        // A model that fixes the new positions per run takes the prompt in steps.
+        let step = self.spec.fixed_new.unwrap_or(new);
+        for from in (0..new).step_by(step) {
+            self.run(tokens, new, from, step)?;
+        }
+        Ok(())
+    }
+
+    /// Runs positions `from..from + new` of each row of `tokens` (rows of `row_len`).
+    fn run(&mut self, tokens: &[i64], row_len: usize, from: usize, new: usize) -> Result<()> {
         let total = self.len + new;
         self.new = 0;
         self.bind(new, total)?;
-        self.ids.buffer.write(0, tokens.iter().copied());
+        for row in 0..self.batch {
+            let start = row * row_len + from;
+            self.ids
+                .buffer
+                .write(row * new, tokens[start..start + new].iter().copied());
+        }
         if let Some(positions) = &mut self.positions {
-            let start = self.len as i64;
-            for row in 0..self.batch {
-                positions
-                    .buffer
-                    .write(row * new, (0..new as i64).map(|i| start + i));
-            }
+            write_positions(
+                &mut positions.buffer,
+                self.spec.position_axes,
+                self.batch,
+                self.len,
+                new,
+            );
+        }
+        for scalar in &mut self.scalars {
+            scalar.buffer.write(scalar.spec.role, self.len, new);
         }
         for name in &self.other_outputs {
             // Rebound each run: after a run ONNX Runtime's binding holds the value it made,
@@ -426,6 +527,100 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             }
         }
         Ok(())
+    }
+
+    /// Gives input `name`, held for the whole sequence (an encoder's hidden states or
+    /// mask, a cross-attention cache the encoder computed), the value of `tensor`: the
+    /// decoder keeps the tensor and binds it, copying nothing. Checked against the model
+    /// (element type, rank, the batch and fixed sizes); the next run reads it.
+    ///
+    /// An encoder-decoder pipeline sets these from its encoder's outputs itself.
+    pub fn set_context<E: Element, S: Shape>(
+        &mut self,
+        name: &str,
+        tensor: Tensor<E, S, D>,
+    ) -> Result<()> {
+        let index = self.context_index(name, E::ONNX_TYPE, E::NAME)?;
+        let slot = &mut self.context[index];
+        check_context(slot.spec, tensor.dims(), self.batch)?;
+        slot.slot.forget();
+        slot.held = Some(Box::new(tensor));
+        Ok(())
+    }
+
+    /// Like [`set_context`](Self::set_context) for a value over memory that the caller
+    /// owns (an encoder binding's output in a pipeline that owns this decoder).
+    ///
+    /// # Safety
+    /// The memory `value` points at must stay valid and in place until the context is set
+    /// again or the decoder is dropped.
+    pub(crate) unsafe fn set_context_value(&mut self, name: &str, value: Value) -> Result<()> {
+        let mut dims = Vec::new();
+        let elem = value.tensor_info(&mut dims)?;
+        let index = self.context_index(name, elem, crate::element::onnx_type_name(elem))?;
+        let slot = &mut self.context[index];
+        let dims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+        check_context(slot.spec, &dims, self.batch)?;
+        slot.slot.forget();
+        slot.held = Some(Box::new(Borrowed(value)));
+        Ok(())
+    }
+
+    /// Drops every input held for the sequence that was set from outside: a run needs them
+    /// set again first.
+    pub(crate) fn clear_context(&mut self) {
+        for c in &mut self.context {
+            if c.held.take().is_some() {
+                c.slot.forget();
+            }
+        }
+    }
+
+    /// The address of the memory bound as context input `name`, if it has a value (two
+    /// equal addresses: the same buffer, nothing copied between them).
+    pub fn context_address(&self, name: &str) -> Option<usize> {
+        let slot = self.context.iter().find(|c| c.spec.name == name)?;
+        let value = match (&slot.held, &slot.first_run) {
+            (Some(held), _) => held.value(),
+            (None, Some(cache)) => cache.keep.value(),
+            (None, None) => return None,
+        };
+        value.data_ptr().ok().map(|p| p.addr())
+    }
+
+    /// The context input `name` that is set from outside, checked to be of `elem`.
+    fn context_index(
+        &self,
+        name: &str,
+        elem: ort_sys::ONNXTensorElementDataType,
+        found: &str,
+    ) -> Result<usize> {
+        let index = self
+            .context
+            .iter()
+            .position(|c| c.spec.name == name && c.spec.present.is_none())
+            .ok_or_else(|| {
+                let names: Vec<&str> = self
+                    .context
+                    .iter()
+                    .filter(|c| c.spec.present.is_none())
+                    .map(|c| c.spec.name)
+                    .collect();
+                Error::SignatureMismatch {
+                    problem: format!(
+                        "`{name}` is not an input this decoder holds for a sequence (those: {names:?})"
+                    ),
+                }
+            })?;
+        let spec = self.context[index].spec;
+        if spec.elem != elem {
+            return Err(Error::InputType {
+                input: name.to_owned(),
+                expected: onnx_type_name(spec.elem).to_owned(),
+                found: found.to_owned(),
+            });
+        }
+        Ok(index)
     }
 
     /// Runs one token per batch row (`tokens.len() == batch`).
@@ -544,6 +739,11 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             .into());
         }
         let new = tokens.len() / self.batch;
+        if let Some(step) = self.spec.fixed_new
+            && !new.is_multiple_of(step)
+        {
+            return Err(DecodeError::FixedStep { new, step }.into());
+        }
         if new > self.capacity - len {
             return Err(DecodeError::CapacityExceeded {
                 len,
@@ -571,14 +771,78 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         let (batch, len) = (self.batch, self.len);
         let io = &mut self.io;
         let binds = &mut self.stats.binds;
-        self.ids.bind(io, &[batch, new], binds)?;
+        // Without a sequence axis the model takes one token per run (`fixed_new` is 1).
+        let seq = self.spec.sequence_axis;
+        let ids_dims = [batch, new];
+        self.ids
+            .bind(io, if seq { &ids_dims } else { &ids_dims[..1] }, binds)?;
         if let Some(positions) = &mut self.positions {
-            positions.bind(io, &[batch, new], binds)?;
+            self.dims.clear();
+            self.dims
+                .extend(self.spec.position_axes.iter().map(|a| match *a {
+                    PositionAxis::Batch => batch,
+                    PositionAxis::Sequence => new,
+                    PositionAxis::Extra(n) => n,
+                }));
+            positions.bind(io, &self.dims, binds)?;
+        }
+        for scalar in &mut self.scalars {
+            scalar.slot.input(io, scalar.buffer.value(), binds)?;
+        }
+        // Inputs held for the sequence; a merged decoder's cross-attention caches are
+        // computed on the first run into the decoder's own buffer and read from it after.
+        let first = len == 0;
+        let encoder_len = if first && self.context.iter().any(|c| c.spec.present.is_some()) {
+            Some(encoder_len(&self.context)?)
+        } else {
+            None
+        };
+        for c in &mut self.context {
+            let Some(present_slot) = &mut c.present_slot else {
+                let held = c
+                    .held
+                    .as_ref()
+                    .ok_or(DecodeError::MissingContext { input: c.spec.name })?;
+                c.slot.input(io, held.value(), binds)?;
+                continue;
+            };
+            if let Some(encoder_len) = encoder_len {
+                let cache = FirstRunCache::ensure(
+                    c.first_run.take(),
+                    c.spec,
+                    &self.device,
+                    batch,
+                    encoder_len,
+                    &mut self.dims,
+                );
+                let cache = c.first_run.insert(cache?);
+                cache.keep.set_dims(&self.dims)?;
+                context_dims(c.spec, batch, 0, &mut self.dims);
+                cache.sink.set_dims(&self.dims)?;
+                c.slot.input(io, cache.sink.value(), binds)?;
+                present_slot.output(io, cache.keep.value(), binds)?;
+            } else {
+                let cache = c
+                    .first_run
+                    .as_mut()
+                    .ok_or(DecodeError::MissingContext { input: c.spec.name })?;
+                let mut dims = std::mem::take(&mut self.dims);
+                let (d, _) = value_dims(cache.keep.value(), &mut dims)?;
+                let result = cache.sink.set_dims(d);
+                self.dims = dims;
+                result?;
+                c.slot.input(io, cache.keep.value(), binds)?;
+                present_slot.output(io, cache.sink.value(), binds)?;
+            }
         }
         if let Some(mask) = &mut self.mask {
             mask.bind(io, &[batch, total], binds)?;
         }
-        self.logits.set_dims(&[batch, new, self.vocab])?;
+        if seq {
+            self.logits.set_dims(&[batch, new, self.vocab])?;
+        } else {
+            self.logits.set_dims(&[batch, self.vocab])?;
+        }
         self.logits_slot.output(io, self.logits.value(), binds)?;
         for cache in &mut self.caches {
             match &mut cache.present {
@@ -600,5 +864,76 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             }
         }
         Ok(())
+    }
+}
+
+/// The encoder positions of the sequence: the sequence axis of the first context input set
+/// from outside that has one (the encoder's hidden states).
+fn encoder_len<D: Device>(context: &[ContextSlot<D>]) -> Result<usize> {
+    let mut dims = Vec::new();
+    for c in context {
+        let (Some(held), Some(axis)) = (
+            &c.held,
+            c.spec
+                .axes
+                .iter()
+                .position(|a| *a == super::spec::CacheAxis::Sequence),
+        ) else {
+            continue;
+        };
+        let (d, _) = value_dims(held.value(), &mut dims)?;
+        return Ok(d[axis]);
+    }
+    let input = context
+        .iter()
+        .find(|c| c.spec.present.is_none())
+        .or(context.first())
+        .map_or("encoder_hidden_states", |c| c.spec.name);
+    Err(DecodeError::MissingContext { input }.into())
+}
+
+/// A value's dims, read into `buf` (as `usize`), and its element type.
+fn value_dims<'a>(
+    value: &Value,
+    buf: &'a mut Vec<usize>,
+) -> Result<(&'a [usize], ort_sys::ONNXTensorElementDataType)> {
+    let mut raw = Vec::new();
+    let elem = value.tensor_info(&mut raw)?;
+    buf.clear();
+    buf.extend(raw.iter().map(|&d| d.max(0) as usize));
+    Ok((buf, elem))
+}
+
+/// Writes the positions of a run of `new` positions after `past` for `batch` rows, in the
+/// layout `axes` gives (`[batch, new]`, or with an extra axis first or last whose every
+/// entry gets the position).
+fn write_positions(
+    buffer: &mut IndexBuffer,
+    axes: &[PositionAxis],
+    batch: usize,
+    past: usize,
+    new: usize,
+) {
+    let start = past as i64;
+    match axes {
+        [PositionAxis::Extra(n), ..] => {
+            for block in 0..n * batch {
+                buffer.write(block * new, (0..new as i64).map(|i| start + i));
+            }
+        }
+        [.., PositionAxis::Extra(n)] => {
+            let n = *n;
+            for row in 0..batch {
+                buffer.write(
+                    row * new * n,
+                    (0..new as i64).flat_map(|i| std::iter::repeat_n(start + i, n)),
+                );
+            }
+        }
+        _ => {
+            for row in 0..batch {
+                buffer.write(row * new, (0..new as i64).map(|i| start + i));
+            }
+        }
     }
 }

@@ -16,11 +16,17 @@
 //! module; the mask and position ids are the decoder's business, never the user's.
 
 mod buffers;
+mod context;
 mod decoder;
+mod encoder_decoder;
 mod logits;
 mod spec;
 
 pub use crate::error::DecodeError;
 pub use decoder::{CacheMode, DecodeStats, Decoder, DecoderModel, Growing, SharedBuffer};
+pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
-pub use spec::{CacheAxis, CacheSpec, DecoderSpec, IndexInput};
+pub use spec::{
+    CacheAxis, CacheSpec, ContextSpec, DecoderSpec, IndexInput, PositionAxis, ScalarRole,
+    ScalarSpec,
+};

@@ -35,6 +35,77 @@ pub struct DecoderSpec {
     /// shared past/present buffer (ONNX Runtime's `GroupQueryAttention`): only then may
     /// one capacity buffer be bound as both past and present ([`SharedBuffer`](super::SharedBuffer)).
     pub shared_buffer: bool,
+    /// What each axis of the position ids holds (empty without position ids):
+    /// `[Batch, Sequence]`, or with one [`PositionAxis::Extra`] axis first or last.
+    pub position_axes: &'static [PositionAxis],
+    /// Inputs held for a whole sequence: an encoder's hidden states and mask, and
+    /// cross-attention caches.
+    pub context: &'static [ContextSpec],
+    /// Scalars the loop writes before each run (lengths, a merged decoder's branch flag).
+    pub scalars: &'static [ScalarSpec],
+    /// The batch, when the model fixes it.
+    pub fixed_batch: Option<usize>,
+    /// New positions per run, when the model fixes them: a prompt runs in steps of this
+    /// many.
+    pub fixed_new: Option<usize>,
+    /// Whether the token ids and logits have a sequence axis (`[batch, new]`,
+    /// `[batch, new, vocab]`); without it they are `[batch]` and `[batch, vocab]`, one
+    /// token per run.
+    pub sequence_axis: bool,
+}
+
+/// What one axis of the position ids holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionAxis {
+    /// The batch.
+    Batch,
+    /// The new positions.
+    Sequence,
+    /// An extra axis of this size (multimodal rotary sections: `[3, batch, sequence]`):
+    /// every entry along it gets the position.
+    Extra(usize),
+}
+
+/// An input the decoder holds for a whole sequence.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextSpec {
+    /// ONNX name (`encoder_hidden_states`, `past_key_cross_0`,
+    /// `past_key_values.0.encoder.key`).
+    pub name: &'static str,
+    /// Element type.
+    pub elem: Onnx,
+    /// What each axis holds: the batch, the encoder's sequence
+    /// ([`CacheAxis::Sequence`]), or a fixed size.
+    pub axes: &'static [CacheAxis],
+    /// The output that returns it, for a cross-attention cache a merged decoder computes
+    /// on a sequence's first run (`present.0.encoder.key`): the decoder keeps it in its
+    /// own buffer and binds it as this input from then on. `None`: set from outside
+    /// ([`Decoder::set_context`](super::Decoder::set_context), or an encoder's output).
+    pub present: Option<&'static str>,
+}
+
+/// A scalar input the loop writes before each run.
+#[derive(Debug, Clone, Copy)]
+pub struct ScalarSpec {
+    /// ONNX name.
+    pub name: &'static str,
+    /// Element type: `int64`, `int32`, or `bool` for a branch flag.
+    pub elem: Onnx,
+    /// Dims: `[]` or `[1]`.
+    pub dims: &'static [usize],
+    /// What it holds.
+    pub role: ScalarRole,
+}
+
+/// What a scalar input holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarRole {
+    /// Positions held before the run.
+    PastSequenceLength,
+    /// Positions held after the run (past + new).
+    TotalSequenceLength,
+    /// `false` on a sequence's first run, `true` after (Optimum's merged decoders).
+    UseCacheBranch,
 }
 
 /// An integer input of the decoder (token ids, mask, positions).
@@ -139,7 +210,12 @@ impl DecoderSpec {
             fixed(false, cache.past, &mut axes())?;
             fixed(true, cache.present, &mut axes())?;
         }
-        fixed(true, self.logits, &mut [None, None, self.vocab].into_iter())
+        let logits_axes: &[Option<usize>] = if self.sequence_axis {
+            &[None, None, self.vocab]
+        } else {
+            &[None, self.vocab]
+        };
+        fixed(true, self.logits, &mut logits_axes.iter().copied())
     }
 
     /// The element type of a value the spec names.

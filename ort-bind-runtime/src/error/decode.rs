@@ -56,6 +56,26 @@ pub enum DecodeError {
         /// A cache input that is not written in place.
         cache: &'static str,
     },
+    /// A run before an input held for the sequence was given
+    /// ([`Decoder::set_context`](crate::decode::Decoder::set_context), or an encoder run).
+    MissingContext {
+        /// The input.
+        input: &'static str,
+    },
+    /// A batch other than the one the model fixes.
+    FixedBatch {
+        /// The model's batch.
+        model: usize,
+        /// The batch asked for.
+        asked: usize,
+    },
+    /// Tokens that do not split into the new positions per run the model fixes.
+    FixedStep {
+        /// New positions per row given.
+        new: usize,
+        /// The model's positions per run.
+        step: usize,
+    },
     /// A decoder of no rows or no capacity.
     Empty {
         /// The batch asked for.
@@ -74,7 +94,7 @@ impl fmt::Display for DecodeError {
                 capacity,
             } => write!(
                 f,
-                "the decoder holds {len} of {capacity} positions; {adding} more do not fit (create it with a larger capacity, or `rewind`/`reset`)"
+                "the decoder holds {len} of {capacity} positions and cannot take {adding} more (create it with a larger capacity, or `rewind`/`reset`)"
             ),
             DecodeError::TokenOutOfRange { token, vocab } => {
                 write!(f, "token id {token} is outside the vocabulary (0..{vocab})")
@@ -100,6 +120,18 @@ impl fmt::Display for DecodeError {
             DecodeError::NotShareable { cache } => write!(
                 f,
                 "the shared-buffer cache mode needs every growing cache written in place by the model (GroupQueryAttention); `{cache}` is not"
+            ),
+            DecodeError::MissingContext { input } => write!(
+                f,
+                "the decoder has no `{input}` for this sequence yet (give it with `set_context`, or run the encoder first)"
+            ),
+            DecodeError::FixedBatch { model, asked } => write!(
+                f,
+                "the model fixes the batch at {model}; a decoder of {asked} rows cannot run it"
+            ),
+            DecodeError::FixedStep { new, step } => write!(
+                f,
+                "the model takes {step} new positions per run; {new} per row do not split into runs of {step}"
             ),
             DecodeError::Empty { batch, capacity } => write!(
                 f,

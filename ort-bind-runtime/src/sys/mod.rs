@@ -193,6 +193,51 @@ impl Value {
         self.0.as_ptr()
     }
 
+    /// A second tensor value over the memory of the tensor value `raw` (same dims,
+    /// element type and device; nothing copied).
+    ///
+    /// # Safety
+    /// `raw` must be a live tensor value; its memory must stay valid and in place for as
+    /// long as the new value, or any binding it is bound in, may be used by ONNX Runtime
+    /// (the rule of [`Value::tensor_over`]).
+    pub(crate) unsafe fn alias_of(raw: *const OrtValue) -> Result<Value> {
+        let api = api();
+        let mut dims = Vec::new();
+        // SAFETY: `raw` is a live value (caller); it is only read through the C API, and
+        // the temporary handle is never released (ManuallyDrop): `raw` stays the owner's.
+        let borrowed =
+            std::mem::ManuallyDrop::new(Value(non_null(raw.cast_mut(), "a bound value")?));
+        let elem = borrowed.tensor_info(&mut dims)?;
+        let data = borrowed.data_ptr()?;
+        let mut bytes = 0usize;
+        // SAFETY: `raw` is a live tensor value; `bytes` is a valid out-pointer.
+        let status = unsafe { (api.GetTensorSizeInBytes)(raw, &mut bytes) };
+        check(status, || "reading a tensor's size".into())?;
+        let mut info: *const OrtMemoryInfo = ptr::null();
+        // SAFETY: as above; the memory info returned is owned by the value and only read
+        // while the value is alive (during this call).
+        let status = unsafe { (api.GetTensorMemoryInfo)(raw, &mut info) };
+        check(status, || "reading a tensor's memory info".into())?;
+        let mut out = ptr::null_mut();
+        // SAFETY: `data` holds `bytes` bytes of `elem` with `dims` on the device `info`
+        // describes (read from the live value); the caller keeps that memory valid.
+        let status = unsafe {
+            (api.CreateTensorWithDataAsOrtValue)(
+                info,
+                data,
+                bytes,
+                dims.as_ptr(),
+                dims.len(),
+                elem,
+                &mut out,
+            )
+        };
+        check(status, || {
+            format!("creating a second value over a tensor of dims {dims:?}")
+        })?;
+        Ok(Value(non_null(out, "CreateTensorWithDataAsOrtValue")?))
+    }
+
     /// Element type and dims of a tensor value, written into `dims` (whose capacity is reused).
     pub(crate) fn tensor_info(&self, dims: &mut Vec<i64>) -> Result<ONNXTensorElementDataType> {
         let mut elem = ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
@@ -749,6 +794,18 @@ impl RunArgs {
             } else {
                 self.output_allocated[pos] = value.is_none();
             }
+        }
+    }
+
+    /// The value recorded for input (`output == false`) or output `index`, if any (null
+    /// for an output ONNX Runtime allocates that no run has produced).
+    pub(crate) fn recorded(&self, output: bool, index: usize) -> Option<*const OrtValue> {
+        if output {
+            let pos = (*self.output_pos.get(index)?)?;
+            self.output_values.get(pos).map(|v| v.cast_const())
+        } else {
+            let pos = (*self.input_pos.get(index)?)?;
+            self.input_values.get(pos).copied()
         }
     }
 

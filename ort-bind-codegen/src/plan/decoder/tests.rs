@@ -249,3 +249,188 @@ fn other_names_by_options() {
     assert_eq!(d.caches.len(), 5);
     assert!(!d.caches[0].grows());
 }
+
+const B: ElementType = ElementType::Bool;
+
+/// Optimum's merged seq2seq decoder: self-attention caches grow; `past_key_values.N.encoder.*`
+/// -> `present.N.encoder.*` are cross-attention caches the first run computes (context, not
+/// cache); `use_cache_branch` is a scalar the loop writes.
+#[test]
+fn a_merged_seq2seq_decoder_holds_its_cross_caches() {
+    let mut inputs = vec![
+        t(
+            "encoder_attention_mask",
+            I,
+            &["batch_size", "encoder_sequence_length"],
+        ),
+        t("input_ids", I, &["batch_size", "decoder_sequence_length"]),
+        t(
+            "encoder_hidden_states",
+            F,
+            &["batch_size", "encoder_sequence_length", "64"],
+        ),
+    ];
+    let mut outputs = vec![t(
+        "logits",
+        F,
+        &["batch_size", "decoder_sequence_length", "512"],
+    )];
+    for part in ["decoder", "encoder"] {
+        for kv in ["key", "value"] {
+            let (past, present) = if part == "decoder" {
+                (
+                    "past_decoder_sequence_length",
+                    "past_decoder_sequence_length + 1",
+                )
+            } else {
+                ("encoder_sequence_length_out", "encoder_sequence_length_out")
+            };
+            inputs.push(t(
+                &format!("past_key_values.0.{part}.{kv}"),
+                F,
+                &["batch_size", "4", past, "16"],
+            ));
+            outputs.push(t(
+                &format!("present.0.{part}.{kv}"),
+                F,
+                &["batch_size", "4", present, "16"],
+            ));
+        }
+    }
+    inputs.push(t("use_cache_branch", B, &["1"]));
+    let sig = ModelSignature {
+        inputs,
+        outputs,
+        ..Default::default()
+    };
+    let d = plan_decoder(&sig, None).unwrap().unwrap();
+    assert_eq!(d.caches.len(), 2);
+    assert!(
+        d.caches
+            .iter()
+            .all(|c| c.past.contains(".decoder.") && c.grows())
+    );
+    let context: Vec<(&str, Option<&str>)> = d
+        .context
+        .iter()
+        .map(|c| (c.name.as_str(), c.present.as_deref()))
+        .collect();
+    assert_eq!(
+        context,
+        [
+            ("encoder_hidden_states", None),
+            ("encoder_attention_mask", None),
+            (
+                "past_key_values.0.encoder.key",
+                Some("present.0.encoder.key")
+            ),
+            (
+                "past_key_values.0.encoder.value",
+                Some("present.0.encoder.value")
+            ),
+        ]
+    );
+    assert_eq!(
+        d.context[2].axes,
+        [
+            CacheAxis::Batch,
+            CacheAxis::Fixed(4),
+            CacheAxis::Sequence,
+            CacheAxis::Fixed(16)
+        ]
+    );
+    assert_eq!(d.scalars.len(), 1);
+    assert_eq!(
+        (d.scalars[0].role, d.scalars[0].dims.as_slice()),
+        (ScalarRole::UseCacheBranch, &[1][..])
+    );
+    assert!(d.other_outputs.is_empty(), "{:?}", d.other_outputs);
+}
+
+/// Marian's decoder (onnxruntime-genai's `marian-ssru`): every dim fixed, one token per run
+/// (`input_ids [1]`, `logits [1, 512]`), recurrent state `rnn_states_prev -> rnn_states`
+/// with the batch on axis 1, and the past length as a scalar.
+#[test]
+fn a_fixed_size_decoder_with_recurrent_state() {
+    let sig = ModelSignature {
+        inputs: vec![
+            t("input_ids", I, &["1"]),
+            t("encoder_hidden_states", F, &["1", "16", "64"]),
+            t("encoder_attention_mask", I, &["1", "16"]),
+            t("rnn_states_prev", F, &["3", "1", "64"]),
+            t("past_key_values_length", I, &["1"]),
+        ],
+        outputs: vec![
+            t("logits", F, &["1", "512"]),
+            t("rnn_states", F, &["3", "1", "64"]),
+        ],
+        ..Default::default()
+    };
+    let d = plan_decoder(&sig, None).unwrap().unwrap();
+    assert_eq!(
+        (d.fixed_batch, d.fixed_new, d.sequence_axis),
+        (Some(1), Some(1), false)
+    );
+    assert_eq!(d.caches[0].past, "rnn_states_prev");
+    assert!(!d.caches[0].grows());
+    assert_eq!(d.scalars[0].role, ScalarRole::PastSequenceLength);
+    assert_eq!(d.context.len(), 2);
+}
+
+/// Position ids with an extra axis (multimodal rotary sections), and an input named for
+/// two roles.
+#[test]
+fn position_layouts_and_one_input_for_two_roles() {
+    let mut sig = kv_model(F, false);
+    sig.inputs[2] = t("position_ids", I, &["3", "batch_size", "sequence_length"]);
+    let d = plan_decoder(&sig, None).unwrap().unwrap();
+    assert_eq!(
+        d.position_axes,
+        [
+            PositionAxis::Extra(3),
+            PositionAxis::Batch,
+            PositionAxis::Sequence
+        ]
+    );
+    sig.inputs[2] = t("position_ids", I, &["batch_size", "sequence_length", "3"]);
+    let d = plan_decoder(&sig, None).unwrap().unwrap();
+    assert_eq!(
+        d.position_axes,
+        [
+            PositionAxis::Batch,
+            PositionAxis::Sequence,
+            PositionAxis::Extra(3)
+        ]
+    );
+
+    let sig = kv_model(F, false);
+    let names = DecoderNames {
+        position_ids: Some("attention_mask".into()),
+        ..Default::default()
+    };
+    let e = plan_decoder(&sig, Some(&names)).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "input `attention_mask` is named for two roles (attention mask and position ids)"
+        ),
+        "{e}"
+    );
+}
+
+/// An input no convention places: the error names the option that would.
+#[test]
+fn an_unplaced_input_names_the_options() {
+    let mut sig = kv_model(F, false);
+    sig.inputs.push(t("memory", F, &["batch_size", "7", "64"]));
+    let e = plan_decoder(&sig, None).unwrap_err().to_string();
+    assert!(e.contains("decoder_context(\"memory\")"), "{e}");
+    let names = DecoderNames {
+        context: vec!["memory".into()],
+        ..Default::default()
+    };
+    let d = plan_decoder(&sig, Some(&names)).unwrap().unwrap();
+    assert_eq!(
+        d.context[0].axes,
+        [CacheAxis::Batch, CacheAxis::Fixed(7), CacheAxis::Fixed(64)]
+    );
+}

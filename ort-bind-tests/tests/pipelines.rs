@@ -1,0 +1,212 @@
+//! Encoder-decoder generation on the project's pipeline fixtures
+//! (`tests/fixtures/pipelines/`, written by `make_seq2seq.py` with `onnx.helper`): greedy
+//! tokens equal Python onnxruntime's (`greedy*.json`, written by `reference_seq2seq.py`),
+//! batch 1 and 2, with the encoder's output buffers bound into the decoder (their
+//! addresses are the same: 0 bytes copied between the models).
+
+use ort_bind::decode::{DecoderModel, Edge, EncoderDecoder};
+use ort_bind::{BindingIo, Result};
+use ort_bind_tests::decoders::{Expected, read};
+
+mod speech_encoder {
+    ort_bind::bindings!("tests/fixtures/pipelines/speech/encoder.onnx");
+}
+mod speech_decoder {
+    ort_bind::bindings!("tests/fixtures/pipelines/speech/decoder.onnx");
+}
+mod merged_encoder {
+    ort_bind::bindings!("tests/fixtures/pipelines/merged/encoder_model.onnx");
+}
+mod merged_decoder {
+    ort_bind::bindings!("tests/fixtures/pipelines/merged/decoder_model_merged.onnx");
+}
+mod marian_encoder {
+    ort_bind::bindings!("tests/fixtures/pipelines/marian/encoder.onnx");
+}
+mod marian_decoder {
+    ort_bind::bindings!("tests/fixtures/pipelines/marian/decoder.onnx");
+}
+
+fn expected(fixture: &str, file: &str) -> (Expected, serde_json::Value) {
+    read(
+        &ort_bind_tests::paths::fixture("pipelines")
+            .join(fixture)
+            .join(file),
+    )
+}
+
+/// Greedy-decodes as many tokens as `want` holds after the prompts; checks them and the
+/// first logits.
+fn greedy<E: BindingIo, T: DecoderModel>(
+    generator: &mut EncoderDecoder<E, T>,
+    want: &Expected,
+    what: &str,
+) -> Result<()> {
+    generator.prefill(&want.prompts.concat())?;
+    let first = generator.logits()?;
+    for (i, (&got, w)) in first.row(0).iter().zip(&want.logits_first).enumerate() {
+        let got = f64::from(ort_bind::decode::Logit::to_f32(got));
+        assert!(
+            (got - w).abs() <= 1e-3 * w.abs().max(1.0),
+            "{what}: logit {i}: {got} vs Python's {w}"
+        );
+    }
+    let steps = want.tokens[0].len();
+    let mut rows = vec![Vec::new(); want.prompts.len()];
+    for _ in 0..steps {
+        let picked = generator.step_greedy()?;
+        for (row, &t) in rows.iter_mut().zip(picked) {
+            row.push(t);
+        }
+    }
+    assert_eq!(rows, want.tokens, "{what}: greedy tokens");
+    Ok(())
+}
+
+/// `audio_features[b, c, t] = sin(0.01 (t + 1)(c + 1) + 0.5 b)`, as `reference_seq2seq.py`.
+fn audio(batch: usize, frames: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(batch * 16 * frames);
+    for b in 0..batch {
+        for c in 0..16 {
+            for t in 0..frames {
+                let x = 0.01 * (t as f64 + 1.0) * (c as f64 + 1.0) + 0.5 * b as f64;
+                out.push(x.sin() as f32);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn speech_encoder_decoder_matches_python() -> Result<()> {
+    let encoder = speech_encoder::Model::load()?;
+    let decoder = speech_decoder::Model::load()?;
+    let edges: Vec<Edge> = (0..2)
+        .flat_map(|l| ["key", "value"].map(move |kv| (l, kv)))
+        .map(|(l, kv)| {
+            let from: &'static str = format!("present_{kv}_cross_{l}").leak();
+            let to: &'static str = format!("past_{kv}_cross_{l}").leak();
+            Edge { from, to }
+        })
+        .collect();
+    for (file, batch) in [("greedy.json", 1), ("greedy_batch2.json", 2)] {
+        let (want, json) = expected("speech", file);
+        let frames = json["source"]["num_frames"].as_u64().unwrap() as usize;
+        let dims = speech_encoder::Dims::from_input_shapes(&[batch, 16, frames])?;
+        let mut generator =
+            EncoderDecoder::new(encoder.bind(dims)?, decoder.decoder(batch, 128)?, &edges)?;
+        generator
+            .encoder_inputs()
+            .audio_features
+            .copy_from_slice(&audio(batch, frames))?;
+        generator.encode()?;
+        // The decoder reads the encoder's buffers: the same memory, nothing copied.
+        let cross = generator
+            .encoder_outputs()
+            .present_key_cross_0
+            .as_slice()
+            .as_ptr();
+        assert_eq!(
+            generator.context_address("past_key_cross_0"),
+            Some(cross.addr())
+        );
+        greedy(&mut generator, &want, &format!("speech {file}"))?;
+    }
+    Ok(())
+}
+
+/// The source ids and mask of a fixture's reference, flat (rows one after another).
+fn source(json: &serde_json::Value) -> (Vec<i64>, Vec<i64>, [usize; 2]) {
+    let rows = |key: &str| -> Vec<Vec<i64>> {
+        json[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect()
+            })
+            .collect()
+    };
+    let (ids, mask) = (rows("source"), rows("source_mask"));
+    let dims = [ids.len(), ids[0].len()];
+    (ids.concat(), mask.concat(), dims)
+}
+
+#[test]
+fn an_optimum_merged_decoder_computes_its_cross_cache_once_and_matches_python() -> Result<()> {
+    let encoder = merged_encoder::Model::load()?;
+    let decoder = merged_decoder::Model::load()?;
+    let edges = [
+        Edge {
+            from: "last_hidden_state",
+            to: "encoder_hidden_states",
+        },
+        // An encoder input both models read: the decoder binds the encoder's buffer.
+        Edge {
+            from: "attention_mask",
+            to: "encoder_attention_mask",
+        },
+    ];
+    for file in ["greedy.json", "greedy_batch2.json"] {
+        let (want, json) = expected("merged", file);
+        let (ids, mask, [batch, len]) = source(&json);
+        let dims = merged_encoder::Dims::from_input_shapes(&[batch, len], &[batch, len])?;
+        let mut generator =
+            EncoderDecoder::new(encoder.bind(dims)?, decoder.decoder(batch, 128)?, &edges)?;
+        {
+            let mut inputs = generator.encoder_inputs();
+            inputs.input_ids.copy_from_slice(&ids)?;
+            inputs.attention_mask.copy_from_slice(&mask)?;
+        }
+        generator.encode()?;
+        let hidden = generator
+            .encoder_outputs()
+            .last_hidden_state
+            .as_slice()
+            .as_ptr();
+        assert_eq!(
+            generator.context_address("encoder_hidden_states"),
+            Some(hidden.addr())
+        );
+        greedy(&mut generator, &want, &format!("merged {file}"))?;
+        // A second sequence over the same source starts over (the cross cache is
+        // computed again by its first run) and decodes the same.
+        greedy(&mut generator, &want, &format!("merged {file}, again"))?;
+    }
+    Ok(())
+}
+
+#[test]
+fn a_marian_decoder_carries_its_recurrent_state_and_matches_python() -> Result<()> {
+    let encoder = marian_encoder::Model::load()?;
+    let decoder = marian_decoder::Model::load()?;
+    let edges = [
+        Edge {
+            from: "encoder_outputs",
+            to: "encoder_hidden_states",
+        },
+        Edge {
+            from: "attention_mask",
+            to: "encoder_attention_mask",
+        },
+    ];
+    let (want, json) = expected("marian", "greedy.json");
+    let (ids, mask, _) = source(&json);
+    let mut generator = EncoderDecoder::new(
+        encoder.bind(marian_encoder::Dims::default())?,
+        decoder.decoder(1, 128)?,
+        &edges,
+    )?;
+    {
+        let mut inputs = generator.encoder_inputs();
+        inputs.input_ids.copy_from_slice(&ids)?;
+        inputs.attention_mask.copy_from_slice(&mask)?;
+    }
+    generator.encode()?;
+    greedy(&mut generator, &want, "marian")?;
+    Ok(())
+}
