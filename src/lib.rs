@@ -231,6 +231,44 @@ pub use ort_bind_macros::OnnxBinding;
 /// makes the next `cargo build` regenerate the module.
 pub use ort_bind_macros::bindings;
 
+/// Generates, at compile time, a module per model of a pipeline and checks the edges
+/// between them against both model files: element type, rank and every size either fixes
+/// (a mismatch, an unknown name, an edge the wrong way round or a cycle is a compile error
+/// naming both models). Edges not declared are found by name (`present_key_cross_0` feeds
+/// `past_key_cross_0`, `last_hidden_state` feeds `encoder_hidden_states`, the encoder's
+/// `attention_mask` feeds `encoder_attention_mask`).
+///
+/// Two models where the second is a decoder fed by the first also get `Pipeline` (both
+/// models) and `Generator`, a [`decode::EncoderDecoder`]: the encoder runs once per source
+/// and the decoder reads its output buffers, nothing copied.
+///
+/// ```
+/// mod speech {
+///     ort_bind::pipeline!(
+///         encoder = "examples/models/speech/encoder.onnx",
+///         decoder = "examples/models/speech/decoder.onnx",
+///     );
+/// }
+///
+/// # fn main() -> ort_bind::Result<()> {
+/// let pipeline = speech::Pipeline::load()?;
+/// let frames = 30; // the encoder halves them: 15 positions of cross-attention cache
+/// let dims = speech::encoder::Dims { batch_size: 1, num_frames: frames };
+/// let mut generator = pipeline.generator(dims, 1, 64)?;
+/// generator.encoder_inputs().audio_features.fill(0.25);
+/// generator.encode()?;
+/// generator.prefill(&[3, 17, 42])?;
+/// let token = generator.step_greedy()?[0];
+/// assert!((0..512).contains(&token));
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Models are `name = "path"` or `name = ("path", options...)` with the options of
+/// [`bindings!`]; edges are `model.output -> model.input` (`model["a.b"]` for names with
+/// dots).
+pub use ort_bind_macros::pipeline;
+
 /// Not public API: the names generated code and the derive's expansions reach through
 /// `::ort_bind::__private::…`. No semver promise: they change with the code generators
 /// (like serde's `__private`). The runtime's names come from `ort_bind_runtime::__private`,

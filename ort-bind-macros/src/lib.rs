@@ -1,4 +1,4 @@
-//! Procedural macros for ort-bind: `#[derive(OnnxBinding)]` and `bindings!`.
+//! Procedural macros for ort-bind: `#[derive(OnnxBinding)]`, `bindings!` and `pipeline!`.
 //!
 //! This crate is a thin shell: every macro hands its tokens to
 //! [`ort_bind_codegen::macros`], where parsing, checking against the model and expansion
@@ -37,6 +37,13 @@ pub fn derive_onnx_binding(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn bindings(input: TokenStream) -> TokenStream {
     env_or_error(|env| macros::bindings(input.into(), env))
+}
+
+/// Generates, at compile time, the modules of several models and checks the edges between
+/// them. See the `ort_bind` crate docs (`pipeline!`).
+#[proc_macro]
+pub fn pipeline(input: TokenStream) -> TokenStream {
+    env_or_error(|env| macros::pipeline(input.into(), env))
 }
 
 /// Internal: points a dependency-tracking link at a model file (see

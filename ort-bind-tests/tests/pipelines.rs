@@ -210,3 +210,56 @@ fn a_marian_decoder_carries_its_recurrent_state_and_matches_python() -> Result<(
     greedy(&mut generator, &want, "marian")?;
     Ok(())
 }
+
+/// The macro route: `pipeline!` reads both files, finds every edge by name (the cross
+/// caches) and checks it, and generates `Pipeline` and `Generator`.
+mod speech {
+    ort_bind::pipeline!(
+        encoder = "tests/fixtures/pipelines/speech/encoder.onnx",
+        decoder = "tests/fixtures/pipelines/speech/decoder.onnx",
+    );
+}
+
+/// Marian through the macro: one edge declared, the mask found by name.
+mod marian {
+    ort_bind::pipeline!(
+        encoder = "tests/fixtures/pipelines/marian/encoder.onnx",
+        decoder = ("tests/fixtures/pipelines/marian/decoder.onnx", decoder),
+        encoder.encoder_outputs -> decoder.encoder_hidden_states,
+    );
+}
+
+#[test]
+fn the_pipeline_macro_wires_and_decodes_the_same() -> Result<()> {
+    assert_eq!(speech::EDGES.len(), 4);
+    let pipeline = speech::Pipeline::load()?;
+    let (want, json) = expected("speech", "greedy_batch2.json");
+    let frames = json["source"]["num_frames"].as_u64().unwrap() as usize;
+    let mut generator = pipeline.generator(
+        speech::encoder::Dims {
+            batch_size: 2,
+            num_frames: frames,
+        },
+        2,
+        128,
+    )?;
+    generator
+        .encoder_inputs()
+        .audio_features
+        .copy_from_slice(&audio(2, frames))?;
+    generator.encode()?;
+    greedy(&mut generator, &want, "speech through pipeline!")?;
+
+    let pipeline = marian::Pipeline::load()?;
+    let (want, json) = expected("marian", "greedy.json");
+    let (ids, mask, _) = source(&json);
+    let mut generator = pipeline.generator(marian::encoder::Dims::default(), 1, 128)?;
+    {
+        let mut inputs = generator.encoder_inputs();
+        inputs.input_ids.copy_from_slice(&ids)?;
+        inputs.attention_mask.copy_from_slice(&mask)?;
+    }
+    generator.encode()?;
+    greedy(&mut generator, &want, "marian through pipeline!")?;
+    Ok(())
+}

@@ -62,6 +62,10 @@ fn prepare(project: &Path) {
         ("decoders/mha_concat/model.onnx", "decoder_mha.onnx"),
         ("decoders/bad_pair.onnx", "decoder_bad_pair.onnx"),
         ("decoders/gpt2_stacked/model.onnx", "decoder_gpt2.onnx"),
+        ("pipelines/speech/encoder.onnx", "speech_encoder.onnx"),
+        ("pipelines/speech/decoder.onnx", "speech_decoder.onnx"),
+        ("pipelines/marian/encoder.onnx", "marian_encoder.onnx"),
+        ("pipelines/marian/decoder.onnx", "marian_decoder.onnx"),
     ] {
         std::fs::copy(fixture(from), models.join(to)).unwrap();
     }
@@ -83,7 +87,7 @@ fn prepare(project: &Path) {
 }
 
 /// The folders of compile-fail cases under `tests/ui/`, one per kind of mistake.
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 9] = [
     // Which model value each field binds: unknown, duplicate, missing or misdirected
     // names, and the struct as a whole (named fields, every mistake reported at once).
     "names",
@@ -102,6 +106,9 @@ const KINDS: [&str; 8] = [
     "decoder",
     // The model file: missing (with "did you mean"), malformed, a stale offline cache.
     "model_file",
+    // `pipeline!`: edges the wrong way, unknown names, mismatched types, ranks and sizes,
+    // cycles, a decoder input nothing feeds.
+    "pipeline",
 ];
 
 /// Every folder under `tests/ui/` is a kind in [`KINDS`] or one of the folders `ui` runs

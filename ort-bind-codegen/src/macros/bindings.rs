@@ -263,41 +263,52 @@ fn stub(error: syn::Error, krate: &syn::Path) -> TokenStream {
     }
 }
 
-/// Expands `bindings!(...)`.
-pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
-    let default_krate: syn::Path = syn::parse_quote!(::ort_bind);
-    let args: Args = match syn::parse2(input) {
-        Ok(a) => a,
-        Err(e) => return stub(e, &default_krate),
-    };
-    let krate = args.krate.clone().unwrap_or(default_krate);
-    let resolved = match resolve_model(env, &args.path) {
-        Ok(r) => r,
-        Err(e) => return stub(e, &krate),
-    };
+/// A model's module, expanded, with what it was made from (for a pipeline's checks).
+pub(super) struct Expanded {
+    /// The module's items and the model file's tracking.
+    pub(super) tokens: TokenStream,
+    /// The model's signature.
+    pub(super) signature: crate::signature::ModelSignature,
+    /// Its plan.
+    pub(super) plan: crate::plan::Plan,
+}
+
+/// Why a model could not be expanded.
+pub(super) enum Failure {
+    /// An error the module's stand-in items follow (uses of `Model` etc. then do not
+    /// fail a second time).
+    Stubbed(syn::Error),
+    /// An error with nothing behind it.
+    Bare(syn::Error),
+}
+
+impl Failure {
+    pub(super) fn into_error(self) -> syn::Error {
+        match self {
+            Failure::Stubbed(e) | Failure::Bare(e) => e,
+        }
+    }
+}
+
+/// Reads, plans and expands the model `args` name (errors are spanned on its path).
+fn expand_model(args: &Args, krate: &syn::Path, env: &MacroEnv) -> Result<Expanded, Failure> {
+    let resolved = resolve_model(env, &args.path).map_err(Failure::Stubbed)?;
     if args.options.embeds() && !resolved.model_present {
-        return syn::Error::new(
+        return Err(Failure::Bare(syn::Error::new(
             args.path.span(),
             format!(
                 "`embed` needs the model file at compile time, and `{}` is absent (only its \
                  offline signature cache is here)",
                 args.path.value()
             ),
-        )
-        .to_compile_error();
+        )));
     }
-    let plan = match plan_with(&resolved.signature, &args.options) {
-        Ok(p) => p,
-        Err(e) => {
-            return stub(
-                syn::Error::new(
-                    args.path.span(),
-                    format!("`{}` cannot be bound: {e}", args.path.value()),
-                ),
-                &krate,
-            );
-        }
-    };
+    let plan = plan_with(&resolved.signature, &args.options).map_err(|e| {
+        Failure::Stubbed(syn::Error::new(
+            args.path.span(),
+            format!("`{}` cannot be bound: {e}", args.path.value()),
+        ))
+    })?;
     let label = Path::new(&args.path.value())
         .file_name()
         .map_or_else(|| args.path.value(), |n| n.to_string_lossy().into_owned());
@@ -310,13 +321,43 @@ pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
     };
     let module = expand(&resolved.signature, &plan, &opts);
     let tracking = super::track::tokens(
-        &krate,
+        krate,
         resolved.model_present.then_some(resolved.model.as_path()),
         resolved.cache.as_deref(),
         &env.site,
     );
-    quote! {
-        #module
-        #tracking
+    Ok(Expanded {
+        tokens: quote! {
+            #module
+            #tracking
+        },
+        signature: resolved.signature,
+        plan,
+    })
+}
+
+/// Parses one model's arguments as `bindings!` takes them (`"path", options...`) and
+/// expands its module (for `pipeline!`).
+pub(super) fn model_in_pipeline(
+    input: TokenStream,
+    krate: &syn::Path,
+    env: &MacroEnv,
+) -> Result<Expanded, syn::Error> {
+    let args: Args = syn::parse2(input)?;
+    expand_model(&args, krate, env).map_err(Failure::into_error)
+}
+
+/// Expands `bindings!(...)`.
+pub fn bindings(input: TokenStream, env: &MacroEnv) -> TokenStream {
+    let default_krate: syn::Path = syn::parse_quote!(::ort_bind);
+    let args: Args = match syn::parse2(input) {
+        Ok(a) => a,
+        Err(e) => return stub(e, &default_krate),
+    };
+    let krate = args.krate.clone().unwrap_or(default_krate);
+    match expand_model(&args, &krate, env) {
+        Ok(expanded) => expanded.tokens,
+        Err(Failure::Bare(e)) => e.to_compile_error(),
+        Err(Failure::Stubbed(e)) => stub(e, &krate),
     }
 }

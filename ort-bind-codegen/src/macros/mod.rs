@@ -3,6 +3,8 @@
 //!
 //! - [`derive_onnx_binding`]: `#[derive(OnnxBinding)]`, checked against the model;
 //! - [`bindings`]: `bindings!("model.onnx")`, the module build-time codegen writes;
+//! - [`pipeline()`]: `pipeline!(a = "a.onnx", b = "b.onnx", a.x -> b.y)`, several models
+//!   with the edges between them checked (see the `pipeline` module);
 //! - [`track_model`]: the hidden helper that makes Cargo notice model edits cheaply
 //!   (see [`track`]).
 //!
@@ -12,6 +14,7 @@
 pub mod attr;
 mod bindings;
 mod derive;
+pub mod pipeline;
 pub mod track;
 
 use std::path::PathBuf;
@@ -22,6 +25,7 @@ use crate::cache::{self, CacheError, Resolved};
 
 pub use bindings::bindings;
 pub use derive::derive as derive_onnx_binding;
+pub use pipeline::pipeline;
 
 /// Where a macro runs: what it needs from the build environment.
 #[derive(Debug, Clone)]

@@ -31,6 +31,7 @@
 use std::collections::HashMap;
 
 pub mod decoder;
+pub mod pipeline;
 
 pub use decoder::{
     CacheAxis, CachePlan, ContextPlan, DecoderNames, DecoderPlan, DecoderRole, PositionAxis,
