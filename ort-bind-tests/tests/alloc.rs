@@ -508,3 +508,98 @@ fn decode_steps_allocate_nothing() -> R {
     assert_eq!(n, 0, "hybrid decoder (batch 2): allocations in 100 steps");
     Ok(())
 }
+
+mod speech {
+    ort_bind::pipeline!(
+        encoder = "tests/fixtures/pipelines/speech/encoder.onnx",
+        decoder = "tests/fixtures/pipelines/speech/decoder.onnx",
+    );
+}
+mod merged {
+    ort_bind::pipeline!(
+        encoder = "tests/fixtures/pipelines/merged/encoder_model.onnx",
+        decoder = "tests/fixtures/pipelines/merged/decoder_model_merged.onnx",
+    );
+}
+mod marian {
+    ort_bind::pipeline!(
+        encoder = "tests/fixtures/pipelines/marian/encoder.onnx",
+        decoder = "tests/fixtures/pipelines/marian/decoder.onnx",
+    );
+}
+
+/// Encoder-decoder generation in steady state: a step of the speech pair (self caches
+/// growing, cross caches the encoder's buffers), of a merged decoder (its cross caches in
+/// its own buffers, `use_cache_branch` written in place) and of Marian (recurrent state,
+/// the past length scalar) allocates nothing in ort-bind; a new source of the same size
+/// allocates only the few handles it binds.
+#[test]
+fn encoder_decoder_steps_allocate_nothing() -> R {
+    let pipeline = speech::Pipeline::load()?;
+    let dims = speech::encoder::Dims {
+        batch_size: 2,
+        num_frames: 30,
+    };
+    let mut generator = pipeline.generator(dims, 2, 256)?;
+    generator.encoder_inputs().audio_features.fill(0.5);
+    generator.encode()?;
+    generator.prefill(&[3, 17, 42, 5, 23, 61])?;
+    generator.step_greedy()?;
+    let n = allocations(|| {
+        for _ in 0..100 {
+            generator.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "speech (batch 2): allocations in 100 steps");
+
+    let pipeline = merged::Pipeline::load()?;
+    let dims = merged::encoder::Dims {
+        batch_size: 1,
+        encoder_sequence_length: 10,
+    };
+    let mut generator = pipeline.generator(dims, 1, 256)?;
+    {
+        let mut inputs = generator.encoder_inputs();
+        inputs.input_ids.fill(7);
+        inputs.attention_mask.fill(1);
+    }
+    generator.encode()?;
+    generator.prefill(&[2])?;
+    generator.step_greedy()?;
+    generator.encode()?; // a second source: its buffers exist now
+    generator.prefill(&[2])?;
+    generator.step_greedy()?;
+    let n = allocations(|| {
+        for _ in 0..100 {
+            generator.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "merged: allocations in 100 steps");
+    // A new source costs a few small allocations (the handles of the encoder's buffers
+    // bound into the decoder), once per source, not per token.
+    let n = allocations(|| {
+        generator.encode().expect("encode");
+        generator.prefill(&[2]).expect("prefill");
+        for _ in 0..20 {
+            generator.step_greedy().expect("step");
+        }
+    });
+    assert!(
+        n <= 16,
+        "merged: {n} allocations for a new source and 20 steps"
+    );
+
+    let pipeline = marian::Pipeline::load()?;
+    let mut generator = pipeline.generator(marian::encoder::Dims::default(), 1, 256)?;
+    generator.encoder_inputs().attention_mask.fill(1);
+    generator.encode()?;
+    generator.prefill(&[2])?;
+    generator.step_greedy()?;
+    let n = allocations(|| {
+        for _ in 0..100 {
+            generator.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "marian: allocations in 100 steps");
+    Ok(())
+}

@@ -46,6 +46,8 @@ pub(crate) struct FirstRunCache<D: Device> {
     pub(crate) keep: Box<dyn CacheBuffer<D>>,
     pub(crate) sink: Box<dyn CacheBuffer<D>>,
     pub(crate) room: usize,
+    // The encoder positions of the sequence `keep` holds.
+    pub(crate) encoder_len: usize,
 }
 
 impl<D: Device> FirstRunCache<D> {
@@ -65,11 +67,15 @@ impl<D: Device> FirstRunCache<D> {
             dims: dims.clone(),
         })?;
         match old {
-            Some(old) if old.room >= room => Ok(old),
+            Some(mut old) if old.room >= room => {
+                old.encoder_len = encoder_len;
+                Ok(old)
+            }
             _ => Ok(FirstRunCache {
                 keep: cache_buffer(spec.name, spec.elem, device, dims, room)?,
                 sink: cache_buffer(spec.name, spec.elem, device, dims, room)?,
                 room,
+                encoder_len,
             }),
         }
     }

@@ -826,11 +826,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                     .first_run
                     .as_mut()
                     .ok_or(DecodeError::MissingContext { input: c.spec.name })?;
-                let mut dims = std::mem::take(&mut self.dims);
-                let (d, _) = value_dims(cache.keep.value(), &mut dims)?;
-                let result = cache.sink.set_dims(d);
-                self.dims = dims;
-                result?;
+                context_dims(c.spec, batch, cache.encoder_len, &mut self.dims);
+                cache.sink.set_dims(&self.dims)?;
                 c.slot.input(io, cache.keep.value(), binds)?;
                 present_slot.output(io, cache.sink.value(), binds)?;
             }
