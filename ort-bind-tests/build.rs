@@ -68,7 +68,7 @@ fn with_options(
     builder: ort_bind_codegen::Builder,
     fixtures: &std::path::Path,
 ) -> ort_bind_codegen::Builder {
-    use ort_bind_codegen::ModelOptions;
+    use ort_bind_codegen::{ModelOptions, PipelineOptions};
     let signatures = fixtures.join("signatures");
     let silero = signatures.join("silero_vad.onnx");
     let det = signatures.join("ppocr_det.onnx");
@@ -122,5 +122,21 @@ fn with_options(
         .model_with(
             fixtures.join("decoders/gqa_f16/model.onnx"),
             ModelOptions::new().module_name("decoder_gqa_f16").decoder(),
+        )
+        // A pipeline through build.rs (tests/pipelines.rs): Optimum's merged seq2seq pair,
+        // the hidden states declared, the source mask found by name.
+        .pipeline(
+            "merged_pipeline",
+            PipelineOptions::new()
+                .model(
+                    "encoder",
+                    fixtures.join("pipelines/merged/encoder_model.onnx"),
+                )
+                .model_with(
+                    "decoder",
+                    fixtures.join("pipelines/merged/decoder_model_merged.onnx"),
+                    ModelOptions::new().decoder(),
+                )
+                .edge("encoder.last_hidden_state", "decoder.encoder_hidden_states"),
         )
 }

@@ -18,6 +18,7 @@ use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use crate::expand::{ExpandOptions, expand};
 use crate::ident::snake_case;
 use crate::model::{ModelError, read_signature};
+use crate::plan::pipeline::{EdgeDecl, PipelineError, PipelineModel, plan_pipeline};
 use crate::plan::{ModelOptions, PlanError, plan_with};
 use crate::signature::ModelSignature;
 
@@ -47,6 +48,15 @@ pub enum CodegenError {
     RuntimePath(String),
     /// Two models would be written to the same module file.
     DuplicateName(String),
+    /// A pipeline's edges do not fit its models.
+    Pipeline {
+        /// The pipeline's name.
+        name: String,
+        /// What is wrong.
+        source: PipelineError,
+    },
+    /// A pipeline edge is not written `model.value`.
+    EdgeSyntax(String),
 }
 
 impl fmt::Display for CodegenError {
@@ -61,6 +71,11 @@ impl fmt::Display for CodegenError {
             CodegenError::RuntimePath(f0) => {
                 write!(f, "`{f0}` is not a valid Rust path for the runtime crate")
             }
+            CodegenError::Pipeline { name, source } => write!(f, "pipeline `{name}`: {source}"),
+            CodegenError::EdgeSyntax(edge) => write!(
+                f,
+                "pipeline edge end `{edge}` is not `model.value` (the model's name in the pipeline, a dot, then the input or output)"
+            ),
             CodegenError::DuplicateName(f0) => write!(
                 f,
                 "two models map to the module name `{f0}`; give one another name with Builder::model_as"
@@ -101,10 +116,60 @@ pub struct GeneratedModule {
     pub notes: Vec<String>,
 }
 
+/// Several models bound as one pipeline, for [`Builder::pipeline`]: the models (each with
+/// its name in the pipeline, which is its module's name) and the edges between them,
+/// checked against the model files when the module is generated (as `pipeline!` does).
+///
+/// ```no_run
+/// use ort_bind_codegen::{Builder, ModelOptions, PipelineOptions};
+/// Builder::new()
+///     .pipeline(
+///         "speech",
+///         PipelineOptions::new()
+///             .model("encoder", "models/encoder.onnx")
+///             .model_with("decoder", "models/decoder.onnx", ModelOptions::new().decoder())
+///             .edge("encoder.present_key_cross_0", "decoder.past_key_cross_0"),
+///     )
+///     .compile()
+///     .unwrap();
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct PipelineOptions {
+    models: Vec<(String, PathBuf, ModelOptions)>,
+    edges: Vec<(String, String)>,
+}
+
+impl PipelineOptions {
+    /// A pipeline with no models yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a model under `name` (its module in the pipeline), in pipeline order.
+    pub fn model(self, name: &str, path: impl AsRef<Path>) -> Self {
+        self.model_with(name, path, ModelOptions::new())
+    }
+
+    /// Adds a model with the options [`Builder::model_with`] takes.
+    pub fn model_with(mut self, name: &str, path: impl AsRef<Path>, options: ModelOptions) -> Self {
+        self.models
+            .push((snake_case(name), path.as_ref().to_path_buf(), options));
+        self
+    }
+
+    /// Declares an edge `"model.output" -> "model.input"` (edges not declared are found
+    /// by name, as `pipeline!` finds them).
+    pub fn edge(mut self, from: &str, to: &str) -> Self {
+        self.edges.push((from.to_owned(), to.to_owned()));
+        self
+    }
+}
+
 /// Configures and runs build-time code generation.
 #[derive(Debug, Clone)]
 pub struct Builder {
     models: Vec<(PathBuf, Option<String>, ModelOptions)>,
+    pipelines: Vec<(String, PipelineOptions)>,
     out_dir: Option<PathBuf>,
     runtime: String,
 }
@@ -120,6 +185,7 @@ impl Builder {
     pub fn new() -> Self {
         Builder {
             models: Vec::new(),
+            pipelines: Vec::new(),
             out_dir: None,
             runtime: "::ort_bind".into(),
         }
@@ -150,6 +216,15 @@ impl Builder {
         let name = options.name().map(snake_case);
         self.models
             .push((path.as_ref().to_path_buf(), name, options));
+        self
+    }
+
+    /// Adds a pipeline of several models: one module `name` (`include_bindings!(name)`)
+    /// holding a module per model and the edges between them, checked against the model
+    /// files (see [`PipelineOptions`] and the facade's `pipeline!`, which generates the
+    /// same items).
+    pub fn pipeline(mut self, name: &str, pipeline: PipelineOptions) -> Self {
+        self.pipelines.push((snake_case(name), pipeline));
         self
     }
 
@@ -188,6 +263,12 @@ impl Builder {
                 notes,
             });
         }
+        for (name, pipeline) in &self.pipelines {
+            if out.iter().any(|m| m.name == *name) {
+                return Err(CodegenError::DuplicateName(name.clone()));
+            }
+            out.push(generate_pipeline(name, pipeline, &runtime)?);
+        }
         Ok(out)
     }
 
@@ -199,7 +280,16 @@ impl Builder {
             None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(CodegenError::NoOutDir)?)
                 .join("ort-bind"),
         };
-        for (path, _, _) in &self.models {
+        let pipeline_models = self
+            .pipelines
+            .iter()
+            .flat_map(|(_, p)| p.models.iter().map(|(_, path, _)| path));
+        for path in self
+            .models
+            .iter()
+            .map(|(path, _, _)| path)
+            .chain(pipeline_models)
+        {
             println!("cargo:rerun-if-changed={}", path.display());
         }
         let modules = self.generate()?;
@@ -259,20 +349,93 @@ fn generate_planned(
         path: path.display().to_string(),
         source,
     })?;
+    let opts = expand_options(path, runtime, options);
+    let tokens = expand(sig, &plan, &opts);
+    Ok((format_source(&tokens, &opts.label), plan.inference_notes()))
+}
+
+/// One pipeline's module: each model read, planned and expanded, the edges checked, and
+/// the items `pipeline!` generates.
+fn generate_pipeline(
+    name: &str,
+    pipeline: &PipelineOptions,
+    runtime: &syn::Path,
+) -> Result<GeneratedModule, CodegenError> {
+    let mut parts = Vec::with_capacity(pipeline.models.len());
+    let mut notes = Vec::new();
+    for (model, path, options) in &pipeline.models {
+        let sig = read_signature(path)?;
+        let plan = plan_with(&sig, options).map_err(|source| CodegenError::Plan {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let opts = expand_options(path, runtime, options);
+        let tokens = expand(&sig, &plan, &opts);
+        notes.extend(
+            plan.inference_notes()
+                .into_iter()
+                .map(|n| format!("{model}: {n}")),
+        );
+        parts.push((model.clone(), sig, plan, tokens));
+    }
+    let split = |end: &str| {
+        end.split_once('.')
+            .map(|(m, v)| (m.to_owned(), v.to_owned()))
+            .ok_or_else(|| CodegenError::EdgeSyntax(end.to_owned()))
+    };
+    let mut decls = Vec::with_capacity(pipeline.edges.len());
+    for (from, to) in &pipeline.edges {
+        let ((from_model, from), (to_model, to)) = (split(from)?, split(to)?);
+        decls.push(EdgeDecl {
+            from_model,
+            from,
+            to_model,
+            to,
+        });
+    }
+    let models: Vec<PipelineModel<'_>> = parts
+        .iter()
+        .map(|(model, sig, plan, _)| PipelineModel {
+            name: model,
+            sig,
+            decoder: plan.decoder.as_ref(),
+        })
+        .collect();
+    let edges = plan_pipeline(&models, &decls).map_err(|source| CodegenError::Pipeline {
+        name: name.to_owned(),
+        source,
+    })?;
+    let modules: Vec<(syn::Ident, TokenStream)> = parts
+        .iter()
+        .map(|(model, _, _, tokens)| (crate::ident::to_ident(model), tokens.clone()))
+        .collect();
+    let tokens = crate::expand::pipeline::items(&modules, &models, &edges, runtime);
+    Ok(GeneratedModule {
+        name: name.to_owned(),
+        model_path: pipeline
+            .models
+            .first()
+            .map(|(_, p, _)| p.clone())
+            .unwrap_or_default(),
+        source: format_source(&tokens, name),
+        notes,
+    })
+}
+
+/// How a model file's module is expanded from `build.rs`.
+fn expand_options(path: &Path, runtime: &syn::Path, options: &ModelOptions) -> ExpandOptions {
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let label = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let opts = ExpandOptions {
+    ExpandOptions {
         runtime: runtime.clone(),
         model_path: abs.display().to_string(),
         model_relative: relative_path(path),
         embed: options.embeds(),
-        label: label.clone(),
-    };
-    let tokens = expand(sig, &plan, &opts);
-    Ok((format_source(&tokens, &label), plan.inference_notes()))
+        label,
+    }
 }
 
 /// A model path as the generated code's `MODEL_FILE` records it: `/`-separated, without a

@@ -32,7 +32,7 @@ pub mod shape;
 pub mod signature;
 mod written;
 
-pub use builder::{Builder, CodegenError, GeneratedModule};
+pub use builder::{Builder, CodegenError, GeneratedModule, PipelineOptions};
 pub use dtype::ElementType;
 pub use model::{ModelError, read_signature};
 pub use plan::ModelOptions;

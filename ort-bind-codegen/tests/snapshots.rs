@@ -140,3 +140,37 @@ fn decoder_gpt2_stacked() {
         &ModelOptions::new().module_name("decoder_gpt2_stacked"),
     );
 }
+
+/// A pipeline's module (`Builder::pipeline`, the items `pipeline!` generates too): the
+/// speech pair, its cross-attention edges found by name.
+#[test]
+fn speech_pipeline() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests");
+    let dir = "../ort-bind-tests/tests/fixtures/pipelines/speech";
+    let modules = ort_bind_codegen::Builder::new()
+        .pipeline(
+            "speech",
+            ort_bind_codegen::PipelineOptions::new()
+                .model("encoder", format!("{dir}/encoder.onnx"))
+                .model("decoder", format!("{dir}/decoder.onnx")),
+        )
+        .generate()
+        .expect("the pipeline generates");
+    let source = modules[0].source.replace(
+        &root.canonicalize().unwrap().display().to_string(),
+        "<repo>",
+    );
+    let snap =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/speech_pipeline.rs.snap");
+    if std::env::var_os("ORT_BIND_BLESS").is_some() {
+        std::fs::write(&snap, &source).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&snap).expect("snapshot; run with ORT_BIND_BLESS=1");
+    assert!(
+        want == source,
+        "the speech pipeline's source differs from {}; rerun with ORT_BIND_BLESS=1 to accept",
+        snap.display()
+    );
+    syn::parse_file(&source).expect("generated source parses");
+}

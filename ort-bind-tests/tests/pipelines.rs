@@ -229,6 +229,32 @@ mod marian {
     );
 }
 
+/// The build.rs route (`Builder::pipeline` in `ort-bind-tests/build.rs`): the same items.
+mod merged_pipeline {
+    ort_bind::include_bindings!("merged_pipeline");
+}
+
+#[test]
+fn the_build_rs_pipeline_decodes_the_same() -> Result<()> {
+    let pipeline = merged_pipeline::Pipeline::load()?;
+    let (want, json) = expected("merged", "greedy_batch2.json");
+    let (ids, mask, [batch, len]) = source(&json);
+    let dims = merged_pipeline::encoder::Dims {
+        batch_size: batch,
+        encoder_sequence_length: len,
+    };
+    let mut generator = pipeline.generator(dims, batch, 128)?;
+    {
+        let mut inputs = generator.encoder_inputs();
+        inputs.input_ids.copy_from_slice(&ids)?;
+        inputs.attention_mask.copy_from_slice(&mask)?;
+    }
+    generator.encode()?;
+    greedy(&mut generator, &want, "merged through build.rs")?;
+    assert_eq!(merged_pipeline::EDGES.len(), 2);
+    Ok(())
+}
+
 #[test]
 fn the_pipeline_macro_wires_and_decodes_the_same() -> Result<()> {
     assert_eq!(speech::EDGES.len(), 4);

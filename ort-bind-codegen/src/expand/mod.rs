@@ -11,6 +11,8 @@
 //! - `binding_io`: the `BindingIo` / `SplitIo` impls (shared with the derive);
 //! - `feed_back`: the recurrent-pair methods of `Binding`;
 //! - `decoder`: the decode loop of a decoder model (`Decoder`, `SharedDecoder`);
+//! - `pipeline`: several models' modules with their checked edges (`pipeline!`,
+//!   `Builder::pipeline`);
 //! - `serving`: `Model::pool` and, when the batch dim is known, `Model::batcher`;
 //! - `tokens`: element and shape types and doc text every item uses.
 
@@ -20,6 +22,7 @@ pub(crate) mod dims;
 pub(crate) mod feed_back;
 mod io;
 mod model;
+pub(crate) mod pipeline;
 mod serving;
 pub(crate) mod tokens;
 pub(crate) mod views;
