@@ -178,6 +178,34 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
          buffers per pair that trade places each token (no copy by ort-bind). Made by \
          [`Model::decoder`].{roles}"
     );
+    let no_shared = d.unshared_reason.as_ref().map(|reason| {
+        let note = format!("{reason}; use `Model::decoder` (the growing mode: two buffers per cache pair that trade places, nothing copied by ort-bind)");
+        quote! {
+            /// Why this model has no shared-buffer decoder (a compile error when
+            /// `Model::shared_decoder` is called).
+            #[doc(hidden)]
+            #[diagnostic::on_unimplemented(
+                message = "this model's decoder cannot share one cache buffer between past and present",
+                label = "`shared_decoder` needs a model that writes its cache in place",
+                note = #note
+            )]
+            #[allow(dead_code, unreachable_pub)]
+            pub trait NoSharedBuffer {
+                /// Never called: no type implements the trait.
+                fn unavailable(self) -> ::core::convert::Infallible;
+            }
+
+            #[allow(dead_code, unreachable_pub)]
+            impl Model {
+                /// Not available for this model (see `NoSharedBuffer`): calling it is a
+                /// compile error that says why.
+                #[doc(hidden)]
+                pub fn shared_decoder<B: NoSharedBuffer>(&self, batch: B, _capacity: usize) -> #rt::Result<::core::convert::Infallible> {
+                    match batch.unavailable() {}
+                }
+            }
+        }
+    });
     let shared = d.shared_buffer.then(|| {
         let doc = format!(
             " The decode loop of this model in the shared-buffer cache mode: one buffer per \
@@ -237,5 +265,6 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
         }
 
         #shared
+        #no_shared
     }
 }

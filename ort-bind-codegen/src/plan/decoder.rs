@@ -148,6 +148,8 @@ pub struct DecoderPlan {
     pub other_outputs: Vec<String>,
     /// Whether every growing cache is written in place (the shared-buffer mode).
     pub shared_buffer: bool,
+    /// Why the shared-buffer mode is not offered, in the model's terms (`None` when it is).
+    pub unshared_reason: Option<String>,
     /// What the position ids' axes hold (`[batch, sequence]` unless an extra axis).
     pub position_axes: Vec<PositionAxis>,
     /// Inputs held for a whole sequence (encoder states and mask, cross-attention caches).
@@ -562,7 +564,25 @@ pub fn plan_decoder(
                 .iter()
                 .any(|(i, o)| *i == c.past && *o == c.present)
         });
+    let unshared_reason = if shared_buffer {
+        None
+    } else {
+        Some(match caches.iter().find(|c| {
+            c.grows()
+                && !sig
+                    .in_place
+                    .iter()
+                    .any(|(i, o)| *i == c.past && *o == c.present)
+        }) {
+            Some(c) => format!(
+                "`{}` -> `{}` is not written in place: the graph makes the present a new value (a `Concat`, say), where ONNX Runtime's `GroupQueryAttention` would write the new positions into a buffer bound as both",
+                c.past, c.present
+            ),
+            None => "the model has no cache that grows with the sequence, only fixed-shape recurrent state".to_owned(),
+        })
+    };
     Ok(Some(DecoderPlan {
+        unshared_reason,
         input_ids,
         attention_mask,
         position_ids,
