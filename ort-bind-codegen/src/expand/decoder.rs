@@ -200,6 +200,7 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
                 /// Not available for this model (see `NoSharedBuffer`): calling it is a
                 /// compile error that says why.
                 #[doc(hidden)]
+                #[allow(unreachable_code)]
                 pub fn shared_decoder<B: NoSharedBuffer>(&self, batch: B, _capacity: usize) -> #rt::Result<::core::convert::Infallible> {
                     match batch.unavailable() {}
                 }
