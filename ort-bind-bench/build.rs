@@ -1,7 +1,8 @@
 //! Generates typed bindings for the workload models in `models/` (written by
 //! `models/make_models.py`, committed so this build needs no Python), and for PP-OCRv4's
 //! text detector from its signature in `examples/models/` (the model itself, with its
-//! weights, is fetched at run time by `serving.rs`). The bench depends on
+//! weights, is fetched at run time by `serving.rs`), for the decoder fixtures of
+//! `decode.rs` and the encoder-decoder pairs of `seq2seq.rs`. The bench depends on
 //! `ort-bind-runtime` directly (what the `ort-bind` facade re-exports), so generated code
 //! names it `::ort_bind_runtime`.
 
@@ -34,6 +35,20 @@ fn main() {
         builder = builder.model_with(
             format!("../ort-bind-tests/tests/fixtures/decoders/{fixture}/model.onnx"),
             ort_bind_codegen::ModelOptions::new().module_name(fixture),
+        );
+    }
+    // The encoder-decoder pairs of the seq2seq figures (`seq2seq.rs`): the decoders'
+    // roles (self caches, cross caches and encoder states held for a sequence, Marian's
+    // recurrent state and `past_key_values_length`) are recognised by their names.
+    for (fixture, model) in [
+        ("speech", "encoder"),
+        ("speech", "decoder"),
+        ("marian", "encoder"),
+        ("marian", "decoder"),
+    ] {
+        builder = builder.model_with(
+            format!("../ort-bind-tests/tests/fixtures/pipelines/{fixture}/{model}.onnx"),
+            ort_bind_codegen::ModelOptions::new().module_name(&format!("{fixture}_{model}")),
         );
     }
     if let Err(e) = builder.compile() {

@@ -11,6 +11,10 @@
 #                                           # the decode-loop figures (issue 21): ort-bind's
 #                                           # Decoder vs `ort`, Python onnxruntime and
 #                                           # onnxruntime-genai 0.18.0; writes target/bench/decode.md
+#   scripts/bench.sh seq2seq [--quick] [--rounds N] [--steps N] [--contexts 16,256]
+#                                           # the encoder-decoder figures (issue 32): ort-bind's
+#                                           # EncoderDecoder vs `ort`, Python onnxruntime and
+#                                           # onnxruntime-genai 0.18.0; writes target/bench/seq2seq.md
 #
 # It installs the Python side (onnxruntime==1.31.1, numpy, onnx==1.23.2) into a venv under
 # target/bench/venv, checks that the committed workload models are what
@@ -33,8 +37,8 @@ if [ "${1:-}" = serving ]; then
     shift
 fi
 DECODE=0
-if [ "${1:-}" = decode ]; then
-    MODE=(decode)
+if [ "${1:-}" = decode ] || [ "${1:-}" = seq2seq ]; then
+    MODE=("$1")
     METADATA=0
     DECODE=1
     shift
@@ -66,11 +70,16 @@ if [ "$DECODE" = 1 ]; then
         echo "== installing onnxruntime-genai==0.18.0 into $VENV"
         "$PY" -m pip install --quiet --disable-pip-version-check "onnxruntime==1.31.1" "onnxruntime-genai==0.18.0"
     fi
-    echo "== checking the decoder fixtures against make_decoders.py and their greedy references"
-    "$PY" ort-bind-tests/tests/fixtures/decoders/make_decoders.py --check
+    if [ "${MODE[0]}" = decode ]; then
+        echo "== checking the decoder fixtures against make_decoders.py and their greedy references"
+        "$PY" ort-bind-tests/tests/fixtures/decoders/make_decoders.py --check
+    else
+        echo "== checking the encoder-decoder fixtures against make_seq2seq.py"
+        "$PY" ort-bind-tests/tests/fixtures/pipelines/make_seq2seq.py --check
+    fi
     echo "== building ort-bind-bench (release)"
     cargo build --release -p ort-bind-bench
-    exec "$ROOT/target/release/ort-bind-bench" decode --python "$PY" --out "$OUT" "${ARGS[@]}"
+    exec "$ROOT/target/release/ort-bind-bench" "${MODE[0]}" --python "$PY" --out "$OUT" "${ARGS[@]}"
 fi
 
 echo "== checking the committed workload models against make_models.py"

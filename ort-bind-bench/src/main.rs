@@ -11,6 +11,9 @@
 //!                # the serving figures (see `serving.rs`)
 //! ort-bind-bench batching [--quick] [--rounds N] [--out DIR]
 //!                # adaptive vs fixed vs unbatched vs `ort` (see `batching.rs`)
+//! ort-bind-bench seq2seq [--python PY] [--no-genai] [--out DIR] [--only speech,marian]
+//!                [--contexts 16,256] [--rounds N] [--steps N] [--warmup N] [--quick]
+//!                # encoder-decoder generation vs `ort`, Python, genai (see `seq2seq.rs`)
 //! ```
 
 mod batching;
@@ -20,6 +23,7 @@ mod harness;
 mod metadata;
 mod peer;
 mod report;
+mod seq2seq;
 mod serving;
 mod workloads;
 
@@ -256,6 +260,10 @@ fn run() -> Result<()> {
     if argv.peek().map(String::as_str) == Some("decode") {
         argv.next();
         return decode::main(argv);
+    }
+    if argv.peek().map(String::as_str) == Some("seq2seq") {
+        argv.next();
+        return seq2seq::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("serving") {
         argv.next();

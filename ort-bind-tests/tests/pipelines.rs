@@ -289,3 +289,45 @@ fn the_pipeline_macro_wires_and_decodes_the_same() -> Result<()> {
     greedy(&mut generator, &want, "marian through pipeline!")?;
     Ok(())
 }
+
+/// The derive route: Marian's decoder on a struct, one role named by option (the past
+/// length scalar under Marian's name, which is also found without it).
+#[derive(ort_bind::OnnxBinding)]
+#[onnx(
+    model = "tests/fixtures/pipelines/marian/decoder.onnx",
+    decoder_role("past_sequence_length", "past_key_values_length")
+)]
+struct MarianDecoder;
+
+#[test]
+fn the_derive_route_decodes_the_same() -> Result<()> {
+    let session = ort_bind::Session::from_file(
+        MarianDecoder::MODEL.find()?,
+        &ort_bind::SessionOptions::new(),
+    )?;
+    let decoder: ort_bind::decode::Decoder<MarianDecoder> = MarianDecoder::decoder(&session, 1, 128)?;
+    let edges = [
+        Edge {
+            from: "encoder_outputs",
+            to: "encoder_hidden_states",
+        },
+        Edge {
+            from: "attention_mask",
+            to: "encoder_attention_mask",
+        },
+    ];
+    let encoder = marian_encoder::Model::load()?;
+    let mut generator =
+        EncoderDecoder::new(encoder.bind(marian_encoder::Dims::default())?, decoder, &edges)?;
+    let (want, json) = expected("marian", "greedy.json");
+    let (ids, mask, _) = source(&json);
+    {
+        let mut inputs = generator.encoder_inputs();
+        inputs.input_ids.copy_from_slice(&ids)?;
+        inputs.attention_mask.copy_from_slice(&mask)?;
+    }
+    generator.encode()?;
+    greedy(&mut generator, &want, "marian through the derive")?;
+    assert_eq!(MarianDecoder::DECODER.scalars[0].name, "past_key_values_length");
+    Ok(())
+}

@@ -65,6 +65,10 @@ pub struct ContainerAttrs {
     pub no_auto_feed_back: bool,
     /// `decoder`: the decode loop of a decoder model (see the derive's `decoder` module).
     pub decoder: Option<proc_macro2::Span>,
+    /// `decoder_role("role", "name")`, `decoder_cache("past", "present")`,
+    /// `decoder_context("input")`: the decoder's roles under other names, as `bindings!`
+    /// takes them (each implies `decoder`).
+    pub decoder_names: crate::plan::DecoderNames,
     /// `from_input_shapes`: `<Struct>Dims::from_input_shapes` is required, an error naming
     /// the dims where the input shapes do not determine them (without it, the function is
     /// emitted where they do, and left out silently where they do not).
@@ -85,6 +89,7 @@ impl fmt::Debug for ContainerAttrs {
             )
             .field("no_auto_feed_back", &self.no_auto_feed_back)
             .field("decoder", &self.decoder)
+            .field("decoder_names", &self.decoder_names)
             .field("from_input_shapes", &self.from_input_shapes)
             .field("had_errors", &self.had_errors)
             .finish()
@@ -174,6 +179,45 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                     duplicate(errors, &meta.path);
                 }
                 out.decoder = Some(meta.path.span());
+            } else if ["decoder_role", "decoder_cache", "decoder_context"]
+                .iter()
+                .any(|k| meta.path.is_ident(k))
+            {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let args = syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated(&content)?;
+                let args: Vec<syn::LitStr> = args.into_iter().collect();
+                let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                let names = &mut out.decoder_names;
+                match (key.as_str(), args.as_slice()) {
+                    ("decoder_role", [role, name]) => {
+                        match crate::plan::DecoderRole::from_name(&role.value()) {
+                            Some(r) => names.set_role(r, name.value()),
+                            None => errors.at(
+                                role.span(),
+                                format!(
+                                    "expected a decoder role: {}",
+                                    crate::plan::DecoderRole::names_list()
+                                ),
+                            ),
+                        }
+                    }
+                    ("decoder_cache", [past, present]) => {
+                        names.caches.push((past.value(), present.value()));
+                    }
+                    ("decoder_context", [input]) => names.context.push(input.value()),
+                    _ => errors.at(
+                        meta.path.span(),
+                        match key.as_str() {
+                            "decoder_role" => "expected `decoder_role(\"role\", \"name\")`",
+                            "decoder_cache" => "expected `decoder_cache(\"past\", \"present\")`",
+                            _ => "expected `decoder_context(\"input\")`",
+                        },
+                    ),
+                }
+                if out.decoder.is_none() {
+                    out.decoder = Some(meta.path.span());
+                }
             } else if meta.path.is_ident("from_input_shapes") {
                 if out.from_input_shapes.is_some() {
                     duplicate(errors, &meta.path);
@@ -201,6 +245,9 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                         "feed_back",
                         "no_auto_feed_back",
                         "decoder",
+                        "decoder_role",
+                        "decoder_cache",
+                        "decoder_context",
                         "from_input_shapes",
                     ],
                 );
@@ -343,3 +390,4 @@ mod tests {
         assert!(text.contains("did you mean `name`"), "{text}");
     }
 }
+

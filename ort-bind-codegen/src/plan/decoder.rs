@@ -62,6 +62,23 @@ pub struct DecoderNames {
     pub context: Vec<String>,
 }
 
+impl DecoderNames {
+    /// Names the value that plays `role`.
+    pub fn set_role(&mut self, role: DecoderRole, name: String) {
+        let slot = match role {
+            DecoderRole::InputIds => &mut self.input_ids,
+            DecoderRole::AttentionMask => &mut self.attention_mask,
+            DecoderRole::PositionIds => &mut self.position_ids,
+            DecoderRole::Logits => &mut self.logits,
+            DecoderRole::EncoderHiddenStates => &mut self.encoder_hidden_states,
+            DecoderRole::EncoderAttentionMask => &mut self.encoder_attention_mask,
+            DecoderRole::PastSequenceLength => &mut self.past_sequence_length,
+            DecoderRole::UseCacheBranch => &mut self.use_cache_branch,
+        };
+        *slot = Some(name);
+    }
+}
+
 /// A role of a decoder's inputs and outputs that [`DecoderNames`] can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecoderRole {

@@ -105,18 +105,9 @@ impl ModelOptions {
     /// Names the input or output that plays decoder role `role` where the model uses
     /// another name than the conventional one (implies [`ModelOptions::decoder`]).
     pub fn decoder_role(mut self, role: DecoderRole, name: &str) -> Self {
-        let names = self.decoder.get_or_insert_with(DecoderNames::default);
-        let slot = match role {
-            DecoderRole::InputIds => &mut names.input_ids,
-            DecoderRole::AttentionMask => &mut names.attention_mask,
-            DecoderRole::PositionIds => &mut names.position_ids,
-            DecoderRole::Logits => &mut names.logits,
-            DecoderRole::EncoderHiddenStates => &mut names.encoder_hidden_states,
-            DecoderRole::EncoderAttentionMask => &mut names.encoder_attention_mask,
-            DecoderRole::PastSequenceLength => &mut names.past_sequence_length,
-            DecoderRole::UseCacheBranch => &mut names.use_cache_branch,
-        };
-        *slot = Some(name.to_owned());
+        self.decoder
+            .get_or_insert_with(DecoderNames::default)
+            .set_role(role, name.to_owned());
         self
     }
 

@@ -5,7 +5,9 @@
 //! `DECODER` (the spec the runtime's `decode::Decoder` runs by), `decoder(&session, batch,
 //! capacity)` and `decoder_on(..)`, and, where the model writes its cache in place,
 //! `shared_decoder(..)` / `shared_decoder_on(..)`: the same roles and checks as the
-//! generated module's `Model::decoder`.
+//! generated module's `Model::decoder`. `decoder_role("role", "name")`,
+//! `decoder_cache("past", "present")` and `decoder_context("input")` name roles under other
+//! names, as in `bindings!`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -20,8 +22,9 @@ pub(super) fn items(
     input: &syn::DeriveInput,
     krate: &syn::Path,
     sig: &ModelSignature,
+    names: &DecoderNames,
 ) -> Result<TokenStream, String> {
-    let d = plan_decoder(sig, Some(&DecoderNames::default()))
+    let d = plan_decoder(sig, Some(names))
         .map_err(|e| e.to_string())?
         .ok_or("the model is not a decoder")?;
     // Every model value, as the generated module declares them: the decoder checks the
@@ -104,10 +107,11 @@ pub(super) fn decoder_only(
     input: &syn::DeriveInput,
     krate: &syn::Path,
     sig: &ModelSignature,
+    names: &DecoderNames,
     model_path: &str,
     model_relative: &str,
 ) -> Result<TokenStream, String> {
-    let items = items(input, krate, sig)?;
+    let items = items(input, krate, sig, names)?;
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {

@@ -198,7 +198,7 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
     };
     // The decode loop, when asked for, next to the binding.
     let decoder_items = match (container.decoder, sig) {
-        (Some(span), Some(sig)) => decoder::items(&input, &krate, sig).unwrap_or_else(|reason| {
+        (Some(span), Some(sig)) => decoder::items(&input, &krate, sig, &container.decoder_names).unwrap_or_else(|reason| {
             errors.at(span, reason);
             TokenStream::new()
         }),
@@ -277,6 +277,7 @@ fn decoder_only(input: &syn::DeriveInput, env: &MacroEnv) -> TokenStream {
         input,
         &krate,
         &resolved.signature,
+        &container.decoder_names,
         &resolved.model.to_string_lossy(),
         &lit.value(),
     )
