@@ -305,7 +305,8 @@ fn the_derive_route_decodes_the_same() -> Result<()> {
         MarianDecoder::MODEL.find()?,
         &ort_bind::SessionOptions::new(),
     )?;
-    let decoder: ort_bind::decode::Decoder<MarianDecoder> = MarianDecoder::decoder(&session, 1, 128)?;
+    let decoder: ort_bind::decode::Decoder<MarianDecoder> =
+        MarianDecoder::decoder(&session, 1, 128)?;
     let edges = [
         Edge {
             from: "encoder_outputs",
@@ -317,8 +318,11 @@ fn the_derive_route_decodes_the_same() -> Result<()> {
         },
     ];
     let encoder = marian_encoder::Model::load()?;
-    let mut generator =
-        EncoderDecoder::new(encoder.bind(marian_encoder::Dims::default())?, decoder, &edges)?;
+    let mut generator = EncoderDecoder::new(
+        encoder.bind(marian_encoder::Dims::default())?,
+        decoder,
+        &edges,
+    )?;
     let (want, json) = expected("marian", "greedy.json");
     let (ids, mask, _) = source(&json);
     {
@@ -328,6 +332,9 @@ fn the_derive_route_decodes_the_same() -> Result<()> {
     }
     generator.encode()?;
     greedy(&mut generator, &want, "marian through the derive")?;
-    assert_eq!(MarianDecoder::DECODER.scalars[0].name, "past_key_values_length");
+    assert_eq!(
+        MarianDecoder::DECODER.scalars[0].name,
+        "past_key_values_length"
+    );
     Ok(())
 }

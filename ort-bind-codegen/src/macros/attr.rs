@@ -185,9 +185,16 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
             {
                 let content;
                 syn::parenthesized!(content in meta.input);
-                let args = syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated(&content)?;
+                let args =
+                    syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated(
+                        &content,
+                    )?;
                 let args: Vec<syn::LitStr> = args.into_iter().collect();
-                let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                let key = meta
+                    .path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
                 let names = &mut out.decoder_names;
                 match (key.as_str(), args.as_slice()) {
                     ("decoder_role", [role, name]) => {
@@ -390,4 +397,3 @@ mod tests {
         assert!(text.contains("did you mean `name`"), "{text}");
     }
 }
-

@@ -198,10 +198,11 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
     };
     // The decode loop, when asked for, next to the binding.
     let decoder_items = match (container.decoder, sig) {
-        (Some(span), Some(sig)) => decoder::items(&input, &krate, sig, &container.decoder_names).unwrap_or_else(|reason| {
-            errors.at(span, reason);
-            TokenStream::new()
-        }),
+        (Some(span), Some(sig)) => decoder::items(&input, &krate, sig, &container.decoder_names)
+            .unwrap_or_else(|reason| {
+                errors.at(span, reason);
+                TokenStream::new()
+            }),
         _ => TokenStream::new(),
     };
     let errors = errors.to_compile_errors();
