@@ -528,6 +528,39 @@ mod marian {
     );
 }
 
+mod vision_text {
+    ort_bind::pipeline!(
+        vision = "tests/fixtures/pipelines/vision_text/vision.onnx",
+        embedding = "tests/fixtures/pipelines/vision_text/embedding.onnx",
+        text = "tests/fixtures/pipelines/vision_text/text.onnx",
+    );
+}
+
+/// A decoder fed embeddings in steady state: each step runs the embedding model on the
+/// new ids into the buffer the text model reads, then the text model (3-axis positions):
+/// nothing allocated in ort-bind.
+#[test]
+fn embedding_fed_steps_allocate_nothing() -> R {
+    let pipeline = vision_text::Pipeline::load()?;
+    let mut generator = pipeline.generator(vision_text::vision::Dims { batch_size: 1 }, 1, 256)?;
+    generator.encoder_inputs().pixel_values.fill(0.25);
+    generator.encode()?;
+    let prompt: Vec<i64> = [3]
+        .into_iter()
+        .chain([511; 16])
+        .chain([40, 41, 42])
+        .collect();
+    generator.prefill(&prompt)?;
+    generator.step_greedy()?;
+    let n = allocations(|| {
+        for _ in 0..100 {
+            generator.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "vision_text: allocations in 100 steps");
+    Ok(())
+}
+
 /// Encoder-decoder generation in steady state: a step of the speech pair (self caches
 /// growing, cross caches the encoder's buffers), of a merged decoder (its cross caches in
 /// its own buffers, `use_cache_branch` written in place) and of Marian (recurrent state,

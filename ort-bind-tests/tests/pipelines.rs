@@ -338,3 +338,62 @@ fn the_derive_route_decodes_the_same() -> Result<()> {
     );
     Ok(())
 }
+
+/// A multimodal prompt: vision -> embedding -> text. `pipeline!` finds that the text
+/// model is fed embeddings by the embedding model (its output `inputs_embeds`) and that
+/// the vision model feeds the embedding model's `image_features`; the text model's
+/// position ids carry an extra axis (`[3, batch, sequence]`).
+mod vision_text {
+    ort_bind::pipeline!(
+        vision = "tests/fixtures/pipelines/vision_text/vision.onnx",
+        embedding = "tests/fixtures/pipelines/vision_text/embedding.onnx",
+        text = "tests/fixtures/pipelines/vision_text/text.onnx",
+    );
+}
+
+/// `pixel_values[b, c, y, x] = sin(0.05 (32 y + x + 1)(c + 1) + 0.3 b)` (in f64, then f32),
+/// as `reference_chains.py`.
+fn pixels(batch: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(batch * 3 * 32 * 32);
+    for b in 0..batch {
+        for c in 0..3 {
+            for y in 0..32 {
+                for x in 0..32 {
+                    let v = 0.05 * (y * 32 + x + 1) as f64 * (c + 1) as f64 + 0.3 * b as f64;
+                    out.push(v.sin() as f32);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_multimodal_prompt_decodes_as_python_does() -> Result<()> {
+    let pipeline = vision_text::Pipeline::load()?;
+    for (file, batch) in [("greedy.json", 1), ("greedy_batch2.json", 2)] {
+        let path = ort_bind_tests::paths::fixture("pipelines").join("vision_text");
+        let (want, _) = read(&path.join(file));
+        let mut generator =
+            pipeline.generator(vision_text::vision::Dims { batch_size: batch }, batch, 256)?;
+        generator
+            .encoder_inputs()
+            .pixel_values
+            .copy_from_slice(&pixels(batch))?;
+        generator.encode()?;
+        // The embedding model reads the vision model's features in place, and writes the
+        // embeddings into the buffer the text model reads.
+        let features = generator
+            .encoder_outputs()
+            .image_features
+            .as_slice()
+            .as_ptr();
+        assert_eq!(
+            generator.context_address("image_features"),
+            Some(features.addr())
+        );
+        assert!(generator.embeds_address().is_some());
+        greedy(&mut generator, &want, &format!("vision_text {file}"))?;
+    }
+    Ok(())
+}

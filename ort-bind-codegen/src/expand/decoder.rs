@@ -22,6 +22,33 @@ fn option(t: Option<TokenStream>) -> TokenStream {
     }
 }
 
+/// `&[CacheAxis::Batch, ...]`.
+fn axes_tokens(rt: &syn::Path, axes: &[CacheAxis]) -> TokenStream {
+    let axes = axes.iter().map(|a| match a {
+        CacheAxis::Batch => quote!(#rt::decode::CacheAxis::Batch),
+        CacheAxis::Sequence => quote!(#rt::decode::CacheAxis::Sequence),
+        CacheAxis::Fixed(n) => {
+            let n = *n as usize;
+            quote!(#rt::decode::CacheAxis::Fixed(#n))
+        }
+    });
+    quote!(&[#(#axes),*])
+}
+
+/// A `ContextSpec` literal.
+pub(crate) fn context_spec(rt: &syn::Path, c: &crate::plan::ContextPlan) -> TokenStream {
+    let name = &c.name;
+    let ty = elem_tokens(rt, c.elem);
+    let axes = axes_tokens(rt, &c.axes);
+    let present = option(c.present.as_ref().map(|p| quote!(#p)));
+    quote!(#rt::decode::ContextSpec {
+        name: #name,
+        elem: <#ty as #rt::Element>::ONNX_TYPE,
+        axes: #axes,
+        present: #present,
+    })
+}
+
 /// The `DECODER` static, readable by any route: `inputs`/`outputs` are the model's
 /// whole signature (`specs`), so a decoder checks its session like `Model::load`.
 pub(crate) fn spec(
@@ -30,22 +57,30 @@ pub(crate) fn spec(
     inputs: &TokenStream,
     outputs: &TokenStream,
 ) -> TokenStream {
+    spec_with(
+        rt,
+        d,
+        inputs,
+        outputs,
+        &quote!(::core::option::Option::None),
+    )
+}
+
+/// [`spec`] with the `embedder` field's tokens (`Some(&EMBEDDER)` in a pipeline whose
+/// decoder is fed embeddings).
+pub(crate) fn spec_with(
+    rt: &syn::Path,
+    d: &DecoderPlan,
+    inputs: &TokenStream,
+    outputs: &TokenStream,
+    embedder: &TokenStream,
+) -> TokenStream {
     let input_ids = index_input(rt, &d.input_ids);
     let mask = option(d.attention_mask.as_ref().map(|i| index_input(rt, i)));
     let positions = option(d.position_ids.as_ref().map(|i| index_input(rt, i)));
     let logits = &d.logits;
     let vocab = d.vocab as usize;
-    let axes = |axes: &[CacheAxis]| {
-        let axes = axes.iter().map(|a| match a {
-            CacheAxis::Batch => quote!(#rt::decode::CacheAxis::Batch),
-            CacheAxis::Sequence => quote!(#rt::decode::CacheAxis::Sequence),
-            CacheAxis::Fixed(n) => {
-                let n = *n as usize;
-                quote!(#rt::decode::CacheAxis::Fixed(#n))
-            }
-        });
-        quote!(&[#(#axes),*])
-    };
+    let axes = |a: &[CacheAxis]| axes_tokens(rt, a);
     let caches = d.caches.iter().map(|c| {
         let (past, present) = (&c.past, &c.present);
         let ty = elem_tokens(rt, c.elem);
@@ -65,18 +100,7 @@ pub(crate) fn spec(
             quote!(#rt::decode::PositionAxis::Extra(#n))
         }
     });
-    let context = d.context.iter().map(|c| {
-        let name = &c.name;
-        let ty = elem_tokens(rt, c.elem);
-        let axes = axes(&c.axes);
-        let present = option(c.present.as_ref().map(|p| quote!(#p)));
-        quote!(#rt::decode::ContextSpec {
-            name: #name,
-            elem: <#ty as #rt::Element>::ONNX_TYPE,
-            axes: #axes,
-            present: #present,
-        })
-    });
+    let context = d.context.iter().map(|c| context_spec(rt, c));
     let scalars = d.scalars.iter().map(|c| {
         let name = &c.name;
         let ty = elem_tokens(rt, c.elem);
@@ -122,6 +146,7 @@ pub(crate) fn spec(
             fixed_batch: #fixed_batch,
             fixed_new: #fixed_new,
             sequence_axis: #sequence_axis,
+            embedder: #embedder,
         }
     }
 }
@@ -168,10 +193,25 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let Some(d) = &plan.decoder else {
         return quote!();
     };
+    let logits = elem_tokens(rt, d.logits_elem);
+    if let Some(e) = &d.embeds {
+        // Fed embeddings: it decodes only behind its embedding model (a pipeline's).
+        let doc = format!(
+            " This model's decoders are typed by it. It is fed embeddings (`{}`): bind it \
+             with its embedding model in `pipeline!` (or `Builder::pipeline`), which \
+             generates the decoder.",
+            e.name
+        );
+        return quote! {
+            #[doc = #doc]
+            impl #rt::decode::DecoderModel for Model {
+                type Logits = #logits;
+            }
+        };
+    }
     let inputs = quote!(<Io<#rt::Cpu> as #rt::BindingIo>::INPUTS);
     let outputs = quote!(<Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS);
     let spec = spec(rt, d, &inputs, &outputs);
-    let logits = elem_tokens(rt, d.logits_elem);
     let roles = roles_doc(d);
     let decoder_doc = format!(
         " The decode loop of this model in the growing cache mode: the cache in two \

@@ -5,7 +5,10 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::dtype::ElementType;
 use crate::plan::pipeline::{PipelineModel, PlannedEdge};
+use crate::plan::{ContextPlan, DecoderPlan};
+use crate::signature::Dim;
 
 /// The pipeline's items: `modules` are each model's name and generated items, in
 /// pipeline order (the order of `models`); `edges` come from `plan_pipeline`.
@@ -78,8 +81,15 @@ fn generator(
             pub static EDGES: [#rt::decode::Edge; #count] = [#(#pairs),*];
         }
     };
+    if let Some(embedding) = find_embedding(models) {
+        let items = embedded(entries, edges, rt, edge_doc, &embedding);
+        return quote! {
+            #edges_const
+            #items
+        };
+    }
     let encoder_decoder = models.len() == 2
-        && models[1].decoder.is_some()
+        && models[1].decoder.is_some_and(|d| d.embeds.is_none())
         && edges.iter().all(|e| e.from_model == 0 && e.to_model == 1);
     if !encoder_decoder {
         return edges_const;
@@ -137,5 +147,201 @@ fn generator(
                 )
             }
         }
+    }
+}
+
+/// A decoder fed embeddings and the earlier model that makes them from the ids.
+struct Embedding<'a> {
+    /// The embedding model's position.
+    embedder: usize,
+    /// The decoder's position and plan.
+    decoder: usize,
+    plan: &'a DecoderPlan,
+    /// The embedding model's ids input.
+    ids: (String, ElementType),
+    /// Its other inputs (image features), given for a sequence's first run.
+    extra: Vec<ContextPlan>,
+}
+
+/// The decoder fed embeddings, if the pipeline has one, and the nearest earlier model with
+/// an output of that name and an integer `[batch, sequence]` input (the ids).
+fn find_embedding<'a>(models: &[PipelineModel<'a>]) -> Option<Embedding<'a>> {
+    let (decoder, plan) = models
+        .iter()
+        .enumerate()
+        .find_map(|(k, m)| m.decoder.filter(|d| d.embeds.is_some()).map(|d| (k, d)))?;
+    let embeds = plan.embeds.as_ref()?;
+    let embedder = (0..decoder)
+        .rev()
+        .find(|&j| models[j].sig.output(&embeds.name).is_some())?;
+    let sig = models[embedder].sig;
+    let (ids, batch) = sig.inputs.iter().find_map(|v| match v.tensor() {
+        Some((elem @ (ElementType::I64 | ElementType::I32), Some(dims))) if dims.len() == 2 => {
+            let batch = match &dims[0] {
+                Dim::Named(n) => Some(n.clone()),
+                _ => None,
+            };
+            Some(((v.name.clone(), elem), batch))
+        }
+        _ => None,
+    })?;
+    let extra = sig
+        .inputs
+        .iter()
+        .filter(|v| v.name != ids.0)
+        .filter_map(|v| {
+            let (elem, dims) = v.tensor()?;
+            Some(ContextPlan {
+                name: v.name.clone(),
+                elem,
+                axes: crate::plan::decoder::context_axes(dims?, batch.as_deref()),
+                present: None,
+            })
+        })
+        .collect();
+    Some(Embedding {
+        embedder,
+        decoder,
+        plan,
+        ids,
+        extra,
+    })
+}
+
+/// `EMBEDDER`, `DECODER`, `Decoder`, `Pipeline` (`load`, `decoder`) and, where one earlier
+/// model feeds the embedding model's other inputs (a vision model), `Generator` and
+/// `Pipeline::generator`.
+fn embedded(
+    entries: &[&syn::Ident],
+    edges: &[PlannedEdge],
+    rt: &syn::Path,
+    edge_doc: &str,
+    e: &Embedding<'_>,
+) -> TokenStream {
+    let (emb, dec) = (entries[e.embedder], entries[e.decoder]);
+    let embeds = e.plan.embeds.as_ref().expect("found by find_embedding");
+    let (output, hidden) = (&embeds.name, embeds.hidden as usize);
+    let elem = super::tokens::elem_tokens(rt, embeds.elem);
+    let extra = e.extra.iter().map(|c| super::decoder::context_spec(rt, c));
+    let mut plan = e.plan.clone();
+    plan.input_ids = e.ids.clone();
+    let decoder_spec = super::decoder::spec_with(
+        rt,
+        &plan,
+        &quote!(<#dec::Io<#rt::Cpu> as #rt::BindingIo>::INPUTS),
+        &quote!(<#dec::Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS),
+        &quote!(::core::option::Option::Some(&EMBEDDER)),
+    );
+    let fields = entries.iter().map(|n| {
+        let doc = format!(" The model `{n}`.");
+        quote!(#[doc = #doc] pub #n: #n::Model)
+    });
+    let loads = entries.iter().map(|n| quote!(#n: #n::Model::load()?));
+    let decoder_doc = format!(
+        " The decode loop of `{dec}`, fed by `{emb}`: each run, `{emb}` turns the ids into \
+         embeddings in the buffer `{dec}` reads (nothing copied between them). Made by \
+         [`Pipeline::decoder`].{edge_doc}"
+    );
+    // A model before the embedding model that feeds its other inputs (image features).
+    let feeder = edges
+        .iter()
+        .filter(|x| x.to_model == e.embedder && e.extra.iter().any(|c| c.name == x.to))
+        .map(|x| x.from_model)
+        .next();
+    let generator = feeder.map(|f| {
+        let enc = entries[f];
+        let fed: Vec<&PlannedEdge> = edges
+            .iter()
+            .filter(|x| x.from_model == f && x.to_model == e.embedder)
+            .collect();
+        let pairs = fed.iter().map(|x| {
+            let (from, to) = (&x.from, &x.to);
+            quote!(#rt::decode::Edge { from: #from, to: #to })
+        });
+        let count = fed.len();
+        let doc = format!(
+            " `{enc}` and the decode loop of `{dec}` (fed by `{emb}`) as one generator: \
+             `encode()` runs `{enc}` once per prompt, and the prompt's first run reads its \
+             outputs (image features) in place; later runs give `{emb}` none. Made by \
+             [`Pipeline::generator`]."
+        );
+        quote! {
+            /// The edges from the model that feeds the embedding model.
+            #[allow(dead_code, unreachable_pub)]
+            pub static GENERATOR_EDGES: [#rt::decode::Edge; #count] = [#(#pairs),*];
+
+            #[doc = #doc]
+            #[allow(dead_code, unreachable_pub)]
+            pub type Generator<D = #rt::Cpu> =
+                #rt::decode::EncoderDecoder<#enc::Io<D>, #dec::Model, #rt::decode::Growing, D>;
+
+            #[allow(dead_code, unreachable_pub)]
+            impl Pipeline {
+                /// A generator for `batch` rows of up to `capacity` positions, the feeding
+                /// model's buffers sized by `dims` (host memory).
+                pub fn generator(&self, dims: #enc::Dims, batch: usize, capacity: usize) -> #rt::Result<Generator> {
+                    #rt::decode::EncoderDecoder::new(
+                        self.#enc.bind(dims)?,
+                        self.decoder(batch, capacity)?,
+                        &GENERATOR_EDGES,
+                    )
+                }
+            }
+        }
+    });
+    let pipeline_doc = format!(" Every model of the pipeline, loaded.{edge_doc}");
+    quote! {
+        /// What the decode loop needs to know of the embedding model (generated).
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_pub)]
+        pub static EMBEDDER: #rt::decode::EmbedderSpec = #rt::decode::EmbedderSpec {
+            inputs: <#emb::Io<#rt::Cpu> as #rt::BindingIo>::INPUTS,
+            outputs: <#emb::Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS,
+            output: #output,
+            embeds: #output,
+            elem: <#elem as #rt::Element>::ONNX_TYPE,
+            hidden: #hidden,
+            extra: &[#(#extra),*],
+        };
+
+        /// What the decode loop needs to know of the decoder and its embedding model
+        /// (generated).
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_pub)]
+        pub static DECODER: #rt::decode::DecoderSpec = #decoder_spec;
+
+        #[doc = #decoder_doc]
+        #[allow(dead_code, unreachable_pub)]
+        pub type Decoder<D = #rt::Cpu> = #rt::decode::Decoder<#dec::Model, #rt::decode::Growing, D>;
+
+        #[doc = #pipeline_doc]
+        #[allow(dead_code, unreachable_pub)]
+        #[derive(Debug, Clone)]
+        pub struct Pipeline {
+            #(#fields,)*
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        impl Pipeline {
+            /// Loads every model (each as its module's `Model::load` finds it).
+            pub fn load() -> #rt::Result<Self> {
+                ::core::result::Result::Ok(Pipeline { #(#loads,)* })
+            }
+
+            /// The decode loop for `batch` rows of up to `capacity` positions (host
+            /// memory): ids in; each run, the embedding model, then the decoder.
+            pub fn decoder(&self, batch: usize, capacity: usize) -> #rt::Result<Decoder> {
+                Decoder::with_embedder_on(
+                    self.#dec.session(),
+                    self.#emb.session(),
+                    &DECODER,
+                    #rt::Cpu,
+                    batch,
+                    capacity,
+                )
+            }
+        }
+
+        #generator
     }
 }

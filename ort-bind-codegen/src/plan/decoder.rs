@@ -182,6 +182,21 @@ pub struct DecoderPlan {
     /// `[batch, sequence, vocabulary]`); without it they are `[batch]` and
     /// `[batch, vocabulary]`, one token per run.
     pub sequence_axis: bool,
+    /// The embeddings input, for a decoder fed `inputs_embeds` instead of ids: an
+    /// embedding model (in a pipeline) makes them from the ids, and `input_ids` names
+    /// that model's ids.
+    pub embeds: Option<EmbedsPlan>,
+}
+
+/// A decoder's embeddings input (`inputs_embeds [batch, sequence, hidden]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedsPlan {
+    /// The input.
+    pub name: String,
+    /// Its element type.
+    pub elem: ElementType,
+    /// The hidden size (its fixed last axis).
+    pub hidden: u64,
 }
 
 /// What one axis of the position ids holds.
@@ -366,8 +381,14 @@ pub fn plan_decoder(
             }
         }
     }
-    let looks_like_one =
-        sig.input(ids_name).is_some() && sig.output(logits_name).is_some() && !pairs.is_empty();
+    // A decoder fed embeddings (`inputs_embeds`, made by an embedding model from the ids)
+    // where it has no token ids input.
+    let embeds_input = (names.input_ids.is_none() && sig.input(ids_name).is_none())
+        .then(|| sig.input("inputs_embeds"))
+        .flatten();
+    let looks_like_one = (sig.input(ids_name).is_some() || embeds_input.is_some())
+        && sig.output(logits_name).is_some()
+        && !pairs.is_empty();
     if !asked && !looks_like_one {
         return Ok(None);
     }
@@ -383,11 +404,45 @@ pub fn plan_decoder(
             )));
         }
     }
-    let ids_v = sig
-        .input(ids_name)
-        .ok_or_else(|| error(format!("the model has no token ids input `{ids_name}`")))?;
-    let (_, ids_dims) = tensor(ids_v, "token ids")?;
-    let input_ids = index_input(sig, ids_name, "token ids")?;
+    let (ids_dims, input_ids, embeds) = match embeds_input {
+        Some(v) => {
+            let (elem, dims) = tensor(v, "input embeddings")?;
+            let hidden = match dims {
+                [_, _, Dim::Fixed(h)]
+                    if matches!(
+                        elem,
+                        ElementType::F32 | ElementType::F16 | ElementType::BF16 | ElementType::F64
+                    ) =>
+                {
+                    *h
+                }
+                _ => {
+                    return Err(error(format!(
+                        "input embeddings `{}` are {elem}{}; the decoder expects floats of [batch, sequence, hidden] with a fixed hidden size",
+                        v.name,
+                        format_dims(Some(dims))
+                    )));
+                }
+            };
+            // The ids are the embedding model's; `input_ids` int64 until a pipeline names them.
+            (
+                &dims[..2],
+                ("input_ids".to_owned(), ElementType::I64),
+                Some(EmbedsPlan {
+                    name: v.name.clone(),
+                    elem,
+                    hidden,
+                }),
+            )
+        }
+        None => {
+            let ids_v = sig
+                .input(ids_name)
+                .ok_or_else(|| error(format!("the model has no token ids input `{ids_name}`")))?;
+            let (_, ids_dims) = tensor(ids_v, "token ids")?;
+            (ids_dims, index_input(sig, ids_name, "token ids")?, None)
+        }
+    };
     let optional = |given: &Option<String>, default: &str, role: &str| match given {
         Some(name) => index_input(sig, name, role).map(Some),
         None if sig.input(default).is_some() => index_input(sig, default, role).map(Some),
@@ -529,7 +584,10 @@ pub fn plan_decoder(
     }
 
     // Every input has exactly one role.
-    let mut roles: Vec<(&str, &str)> = vec![(input_ids.0.as_str(), "token ids")];
+    let token_input = embeds
+        .as_ref()
+        .map_or(input_ids.0.as_str(), |e| e.name.as_str());
+    let mut roles: Vec<(&str, &str)> = vec![(token_input, "token ids")];
     roles.extend(
         attention_mask
             .iter()
@@ -615,6 +673,7 @@ pub fn plan_decoder(
         fixed_batch,
         fixed_new,
         sequence_axis,
+        embeds,
     }))
 }
 
@@ -665,7 +724,7 @@ fn positions(
 
 /// What a context input's axes hold: the batch (named as the token ids' axis 0, or axis 0
 /// when the batch is not named), fixed sizes, and the encoder's sequence (any other axis).
-fn context_axes(dims: &[Dim], batch_name: Option<&str>) -> Vec<CacheAxis> {
+pub(crate) fn context_axes(dims: &[Dim], batch_name: Option<&str>) -> Vec<CacheAxis> {
     dims.iter()
         .enumerate()
         .map(|(axis, d)| match d {

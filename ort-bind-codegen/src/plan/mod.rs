@@ -34,8 +34,8 @@ pub mod decoder;
 pub mod pipeline;
 
 pub use decoder::{
-    CacheAxis, CachePlan, ContextPlan, DecoderNames, DecoderPlan, DecoderRole, PositionAxis,
-    ScalarPlan, ScalarRole, plan_decoder,
+    CacheAxis, CachePlan, ContextPlan, DecoderNames, DecoderPlan, DecoderRole, EmbedsPlan,
+    PositionAxis, ScalarPlan, ScalarRole, plan_decoder,
 };
 
 use crate::dtype::ElementType;

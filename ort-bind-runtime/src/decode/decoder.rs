@@ -8,7 +8,9 @@ use std::marker::PhantomData;
 use super::buffers::{CacheBuffer, IndexBuffer, cache_buffer};
 use super::context::{Borrowed, FirstRunCache, Held, ScalarBuffer, check_context, context_dims};
 use super::logits::{Logit, Logits, argmax};
-use super::spec::{CacheSpec, ContextSpec, DecoderSpec, IndexInput, PositionAxis, ScalarSpec};
+use super::spec::{
+    CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, IndexInput, PositionAxis, ScalarSpec,
+};
 use crate::device::{Cpu, Device};
 use crate::element::{Element, onnx_type_name};
 use crate::error::{DecodeError, Error, Result};
@@ -177,6 +179,25 @@ struct ContextSlot<D: Device> {
     present_slot: Option<Slot>,
 }
 
+/// The embedding model run before each decoder run, for a decoder fed `inputs_embeds`:
+/// the decoder's ids are its input, and its output buffer is the decoder's input.
+#[derive(Debug)]
+struct Embedder<D: Device> {
+    // Declared first: the binding is released before the buffers it points at (its own,
+    // and the decoder's ids, which the decoder drops after this).
+    io: IoBinding,
+    session: Session,
+    spec: &'static EmbedderSpec,
+    embeds: Box<dyn CacheBuffer<D>>,
+    out_slot: Slot,
+    in_slot: Slot,
+    ids_slot: Slot,
+    // Inputs given for a sequence's first run (image features), and each with no
+    // positions for the runs after it.
+    extra: Vec<ContextSlot<D>>,
+    empty: Vec<Box<dyn CacheBuffer<D>>>,
+}
+
 /// A scalar input with its slot.
 #[derive(Debug)]
 struct ScalarSlot {
@@ -213,6 +234,8 @@ struct ScalarSlot {
 pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     // Declared first: the binding is released before the buffers it points at.
     io: IoBinding,
+    // Before `ids`, which its binding points at.
+    embedder: Option<Embedder<D>>,
     session: Session,
     spec: &'static DecoderSpec,
     ids: IndexSlot,
@@ -268,6 +291,36 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// mask, and the logits of the new positions).
     pub fn new_on(
         session: &Session,
+        spec: &'static DecoderSpec,
+        device: D,
+        batch: usize,
+        capacity: usize,
+    ) -> Result<Self> {
+        if spec.embedder.is_some() {
+            return Err(Error::SignatureMismatch {
+                problem: "the decoder is fed embeddings (`inputs_embeds`) and needs its embedding model: make it with `Decoder::with_embedder_on` (a pipeline's generated constructors do)".to_owned(),
+            });
+        }
+        Self::make(session, None, spec, device, batch, capacity)
+    }
+
+    /// A decoder fed embeddings (`inputs_embeds`), with `embedder`, the session of the
+    /// embedding model that makes them from the ids, run before every decoder run into the
+    /// buffer the decoder reads (nothing copied between the two).
+    pub fn with_embedder_on(
+        session: &Session,
+        embedder: &Session,
+        spec: &'static DecoderSpec,
+        device: D,
+        batch: usize,
+        capacity: usize,
+    ) -> Result<Self> {
+        Self::make(session, Some(embedder), spec, device, batch, capacity)
+    }
+
+    fn make(
+        session: &Session,
+        embedder_session: Option<&Session>,
         spec: &'static DecoderSpec,
         device: D,
         batch: usize,
@@ -397,8 +450,21 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             .iter()
             .map(|n| Slot::new(n).map(|s| s.name))
             .collect::<Result<_>>()?;
+        let embedder = match (spec.embedder, embedder_session) {
+            (Some(e), Some(embedder_session)) => Some(Embedder::new(
+                e,
+                spec.input_ids.name,
+                embedder_session,
+                &device,
+                batch,
+                rows,
+            )?),
+            (None, _) => None,
+            (Some(_), None) => unreachable!("checked by new_on"),
+        };
         Ok(Decoder {
             io,
+            embedder,
             session: session.clone(),
             spec,
             ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
@@ -514,6 +580,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             // whose shape may not fit the next.
             self.io.bind_output_to_device(name, MemoryInfo::cpu()?)?;
         }
+        if let Some(e) = &mut self.embedder {
+            e.io.run_with(None).map_err(|x| e.session.run_error(x))?;
+        }
         self.stats.runs += 1;
         self.io
             .run_with(None)
@@ -540,9 +609,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         name: &str,
         tensor: Tensor<E, S, D>,
     ) -> Result<()> {
-        let index = self.context_index(name, E::ONNX_TYPE, E::NAME)?;
-        let slot = &mut self.context[index];
-        check_context(slot.spec, tensor.dims(), self.batch)?;
+        let batch = self.batch;
+        let slot = self.held_slot(name, E::ONNX_TYPE, E::NAME)?;
+        check_context(slot.spec, tensor.dims(), batch)?;
         slot.slot.forget();
         slot.held = Some(Box::new(tensor));
         Ok(())
@@ -557,10 +626,10 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     pub(crate) unsafe fn set_context_value(&mut self, name: &str, value: Value) -> Result<()> {
         let mut dims = Vec::new();
         let elem = value.tensor_info(&mut dims)?;
-        let index = self.context_index(name, elem, crate::element::onnx_type_name(elem))?;
-        let slot = &mut self.context[index];
+        let batch = self.batch;
+        let slot = self.held_slot(name, elem, crate::element::onnx_type_name(elem))?;
         let dims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-        check_context(slot.spec, &dims, self.batch)?;
+        check_context(slot.spec, &dims, batch)?;
         slot.slot.forget();
         slot.held = Some(Box::new(Borrowed(value)));
         Ok(())
@@ -569,7 +638,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// Drops every input held for the sequence that was set from outside: a run needs them
     /// set again first.
     pub(crate) fn clear_context(&mut self) {
-        for c in &mut self.context {
+        let extra = self.embedder.iter_mut().flat_map(|e| e.extra.iter_mut());
+        for c in self.context.iter_mut().chain(extra) {
             if c.held.take().is_some() {
                 c.slot.forget();
             }
@@ -579,7 +649,12 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// The address of the memory bound as context input `name`, if it has a value (two
     /// equal addresses: the same buffer, nothing copied between them).
     pub fn context_address(&self, name: &str) -> Option<usize> {
-        let slot = self.context.iter().find(|c| c.spec.name == name)?;
+        let extra = self.embedder.iter().flat_map(|e| e.extra.iter());
+        let slot = self
+            .context
+            .iter()
+            .chain(extra)
+            .find(|c| c.spec.name == name)?;
         let value = match (&slot.held, &slot.first_run) {
             (Some(held), _) => held.value(),
             (None, Some(cache)) => cache.keep.value(),
@@ -588,39 +663,61 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         value.data_ptr().ok().map(|p| p.addr())
     }
 
-    /// The context input `name` that is set from outside, checked to be of `elem`.
-    fn context_index(
-        &self,
+    /// The address of the embeddings buffer the embedding model writes and the decoder
+    /// reads (a decoder fed embeddings), for checking that nothing is copied between them.
+    pub fn embeds_address(&self) -> Option<usize> {
+        let e = self.embedder.as_ref()?;
+        e.embeds.value().data_ptr().ok().map(|p| p.addr())
+    }
+
+    /// The input `name` that is set from outside (held for a sequence, or the embedding
+    /// model's input given for the prompt), checked to be of `elem`.
+    fn held_slot(
+        &mut self,
         name: &str,
         elem: ort_sys::ONNXTensorElementDataType,
         found: &str,
-    ) -> Result<usize> {
-        let index = self
+    ) -> Result<&mut ContextSlot<D>> {
+        let settable = |c: &ContextSlot<D>| c.spec.present.is_none();
+        let names = || -> Vec<&'static str> {
+            let extra = self.embedder.iter().flat_map(|e| e.extra.iter());
+            self.context
+                .iter()
+                .chain(extra)
+                .filter(|c| settable(c))
+                .map(|c| c.spec.name)
+                .collect()
+        };
+        let exists = {
+            let extra = self.embedder.iter().flat_map(|e| e.extra.iter());
+            self.context
+                .iter()
+                .chain(extra)
+                .any(|c| c.spec.name == name && settable(c))
+        };
+        if !exists {
+            return Err(Error::SignatureMismatch {
+                problem: format!(
+                    "`{name}` is not an input this decoder holds for a sequence (those: {:?})",
+                    names()
+                ),
+            });
+        }
+        let extra = self.embedder.iter_mut().flat_map(|e| e.extra.iter_mut());
+        let slot = self
             .context
-            .iter()
-            .position(|c| c.spec.name == name && c.spec.present.is_none())
-            .ok_or_else(|| {
-                let names: Vec<&str> = self
-                    .context
-                    .iter()
-                    .filter(|c| c.spec.present.is_none())
-                    .map(|c| c.spec.name)
-                    .collect();
-                Error::SignatureMismatch {
-                    problem: format!(
-                        "`{name}` is not an input this decoder holds for a sequence (those: {names:?})"
-                    ),
-                }
-            })?;
-        let spec = self.context[index].spec;
-        if spec.elem != elem {
+            .iter_mut()
+            .chain(extra)
+            .find(|c| c.spec.name == name && c.spec.present.is_none())
+            .expect("checked above");
+        if slot.spec.elem != elem {
             return Err(Error::InputType {
                 input: name.to_owned(),
-                expected: onnx_type_name(spec.elem).to_owned(),
+                expected: onnx_type_name(slot.spec.elem).to_owned(),
                 found: found.to_owned(),
             });
         }
-        Ok(index)
+        Ok(slot)
     }
 
     /// Runs one token per batch row (`tokens.len() == batch`).
@@ -774,8 +871,26 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         // Without a sequence axis the model takes one token per run (`fixed_new` is 1).
         let seq = self.spec.sequence_axis;
         let ids_dims = [batch, new];
-        self.ids
-            .bind(io, if seq { &ids_dims } else { &ids_dims[..1] }, binds)?;
+        let ids_dims = if seq { &ids_dims[..] } else { &ids_dims[..1] };
+        match &mut self.embedder {
+            None => self.ids.bind(io, ids_dims, binds)?,
+            Some(e) => {
+                // The ids go to the embedding model, whose output is the decoder's input.
+                self.ids.buffer.set_dims(ids_dims)?;
+                e.ids_slot
+                    .input(&mut e.io, self.ids.buffer.value(), binds)?;
+                e.embeds.set_dims(&[batch, new, e.spec.hidden])?;
+                e.out_slot.output(&mut e.io, e.embeds.value(), binds)?;
+                e.in_slot.input(io, e.embeds.value(), binds)?;
+                for (c, empty) in e.extra.iter_mut().zip(&e.empty) {
+                    let value = match (&c.held, len == 0) {
+                        (Some(held), true) => held.value(),
+                        _ => empty.value(),
+                    };
+                    c.slot.input(&mut e.io, value, binds)?;
+                }
+            }
+        }
         if let Some(positions) = &mut self.positions {
             self.dims.clear();
             self.dims
@@ -932,5 +1047,60 @@ fn write_positions(
                 buffer.write(row * new, (0..new as i64).map(|i| start + i));
             }
         }
+    }
+}
+
+impl<D: Device> Embedder<D> {
+    /// The embedding model's binding and buffers for `batch` rows of up to `rows` ids
+    /// (`batch * capacity`).
+    fn new(
+        spec: &'static EmbedderSpec,
+        ids: &str,
+        session: &Session,
+        device: &D,
+        batch: usize,
+        rows: usize,
+    ) -> Result<Self> {
+        session.check_signature(spec.inputs, spec.outputs)?;
+        let too_large = || Error::TooLarge {
+            tensor: spec.output.to_owned(),
+            dims: vec![rows, spec.hidden],
+        };
+        let room = rows.checked_mul(spec.hidden).ok_or_else(too_large)?;
+        let embeds = cache_buffer(
+            spec.output,
+            spec.elem,
+            device,
+            &[batch, 1, spec.hidden],
+            room,
+        )?;
+        let mut dims = Vec::new();
+        let mut extra = Vec::with_capacity(spec.extra.len());
+        let mut empty = Vec::with_capacity(spec.extra.len());
+        for c in spec.extra {
+            context_dims(c, batch, 0, &mut dims);
+            empty.push(cache_buffer(c.name, c.elem, device, &dims, 1)?);
+            extra.push(ContextSlot {
+                spec: c,
+                held: None,
+                first_run: None,
+                slot: Slot::new(c.name)?,
+                present_slot: None,
+            });
+        }
+        // SAFETY: the session pointer is live and the embedder holds a counted reference
+        // to the session (`session` field) for as long as the binding exists.
+        let io = unsafe { IoBinding::new(session.raw())? };
+        Ok(Embedder {
+            io,
+            session: session.clone(),
+            spec,
+            embeds,
+            out_slot: Slot::new(spec.output)?,
+            in_slot: Slot::new(spec.embeds)?,
+            ids_slot: Slot::new(ids)?,
+            extra,
+            empty,
+        })
     }
 }

@@ -97,10 +97,12 @@ impl<E: BindingIo, T: DecoderModel, M: CacheMode, D: Device> EncoderDecoder<E, T
                     })?,
                 ),
             };
+            let extra = decoder.spec().embedder.map_or(&[][..], |e| e.extra);
             let spec = decoder
                 .spec()
                 .context
                 .iter()
+                .chain(extra)
                 .find(|c| c.name == edge.to && c.present.is_none())
                 .ok_or_else(|| Error::SignatureMismatch {
                     problem: format!(

@@ -27,6 +27,6 @@ pub use decoder::{CacheMode, DecodeStats, Decoder, DecoderModel, Growing, Shared
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
 pub use spec::{
-    CacheAxis, CacheSpec, ContextSpec, DecoderSpec, IndexInput, PositionAxis, ScalarRole,
-    ScalarSpec,
+    CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, IndexInput, PositionAxis,
+    ScalarRole, ScalarSpec,
 };

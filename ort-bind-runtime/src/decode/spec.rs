@@ -52,6 +52,31 @@ pub struct DecoderSpec {
     /// `[batch, new, vocab]`); without it they are `[batch]` and `[batch, vocab]`, one
     /// token per run.
     pub sequence_axis: bool,
+    /// For a decoder fed embeddings (`inputs_embeds`): the embedding model that makes them
+    /// from the ids (`input_ids` above are that model's), run before every decoder run
+    /// into the buffer the decoder reads.
+    pub embedder: Option<&'static EmbedderSpec>,
+}
+
+/// The embedding model in front of a decoder fed `inputs_embeds` (a multimodal model's
+/// text embedding, a split decoder's first part).
+#[derive(Debug, Clone, Copy)]
+pub struct EmbedderSpec {
+    /// Every input and output of the embedding model (its session is checked against them).
+    pub inputs: &'static [ValueSpec],
+    /// See [`EmbedderSpec::inputs`].
+    pub outputs: &'static [ValueSpec],
+    /// Its output, the embeddings (`[batch, new, hidden]`).
+    pub output: &'static str,
+    /// The decoder's input that reads them.
+    pub embeds: &'static str,
+    /// Their element type.
+    pub elem: Onnx,
+    /// The hidden size.
+    pub hidden: usize,
+    /// The embedding model's other inputs (image features): given for a sequence's first
+    /// run (the prompt), with no positions after it.
+    pub extra: &'static [ContextSpec],
 }
 
 /// What one axis of the position ids holds.
