@@ -397,3 +397,91 @@ fn a_multimodal_prompt_decodes_as_python_does() -> Result<()> {
     }
     Ok(())
 }
+
+/// Misuse is a clear error that leaves everything usable: decoding before the encoder ran,
+/// a context of the wrong shape or type, edges that name nothing, a batch the model
+/// fixes otherwise, a decoder fed embeddings made without its embedding model.
+#[test]
+fn misuse_is_refused_and_leaves_everything_usable() -> Result<()> {
+    let encoder = speech_encoder::Model::load()?;
+    let decoder = speech_decoder::Model::load()?;
+    let dims = speech_encoder::Dims::from_input_shapes(&[1, 16, 30])?;
+    let edges = speech::EDGES;
+
+    // Decoding before `encode`: the cross caches are missing, named.
+    let mut generator = EncoderDecoder::new(encoder.bind(dims)?, decoder.decoder(1, 64)?, &edges)?;
+    let e = generator.prefill(&[3]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("has no `past_key_cross_0` for this sequence yet"),
+        "{e}"
+    );
+    generator.encoder_inputs().audio_features.fill(0.5);
+    generator.encode()?;
+    generator.prefill(&[3, 17])?;
+    generator.step_greedy()?;
+    // Touching the encoder's inputs forgets the decoder's view of its buffers.
+    generator.encoder_inputs().audio_features.fill(0.25);
+    assert!(generator.step(&[5]).is_err());
+    generator.encode()?;
+    generator.prefill(&[3])?;
+
+    // Edges that name nothing, or leave a cross cache unfed.
+    let bad = [Edge {
+        from: "present_key_cros_0",
+        to: "past_key_cross_0",
+    }];
+    let e = EncoderDecoder::new(encoder.bind(dims)?, decoder.decoder(1, 64)?, &bad).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("no output or input `present_key_cros_0`"),
+        "{e}"
+    );
+    let e =
+        EncoderDecoder::new(encoder.bind(dims)?, decoder.decoder(1, 64)?, &edges[..3]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("no edge feeds the decoder's `past_value_cross_1`"),
+        "{e}"
+    );
+
+    // `set_context` checks what it is given against the model.
+    let mut lone = decoder.decoder(2, 64)?;
+    let wrong_batch = ort_bind::Tensor::<f32, ort_bind::AnyRank>::new("k", &[1, 4, 15, 16])?;
+    let e = lone
+        .set_context("past_key_cross_0", wrong_batch)
+        .unwrap_err();
+    assert!(e.to_string().contains("axis 0 is the batch, 2 rows"), "{e}");
+    let wrong_type = ort_bind::Tensor::<i64, ort_bind::AnyRank>::new("k", &[2, 4, 15, 16])?;
+    let e = lone
+        .set_context("past_key_cross_0", wrong_type)
+        .unwrap_err();
+    assert!(e.to_string().contains("float32"), "{e}");
+    let e = lone
+        .set_context(
+            "input_ids",
+            ort_bind::Tensor::<i64, ort_bind::AnyRank>::new("k", &[2, 1])?,
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("not an input this decoder holds"),
+        "{e}"
+    );
+
+    // Marian fixes the batch at 1.
+    let marian = marian_decoder::Model::load()?;
+    let e = marian.decoder(2, 64).unwrap_err();
+    assert!(e.to_string().contains("fixes the batch at 1"), "{e}");
+
+    // A decoder fed embeddings needs its embedding model.
+    let vision_text = vision_text::Pipeline::load()?;
+    let e = ort_bind::decode::Decoder::<vision_text::text::Model>::new(
+        vision_text.text.session(),
+        &vision_text::DECODER,
+        1,
+        64,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("needs its embedding model"), "{e}");
+    Ok(())
+}

@@ -14,6 +14,16 @@
 //! Codegen recognises decoder signatures (the conventions exporters use) and writes a
 //! [`DecoderSpec`] and typed aliases (`Decoder`, `SharedDecoder`) into the generated
 //! module; the mask and position ids are the decoder's business, never the user's.
+//!
+//! Pipelines of models (the facade's `pipeline!`) add two things:
+//!
+//! - [`EncoderDecoder`]: an encoder's binding and a decoder as one generator. The decoder's
+//!   inputs held for a sequence (encoder states and mask, cross-attention caches; see
+//!   [`ContextSpec`]) are the encoder's own buffers, bound once per source.
+//! - a decoder fed embeddings ([`EmbedderSpec`]): the embedding model runs before each
+//!   decoder run, writing into the buffer the decoder reads
+//!   ([`Decoder::with_embedder_on`]); a vision model feeding it is an `EncoderDecoder`'s
+//!   encoder.
 
 mod buffers;
 mod context;
