@@ -18,7 +18,9 @@ use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use crate::expand::{ExpandOptions, expand};
 use crate::ident::snake_case;
 use crate::model::{ModelError, read_signature};
-use crate::plan::pipeline::{EdgeDecl, PipelineError, PipelineModel, plan_pipeline};
+use crate::plan::pipeline::{
+    EdgeDecl, PipelineError, pipeline_models, plan_pipeline, split_decoders,
+};
 use crate::plan::{ModelOptions, PlanError, plan_with};
 use crate::signature::ModelSignature;
 
@@ -393,14 +395,14 @@ fn generate_pipeline(
             to,
         });
     }
-    let models: Vec<PipelineModel<'_>> = parts
+    let names: Vec<String> = parts.iter().map(|(m, _, _, _)| m.clone()).collect();
+    let sigs: Vec<&ModelSignature> = parts.iter().map(|(_, sig, _, _)| sig).collect();
+    let plans: Vec<_> = parts
         .iter()
-        .map(|(model, sig, plan, _)| PipelineModel {
-            name: model,
-            sig,
-            decoder: plan.decoder.as_ref(),
-        })
+        .map(|(_, _, plan, _)| plan.decoder.as_ref())
         .collect();
+    let joined = split_decoders(&sigs, &plans);
+    let models = pipeline_models(&names, &sigs, &plans, &joined);
     let edges = plan_pipeline(&models, &decls).map_err(|source| CodegenError::Pipeline {
         name: name.to_owned(),
         source,

@@ -536,9 +536,9 @@ mod vision_text {
     );
 }
 
-/// A decoder fed embeddings in steady state: each step runs the embedding model on the
-/// new ids into the buffer the text model reads, then the text model (3-axis positions):
-/// nothing allocated in ort-bind.
+/// Decoders in parts in steady state: each step runs the embedding model on the new ids
+/// into the buffer the text model reads, then the text model (3-axis positions); a split
+/// decoder also runs its head on the hidden states in place: nothing allocated in ort-bind.
 #[test]
 fn embedding_fed_steps_allocate_nothing() -> R {
     let pipeline = vision_text::Pipeline::load()?;
@@ -558,7 +558,26 @@ fn embedding_fed_steps_allocate_nothing() -> R {
         }
     });
     assert_eq!(n, 0, "vision_text: allocations in 100 steps");
+
+    let pipeline = split::Pipeline::load()?;
+    let mut decoder = pipeline.decoder(2, 256)?;
+    decoder.prefill(&[5, 42, 79, 7, 60, 113])?;
+    decoder.step_greedy()?;
+    let n = allocations(|| {
+        for _ in 0..100 {
+            decoder.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "split decoder (batch 2): allocations in 100 steps");
     Ok(())
+}
+
+mod split {
+    ort_bind::pipeline!(
+        embed = "tests/fixtures/pipelines/split/embed.onnx",
+        body = "tests/fixtures/pipelines/split/body.onnx",
+        lm_head = "tests/fixtures/pipelines/split/lm_head.onnx",
+    );
 }
 
 /// Encoder-decoder generation in steady state: a step of the speech pair (self caches

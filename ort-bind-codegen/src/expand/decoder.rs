@@ -57,23 +57,19 @@ pub(crate) fn spec(
     inputs: &TokenStream,
     outputs: &TokenStream,
 ) -> TokenStream {
-    spec_with(
-        rt,
-        d,
-        inputs,
-        outputs,
-        &quote!(::core::option::Option::None),
-    )
+    let none = quote!(::core::option::Option::None);
+    spec_with(rt, d, inputs, outputs, &none, &none)
 }
 
-/// [`spec`] with the `embedder` field's tokens (`Some(&EMBEDDER)` in a pipeline whose
-/// decoder is fed embeddings).
+/// [`spec`] with the `embedder` and `head` fields' tokens (`Some(&EMBEDDER)`,
+/// `Some(&HEAD)` in a pipeline whose decoder is split in parts).
 pub(crate) fn spec_with(
     rt: &syn::Path,
     d: &DecoderPlan,
     inputs: &TokenStream,
     outputs: &TokenStream,
     embedder: &TokenStream,
+    head: &TokenStream,
 ) -> TokenStream {
     let input_ids = index_input(rt, &d.input_ids);
     let mask = option(d.attention_mask.as_ref().map(|i| index_input(rt, i)));
@@ -147,6 +143,7 @@ pub(crate) fn spec_with(
             fixed_new: #fixed_new,
             sequence_axis: #sequence_axis,
             embedder: #embedder,
+            head: #head,
         }
     }
 }

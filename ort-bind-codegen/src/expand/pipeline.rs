@@ -157,6 +157,8 @@ struct Embedding<'a> {
     /// The decoder's position and plan.
     decoder: usize,
     plan: &'a DecoderPlan,
+    /// The decoder's language-model head, for a decoder split before it.
+    head: Option<&'a crate::plan::pipeline::HeadPlan>,
     /// The embedding model's ids input.
     ids: (String, ElementType),
     /// Its other inputs (image features), given for a sequence's first run.
@@ -166,10 +168,11 @@ struct Embedding<'a> {
 /// The decoder fed embeddings, if the pipeline has one, and the nearest earlier model with
 /// an output of that name and an integer `[batch, sequence]` input (the ids).
 fn find_embedding<'a>(models: &[PipelineModel<'a>]) -> Option<Embedding<'a>> {
-    let (decoder, plan) = models
-        .iter()
-        .enumerate()
-        .find_map(|(k, m)| m.decoder.filter(|d| d.embeds.is_some()).map(|d| (k, d)))?;
+    let (decoder, plan, head) = models.iter().enumerate().find_map(|(k, m)| {
+        m.decoder
+            .filter(|d| d.embeds.is_some())
+            .map(|d| (k, d, m.head))
+    })?;
     let embeds = plan.embeds.as_ref()?;
     let embedder = (0..decoder)
         .rev()
@@ -203,6 +206,7 @@ fn find_embedding<'a>(models: &[PipelineModel<'a>]) -> Option<Embedding<'a>> {
         embedder,
         decoder,
         plan,
+        head,
         ids,
         extra,
     })
@@ -225,12 +229,53 @@ fn embedded(
     let extra = e.extra.iter().map(|c| super::decoder::context_spec(rt, c));
     let mut plan = e.plan.clone();
     plan.input_ids = e.ids.clone();
+    let (head_static, head_field, head_session) = match e.head {
+        Some(h) => {
+            let logits = super::tokens::elem_tokens(rt, e.plan.logits_elem);
+            let model_impl = quote! {
+                /// The split decoder is typed by its transformer's model (alone it has no
+                /// logits, so its module does not say so).
+                impl #rt::decode::DecoderModel for #dec::Model {
+                    type Logits = #logits;
+                }
+            };
+            let model = entries[h.model];
+            let (from, input, hidden) = (&h.from, &h.input, h.hidden as usize);
+            let elem = super::tokens::elem_tokens(rt, h.elem);
+            (
+                quote! {
+                    #model_impl
+
+                    /// What the decode loop needs to know of the language-model head
+                    /// (generated).
+                    #[doc(hidden)]
+                    #[allow(dead_code, unreachable_pub)]
+                    pub static HEAD: #rt::decode::HeadSpec = #rt::decode::HeadSpec {
+                        inputs: <#model::Io<#rt::Cpu> as #rt::BindingIo>::INPUTS,
+                        outputs: <#model::Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS,
+                        from: #from,
+                        input: #input,
+                        elem: <#elem as #rt::Element>::ONNX_TYPE,
+                        hidden: #hidden,
+                    };
+                },
+                quote!(::core::option::Option::Some(&HEAD)),
+                quote!(::core::option::Option::Some(self.#model.session())),
+            )
+        }
+        None => (
+            quote!(),
+            quote!(::core::option::Option::None),
+            quote!(::core::option::Option::None),
+        ),
+    };
     let decoder_spec = super::decoder::spec_with(
         rt,
         &plan,
         &quote!(<#dec::Io<#rt::Cpu> as #rt::BindingIo>::INPUTS),
         &quote!(<#dec::Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS),
         &quote!(::core::option::Option::Some(&EMBEDDER)),
+        &head_field,
     );
     let fields = entries.iter().map(|n| {
         let doc = format!(" The model `{n}`.");
@@ -310,6 +355,8 @@ fn embedded(
         #[allow(dead_code, unreachable_pub)]
         pub static DECODER: #rt::decode::DecoderSpec = #decoder_spec;
 
+        #head_static
+
         #[doc = #decoder_doc]
         #[allow(dead_code, unreachable_pub)]
         pub type Decoder<D = #rt::Cpu> = #rt::decode::Decoder<#dec::Model, #rt::decode::Growing, D>;
@@ -331,9 +378,10 @@ fn embedded(
             /// The decode loop for `batch` rows of up to `capacity` positions (host
             /// memory): ids in; each run, the embedding model, then the decoder.
             pub fn decoder(&self, batch: usize, capacity: usize) -> #rt::Result<Decoder> {
-                Decoder::with_embedder_on(
+                Decoder::with_parts_on(
                     self.#dec.session(),
-                    self.#emb.session(),
+                    ::core::option::Option::Some(self.#emb.session()),
+                    #head_session,
                     &DECODER,
                     #rt::Cpu,
                     batch,

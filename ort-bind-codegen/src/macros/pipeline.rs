@@ -24,7 +24,7 @@ use syn::parse::{Parse, ParseStream};
 
 use super::MacroEnv;
 use super::bindings::model_in_pipeline;
-use crate::plan::pipeline::{EdgeDecl, PipelineModel, plan_pipeline};
+use crate::plan::pipeline::{EdgeDecl, pipeline_models, plan_pipeline, split_decoders};
 
 /// A model entry: `name = "path"` or `name = ("path", options...)`.
 struct ModelEntry {
@@ -148,15 +148,11 @@ fn try_pipeline(input: TokenStream, env: &MacroEnv) -> syn::Result<TokenStream> 
         expanded.push(model_in_pipeline(m.args.clone(), &krate, env)?);
     }
     let names: Vec<String> = args.models.iter().map(|m| m.name.to_string()).collect();
-    let models: Vec<PipelineModel<'_>> = expanded
-        .iter()
-        .zip(&names)
-        .map(|(e, name)| PipelineModel {
-            name,
-            sig: &e.signature,
-            decoder: e.plan.decoder.as_ref(),
-        })
-        .collect();
+    let sigs: Vec<&crate::signature::ModelSignature> =
+        expanded.iter().map(|e| &e.signature).collect();
+    let plans: Vec<_> = expanded.iter().map(|e| e.plan.decoder.as_ref()).collect();
+    let joined = split_decoders(&sigs, &plans);
+    let models = pipeline_models(&names, &sigs, &plans, &joined);
     let decls: Vec<EdgeDecl> = args.edges.iter().map(|e| e.decl.clone()).collect();
     let edges = plan_pipeline(&models, &decls).map_err(|e| {
         let span = e

@@ -20,8 +20,92 @@ pub struct PipelineModel<'a> {
     pub name: &'a str,
     /// Its signature.
     pub sig: &'a ModelSignature,
-    /// Its decoder roles, when it is a decoder.
+    /// Its decoder roles, when it is a decoder (alone, or with a head model: `head`).
     pub decoder: Option<&'a DecoderPlan>,
+    /// The head model that turns its hidden states into logits, for a decoder split
+    /// before its language-model head.
+    pub head: Option<&'a HeadPlan>,
+}
+
+/// The pipeline's models from each one's name, signature and decoder plan, with the split
+/// decoders [`split_decoders`] found (`joined`) in place of their bodies' missing plans.
+pub fn pipeline_models<'a>(
+    names: &'a [String],
+    sigs: &[&'a ModelSignature],
+    plans: &[Option<&'a DecoderPlan>],
+    joined: &'a [Option<(DecoderPlan, HeadPlan)>],
+) -> Vec<PipelineModel<'a>> {
+    (0..names.len())
+        .map(|i| PipelineModel {
+            name: &names[i],
+            sig: sigs[i],
+            decoder: plans[i].or(joined[i].as_ref().map(|(d, _)| d)),
+            head: joined[i].as_ref().map(|(_, h)| h),
+        })
+        .collect()
+}
+
+/// The head of a decoder split before its language-model head: a later model that takes
+/// the body's hidden states and returns the logits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadPlan {
+    /// The head model's position in the pipeline.
+    pub model: usize,
+    /// The body's output the head reads (`hidden_states`).
+    pub from: String,
+    /// The head's input (the same name).
+    pub input: String,
+    /// The hidden states' element type.
+    pub elem: ElementType,
+    /// Their hidden size (the fixed last axis).
+    pub hidden: u64,
+    /// The head's logits output.
+    pub logits: String,
+}
+
+/// For each model that is not a decoder alone: the decoder it is with a later model as
+/// its head (that model takes one of its outputs, `[batch, sequence, hidden]`, and returns
+/// `logits`), planned as one decoder whose logits the head computes.
+pub fn split_decoders(
+    sigs: &[&ModelSignature],
+    plans: &[Option<&DecoderPlan>],
+) -> Vec<Option<(DecoderPlan, HeadPlan)>> {
+    let mut out = vec![None; sigs.len()];
+    for (b, body) in sigs.iter().enumerate() {
+        if plans[b].is_some() {
+            continue;
+        }
+        for (h, head) in sigs.iter().enumerate().skip(b + 1) {
+            let (Some(logits), [input]) = (head.output("logits"), head.inputs.as_slice()) else {
+                continue;
+            };
+            let Some(from) = body.output(&input.name) else {
+                continue;
+            };
+            let Some((elem, Some([_, _, Dim::Fixed(hidden)]))) = from.tensor() else {
+                continue;
+            };
+            let mut joined = (*body).clone();
+            joined.outputs.retain(|o| o.name != from.name);
+            joined.outputs.insert(0, logits.clone());
+            joined.inferred.clear();
+            if let Ok(Some(plan)) = super::plan_decoder(&joined, None) {
+                out[b] = Some((
+                    plan,
+                    HeadPlan {
+                        model: h,
+                        from: from.name.clone(),
+                        input: input.name.clone(),
+                        elem,
+                        hidden: *hidden,
+                        logits: logits.name.clone(),
+                    },
+                ));
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// An edge as declared: `from_model.from -> to_model.to`.

@@ -9,7 +9,8 @@ use super::buffers::{CacheBuffer, IndexBuffer, cache_buffer};
 use super::context::{Borrowed, FirstRunCache, Held, ScalarBuffer, check_context, context_dims};
 use super::logits::{Logit, Logits, argmax};
 use super::spec::{
-    CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, IndexInput, PositionAxis, ScalarSpec,
+    CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput, PositionAxis,
+    ScalarSpec,
 };
 use crate::device::{Cpu, Device};
 use crate::element::{Element, onnx_type_name};
@@ -198,6 +199,20 @@ struct Embedder<D: Device> {
     empty: Vec<Box<dyn CacheBuffer<D>>>,
 }
 
+/// The language-model head run after each decoder run, for a decoder split before it:
+/// the decoder's hidden states are its input, and its output is the decoder's logits.
+#[derive(Debug)]
+struct Head<D: Device> {
+    // Declared first: the binding is released before the buffers it points at (its own,
+    // and the decoder's logits, which the decoder drops after this).
+    io: IoBinding,
+    session: Session,
+    spec: &'static HeadSpec,
+    hidden: Box<dyn CacheBuffer<D>>,
+    from_slot: Slot,
+    in_slot: Slot,
+}
+
 /// A scalar input with its slot.
 #[derive(Debug)]
 struct ScalarSlot {
@@ -236,6 +251,8 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     io: IoBinding,
     // Before `ids`, which its binding points at.
     embedder: Option<Embedder<D>>,
+    // Before `logits`, which its binding points at.
+    head: Option<Head<D>>,
     session: Session,
     spec: &'static DecoderSpec,
     ids: IndexSlot,
@@ -296,12 +313,12 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        if spec.embedder.is_some() {
+        if spec.embedder.is_some() || spec.head.is_some() {
             return Err(Error::SignatureMismatch {
-                problem: "the decoder is fed embeddings (`inputs_embeds`) and needs its embedding model: make it with `Decoder::with_embedder_on` (a pipeline's generated constructors do)".to_owned(),
+                problem: "the decoder is one part of a split model and needs its other parts (the embedding model for `inputs_embeds`, the head for its logits): make it with `Decoder::with_parts_on` (a pipeline's generated constructors do)".to_owned(),
             });
         }
-        Self::make(session, None, spec, device, batch, capacity)
+        Self::make(session, None, None, spec, device, batch, capacity)
     }
 
     /// A decoder fed embeddings (`inputs_embeds`), with `embedder`, the session of the
@@ -315,12 +332,30 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        Self::make(session, Some(embedder), spec, device, batch, capacity)
+        Self::make(session, Some(embedder), None, spec, device, batch, capacity)
     }
 
+    /// A decoder split in parts: `embedder`, the embedding model in front of a decoder fed
+    /// embeddings, and `head`, the language-model head after a decoder that returns hidden
+    /// states, each where the spec has one ([`DecoderSpec::embedder`], [`DecoderSpec::head`]).
+    /// Each part writes into the buffer the next reads: nothing is copied between them.
+    pub fn with_parts_on(
+        session: &Session,
+        embedder: Option<&Session>,
+        head: Option<&Session>,
+        spec: &'static DecoderSpec,
+        device: D,
+        batch: usize,
+        capacity: usize,
+    ) -> Result<Self> {
+        Self::make(session, embedder, head, spec, device, batch, capacity)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn make(
         session: &Session,
         embedder_session: Option<&Session>,
+        head_session: Option<&Session>,
         spec: &'static DecoderSpec,
         device: D,
         batch: usize,
@@ -460,11 +495,19 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                 rows,
             )?),
             (None, _) => None,
-            (Some(_), None) => unreachable!("checked by new_on"),
+            (Some(_), None) => return Err(missing_part("embedding model")),
+        };
+        let head = match (spec.head, head_session) {
+            (Some(h), Some(head_session)) => {
+                Some(Head::new(h, head_session, &device, batch, rows)?)
+            }
+            (None, _) => None,
+            (Some(_), None) => return Err(missing_part("language-model head")),
         };
         Ok(Decoder {
             io,
             embedder,
+            head,
             session: session.clone(),
             spec,
             ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
@@ -587,6 +630,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         self.io
             .run_with(None)
             .map_err(|e| self.session.run_error(e))?;
+        if let Some(h) = &mut self.head {
+            h.io.run_with(None).map_err(|x| h.session.run_error(x))?;
+        }
         self.len = total;
         self.new = new;
         for cache in &mut self.caches {
@@ -955,7 +1001,18 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         } else {
             self.logits.set_dims(&[batch, self.vocab])?;
         }
-        self.logits_slot.output(io, self.logits.value(), binds)?;
+        match &mut self.head {
+            None => self.logits_slot.output(io, self.logits.value(), binds)?,
+            Some(h) => {
+                // The decoder writes hidden states, which the head reads and turns into
+                // the logits.
+                h.hidden.set_dims(&[batch, new, h.spec.hidden])?;
+                h.from_slot.output(io, h.hidden.value(), binds)?;
+                h.in_slot.input(&mut h.io, h.hidden.value(), binds)?;
+                self.logits_slot
+                    .output(&mut h.io, self.logits.value(), binds)?;
+            }
+        }
         for cache in &mut self.caches {
             match &mut cache.present {
                 None => {
@@ -1101,6 +1158,47 @@ impl<D: Device> Embedder<D> {
             ids_slot: Slot::new(ids)?,
             extra,
             empty,
+        })
+    }
+}
+
+/// A decoder made without a part its spec has.
+fn missing_part(part: &str) -> Error {
+    Error::SignatureMismatch {
+        problem: format!(
+            "the decoder needs its {part}: make it with `Decoder::with_parts_on` (a pipeline's generated constructors do)"
+        ),
+    }
+}
+
+impl<D: Device> Head<D> {
+    /// The head's binding and hidden-states buffer for `batch` rows of up to `rows`
+    /// positions (`batch * capacity`).
+    fn new(
+        spec: &'static HeadSpec,
+        session: &Session,
+        device: &D,
+        batch: usize,
+        rows: usize,
+    ) -> Result<Self> {
+        session.check_signature(spec.inputs, spec.outputs)?;
+        let room = rows
+            .checked_mul(spec.hidden)
+            .ok_or_else(|| Error::TooLarge {
+                tensor: spec.from.to_owned(),
+                dims: vec![rows, spec.hidden],
+            })?;
+        let hidden = cache_buffer(spec.from, spec.elem, device, &[batch, 1, spec.hidden], room)?;
+        // SAFETY: the session pointer is live and the head holds a counted reference to
+        // the session (`session` field) for as long as the binding exists.
+        let io = unsafe { IoBinding::new(session.raw())? };
+        Ok(Head {
+            io,
+            session: session.clone(),
+            spec,
+            hidden,
+            from_slot: Slot::new(spec.from)?,
+            in_slot: Slot::new(spec.input)?,
         })
     }
 }

@@ -37,6 +37,6 @@ pub use decoder::{CacheMode, DecodeStats, Decoder, DecoderModel, Growing, Shared
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
 pub use spec::{
-    CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, IndexInput, PositionAxis,
-    ScalarRole, ScalarSpec,
+    CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,
+    PositionAxis, ScalarRole, ScalarSpec,
 };

@@ -56,6 +56,27 @@ pub struct DecoderSpec {
     /// from the ids (`input_ids` above are that model's), run before every decoder run
     /// into the buffer the decoder reads.
     pub embedder: Option<&'static EmbedderSpec>,
+    /// For a decoder split before its language-model head: the head model that turns the
+    /// decoder's hidden states into the logits (`logits` above is the head's output), run
+    /// after every decoder run on the buffer the decoder wrote.
+    pub head: Option<&'static HeadSpec>,
+}
+
+/// The language-model head after a decoder split before it.
+#[derive(Debug, Clone, Copy)]
+pub struct HeadSpec {
+    /// Every input and output of the head model (its session is checked against them).
+    pub inputs: &'static [ValueSpec],
+    /// See [`HeadSpec::inputs`].
+    pub outputs: &'static [ValueSpec],
+    /// The decoder's output the head reads (`hidden_states`, `[batch, new, hidden]`).
+    pub from: &'static str,
+    /// The head's input that reads it.
+    pub input: &'static str,
+    /// Their element type.
+    pub elem: Onnx,
+    /// The hidden size.
+    pub hidden: usize,
 }
 
 /// The embedding model in front of a decoder fed `inputs_embeds` (a multimodal model's
@@ -245,8 +266,10 @@ impl DecoderSpec {
 
     /// The element type of a value the spec names.
     pub(crate) fn output_elem(&self, name: &str) -> Result<Onnx> {
+        let head = self.head.map_or(&[][..], |h| h.outputs);
         self.outputs
             .iter()
+            .chain(head)
             .find(|s| s.name == name)
             .map(|s| s.elem)
             .ok_or_else(|| Error::SignatureMismatch {

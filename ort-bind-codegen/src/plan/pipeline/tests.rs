@@ -33,11 +33,13 @@ fn the_speech_pair_is_wired_by_name() {
             name: "encoder",
             sig: &enc,
             decoder: None,
+            head: None,
         },
         PipelineModel {
             name: "decoder",
             sig: &dec,
             decoder: Some(&d),
+            head: None,
         },
     ];
     let edges = plan_pipeline(&models, &[]).unwrap();
@@ -75,11 +77,13 @@ fn marian_shares_the_source_mask() {
             name: "encoder",
             sig: &enc,
             decoder: None,
+            head: None,
         },
         PipelineModel {
             name: "decoder",
             sig: &dec,
             decoder: Some(&d),
+            head: None,
         },
     ];
     let edges = plan_pipeline(&models, &[]).unwrap();
@@ -109,11 +113,13 @@ fn edge_mistakes_are_refused() {
             name: "encoder",
             sig: &enc,
             decoder: None,
+            head: None,
         },
         PipelineModel {
             name: "decoder",
             sig: &dec,
             decoder: Some(&d),
+            head: None,
         },
     ];
     let err = |decls: &[EdgeDecl]| plan_pipeline(&models, decls).unwrap_err();
@@ -172,11 +178,13 @@ fn edge_mistakes_are_refused() {
             name: "speech",
             sig: &enc,
             decoder: None,
+            head: None,
         },
         PipelineModel {
             name: "marian",
             sig: &md,
             decoder: Some(&mdp),
+            head: None,
         },
     ];
     let e = plan_pipeline(&models, &[]).unwrap_err();
@@ -190,11 +198,13 @@ fn edge_mistakes_are_refused() {
             name: "encoder",
             sig: &marian,
             decoder: None,
+            head: None,
         },
         PipelineModel {
             name: "decoder",
             sig: &md,
             decoder: Some(&mdp),
+            head: None,
         },
     ];
     let e = plan_pipeline(
