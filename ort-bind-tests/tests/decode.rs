@@ -342,3 +342,28 @@ fn a_step_rebinds_only_what_changed() -> Result<()> {
     assert_eq!(growing.stats().cache_bytes_moved, 0);
     Ok(())
 }
+
+/// The last token of a generation needs no run: `pick_greedy` reads it from the last
+/// run's logits, so 16 tokens after the prompt cost 15 runs, and they are the tokens
+/// `step_greedy` gives.
+#[test]
+fn the_last_token_needs_no_run() -> Result<()> {
+    let m = mha_concat::Model::load()?;
+    let one = expected("mha_concat", "greedy.json");
+    let mut decoder = m.decoder(1, CAPACITY)?;
+    decoder.prefill(&one.prompts[0])?;
+    let runs = decoder.stats().runs;
+    let mut tokens = Vec::new();
+    for _ in 0..15 {
+        tokens.push(decoder.step_greedy()?[0]);
+    }
+    tokens.push(decoder.pick_greedy()?[0]);
+    assert_eq!(decoder.stats().runs - runs, 15);
+    assert_eq!(tokens, one.tokens[0][..16]);
+    // Picking again picks the same; running it goes on as `step_greedy` would.
+    assert_eq!(decoder.pick_greedy()?[0], tokens[15]);
+    let last = tokens[15];
+    decoder.step(&[last])?;
+    assert_eq!(decoder.pick_greedy()?[0], one.tokens[0][16]);
+    Ok(())
+}

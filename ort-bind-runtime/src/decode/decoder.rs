@@ -38,6 +38,11 @@ mod private {
 /// writes the present (past + new positions) into one while reading the past from the
 /// other, and after the run they trade roles. ort-bind copies nothing; the model's
 /// `Concat` copies the past into the present, as the model asks. Any decoder can run so.
+///
+/// What it costs: both buffers of every pair are reserved at the full capacity when the
+/// decoder is made, `2 x batch x capacity x (the pair's other axes) x element size` per
+/// pair (a 2-layer decoder with 4 heads of 16 `f32`, batch 1, capacity 2048: 4 pairs x 2 x
+/// 2048 x 64 x 4 B = 4 MiB). The shared-buffer mode reserves half of that.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Growing;
 
@@ -782,6 +787,18 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// runs it, and returns the tokens picked (one per row).
     pub fn step_greedy(&mut self) -> Result<&[i64]> {
         self.step_with(|_, row| argmax(row) as i64)
+    }
+
+    /// Picks each row's most likely next token from the last run's logits without running
+    /// it: the last token of a generation needs no run of its own, so N new tokens after
+    /// the prompt cost N - 1 runs (`step_greedy` for all but the last, then this). Calling
+    /// it again picks the same tokens; `step` runs them if generation goes on.
+    pub fn pick_greedy(&mut self) -> Result<&[i64]> {
+        let logits = Self::view(&self.logits, self.batch, self.new, self.vocab)?;
+        for (row, slot) in self.picked.iter_mut().enumerate() {
+            *slot = argmax(logits.row(row)) as i64;
+        }
+        Ok(&self.picked)
     }
 
     /// Picks each row's next token with `pick(row_index, logits_of_that_row)` (a sampler
