@@ -185,6 +185,19 @@ struct ContextSlot<D: Device> {
     present_slot: Option<Slot>,
 }
 
+impl<D: Device> ContextSlot<D> {
+    /// The slot of `spec`, with no value yet.
+    fn new(spec: &'static ContextSpec) -> Result<Self> {
+        Ok(ContextSlot {
+            spec,
+            held: None,
+            first_run: None,
+            slot: Slot::new(spec.name)?,
+            present_slot: spec.present.map(Slot::new).transpose()?,
+        })
+    }
+}
+
 /// The embedding model run before each decoder run, for a decoder fed `inputs_embeds`:
 /// the decoder's ids are its input, and its output buffer is the decoder's input.
 #[derive(Debug)]
@@ -197,7 +210,6 @@ struct Embedder<D: Device> {
     embeds: Box<dyn CacheBuffer<D>>,
     out_slot: Slot,
     in_slot: Slot,
-    ids_slot: Slot,
     // Inputs given for a sequence's first run (image features), and each with no
     // positions for the runs after it.
     extra: Vec<ContextSlot<D>>,
@@ -318,26 +330,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        if spec.embedder.is_some() || spec.head.is_some() {
-            return Err(Error::SignatureMismatch {
-                problem: "the decoder is one part of a split model and needs its other parts (the embedding model for `inputs_embeds`, the head for its logits): make it with `Decoder::with_parts_on` (a pipeline's generated constructors do)".to_owned(),
-            });
-        }
         Self::make(session, None, None, spec, device, batch, capacity)
-    }
-
-    /// A decoder fed embeddings (`inputs_embeds`), with `embedder`, the session of the
-    /// embedding model that makes them from the ids, run before every decoder run into the
-    /// buffer the decoder reads (nothing copied between the two).
-    pub fn with_embedder_on(
-        session: &Session,
-        embedder: &Session,
-        spec: &'static DecoderSpec,
-        device: D,
-        batch: usize,
-        capacity: usize,
-    ) -> Result<Self> {
-        Self::make(session, Some(embedder), None, spec, device, batch, capacity)
     }
 
     /// A decoder split in parts: `embedder`, the embedding model in front of a decoder fed
@@ -461,15 +454,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         let context = spec
             .context
             .iter()
-            .map(|c| {
-                Ok(ContextSlot {
-                    spec: c,
-                    held: None,
-                    first_run: None,
-                    slot: Slot::new(c.name)?,
-                    present_slot: c.present.map(Slot::new).transpose()?,
-                })
-            })
+            .map(ContextSlot::new)
             .collect::<Result<_>>()?;
         let scalars = spec
             .scalars
@@ -491,23 +476,18 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             .map(|n| Slot::new(n).map(|s| s.name))
             .collect::<Result<_>>()?;
         let embedder = match (spec.embedder, embedder_session) {
-            (Some(e), Some(embedder_session)) => Some(Embedder::new(
-                e,
-                spec.input_ids.name,
-                embedder_session,
-                &device,
-                batch,
-                rows,
-            )?),
+            (Some(e), Some(embedder_session)) => {
+                Some(Embedder::new(e, embedder_session, &device, batch, rows)?)
+            }
             (None, _) => None,
-            (Some(_), None) => return Err(missing_part("embedding model")),
+            (Some(_), None) => return Err(missing_part("embedding model, for `inputs_embeds`")),
         };
         let head = match (spec.head, head_session) {
             (Some(h), Some(head_session)) => {
                 Some(Head::new(h, head_session, &device, batch, rows)?)
             }
             (None, _) => None,
-            (Some(_), None) => return Err(missing_part("language-model head")),
+            (Some(_), None) => return Err(missing_part("language-model head, for its logits")),
         };
         Ok(Decoder {
             io,
@@ -676,11 +656,10 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// again or the decoder is dropped.
     pub(crate) unsafe fn set_context_value(&mut self, name: &str, value: Value) -> Result<()> {
         let mut dims = Vec::new();
-        let elem = value.tensor_info(&mut dims)?;
+        let (dims, elem) = value_dims(&value, &mut dims)?;
         let batch = self.batch;
         let slot = self.held_slot(name, elem, crate::element::onnx_type_name(elem))?;
-        let dims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-        check_context(slot.spec, &dims, batch)?;
+        check_context(slot.spec, dims, batch)?;
         slot.slot.forget();
         slot.held = Some(Box::new(Borrowed(value)));
         Ok(())
@@ -689,8 +668,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// Drops every input held for the sequence that was set from outside: a run needs them
     /// set again first.
     pub(crate) fn clear_context(&mut self) {
-        let extra = self.embedder.iter_mut().flat_map(|e| e.extra.iter_mut());
-        for c in self.context.iter_mut().chain(extra) {
+        for c in self.all_context_mut() {
             if c.held.take().is_some() {
                 c.slot.forget();
             }
@@ -700,12 +678,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// The address of the memory bound as context input `name`, if it has a value (two
     /// equal addresses: the same buffer, nothing copied between them).
     pub fn context_address(&self, name: &str) -> Option<usize> {
-        let extra = self.embedder.iter().flat_map(|e| e.extra.iter());
-        let slot = self
-            .context
-            .iter()
-            .chain(extra)
-            .find(|c| c.spec.name == name)?;
+        let slot = self.all_context().find(|c| c.spec.name == name)?;
         let value = match (&slot.held, &slot.first_run) {
             (Some(held), _) => held.value(),
             (None, Some(cache)) => cache.keep.value(),
@@ -721,6 +694,18 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         e.embeds.value().data_ptr().ok().map(|p| p.addr())
     }
 
+    /// Every input held for a sequence: the decoder's, then its embedding model's.
+    fn all_context(&self) -> impl Iterator<Item = &ContextSlot<D>> {
+        let extra = self.embedder.iter().flat_map(|e| e.extra.iter());
+        self.context.iter().chain(extra)
+    }
+
+    /// [`Self::all_context`], mutably.
+    fn all_context_mut(&mut self) -> impl Iterator<Item = &mut ContextSlot<D>> {
+        let extra = self.embedder.iter_mut().flat_map(|e| e.extra.iter_mut());
+        self.context.iter_mut().chain(extra)
+    }
+
     /// The input `name` that is set from outside (held for a sequence, or the embedding
     /// model's input given for the prompt), checked to be of `elem`.
     fn held_slot(
@@ -729,37 +714,26 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         elem: ort_sys::ONNXTensorElementDataType,
         found: &str,
     ) -> Result<&mut ContextSlot<D>> {
-        let settable = |c: &ContextSlot<D>| c.spec.present.is_none();
-        let names = || -> Vec<&'static str> {
-            let extra = self.embedder.iter().flat_map(|e| e.extra.iter());
-            self.context
-                .iter()
-                .chain(extra)
-                .filter(|c| settable(c))
+        let settable = |c: &&mut ContextSlot<D>| c.spec.present.is_none();
+        if !self
+            .all_context()
+            .any(|c| c.spec.name == name && c.spec.present.is_none())
+        {
+            let names: Vec<&str> = self
+                .all_context()
+                .filter(|c| c.spec.present.is_none())
                 .map(|c| c.spec.name)
-                .collect()
-        };
-        let exists = {
-            let extra = self.embedder.iter().flat_map(|e| e.extra.iter());
-            self.context
-                .iter()
-                .chain(extra)
-                .any(|c| c.spec.name == name && settable(c))
-        };
-        if !exists {
+                .collect();
             return Err(Error::SignatureMismatch {
                 problem: format!(
-                    "`{name}` is not an input this decoder holds for a sequence (those: {:?})",
-                    names()
+                    "`{name}` is not an input this decoder holds for a sequence (those: {names:?})"
                 ),
             });
         }
-        let extra = self.embedder.iter_mut().flat_map(|e| e.extra.iter_mut());
         let slot = self
-            .context
-            .iter_mut()
-            .chain(extra)
-            .find(|c| c.spec.name == name && c.spec.present.is_none())
+            .all_context_mut()
+            .filter(settable)
+            .find(|c| c.spec.name == name)
             .expect("checked above");
         if slot.spec.elem != elem {
             return Err(Error::InputType {
@@ -938,10 +912,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         match &mut self.embedder {
             None => self.ids.bind(io, ids_dims, binds)?,
             Some(e) => {
-                // The ids go to the embedding model, whose output is the decoder's input.
-                self.ids.buffer.set_dims(ids_dims)?;
-                e.ids_slot
-                    .input(&mut e.io, self.ids.buffer.value(), binds)?;
+                // The ids go to the embedding model (`input_ids` names its input), whose
+                // output is the decoder's input.
+                self.ids.bind(&mut e.io, ids_dims, binds)?;
                 e.embeds.set_dims(&[batch, new, e.spec.hidden])?;
                 e.out_slot.output(&mut e.io, e.embeds.value(), binds)?;
                 e.in_slot.input(io, e.embeds.value(), binds)?;
@@ -1129,7 +1102,6 @@ impl<D: Device> Embedder<D> {
     /// (`batch * capacity`).
     fn new(
         spec: &'static EmbedderSpec,
-        ids: &str,
         session: &Session,
         device: &D,
         batch: usize,
@@ -1154,13 +1126,7 @@ impl<D: Device> Embedder<D> {
         for c in spec.extra {
             context_dims(c, batch, 0, &mut dims);
             empty.push(cache_buffer(c.name, c.elem, device, &dims, 1)?);
-            extra.push(ContextSlot {
-                spec: c,
-                held: None,
-                first_run: None,
-                slot: Slot::new(c.name)?,
-                present_slot: None,
-            });
+            extra.push(ContextSlot::new(c)?);
         }
         // SAFETY: the session pointer is live and the embedder holds a counted reference
         // to the session (`session` field) for as long as the binding exists.
@@ -1172,7 +1138,6 @@ impl<D: Device> Embedder<D> {
             embeds,
             out_slot: Slot::new(spec.output)?,
             in_slot: Slot::new(spec.embeds)?,
-            ids_slot: Slot::new(ids)?,
             extra,
             empty,
         })
@@ -1183,7 +1148,7 @@ impl<D: Device> Embedder<D> {
 fn missing_part(part: &str) -> Error {
     Error::SignatureMismatch {
         problem: format!(
-            "the decoder needs its {part}: make it with `Decoder::with_parts_on` (a pipeline's generated constructors do)"
+            "the decoder is one part of a split model and needs its other parts (its {part}): make it with `Decoder::with_parts_on` (a pipeline's generated constructors do)"
         ),
     }
 }

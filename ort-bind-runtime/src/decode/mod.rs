@@ -22,7 +22,7 @@
 //!   [`ContextSpec`]) are the encoder's own buffers, bound once per source.
 //! - a decoder fed embeddings ([`EmbedderSpec`]): the embedding model runs before each
 //!   decoder run, writing into the buffer the decoder reads
-//!   ([`Decoder::with_embedder_on`]); a vision model feeding it is an `EncoderDecoder`'s
+//!   ([`Decoder::with_parts_on`]); a vision model feeding it is an `EncoderDecoder`'s
 //!   encoder.
 
 mod buffers;
