@@ -58,8 +58,8 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests/tests/fixtures/decoders")
 }
 
-/// The prompt the Python script uses too.
-fn prompt_ids(n: usize) -> Vec<i64> {
+/// The prompt the Python script uses too (and the seq2seq figures' filler).
+pub(crate) fn prompt_ids(n: usize) -> Vec<i64> {
     (0..n as i64).map(|i| 1 + (7 + 13 * i) % 511).collect()
 }
 
@@ -285,7 +285,8 @@ fn rust_round(fixture: &str, context: usize, p: Protocol) -> Result<Vec<(&'stati
     })
 }
 
-fn median(v: &mut [u64]) -> f64 {
+/// The median of `v` (sorted in place; the upper middle for an even count); NaN for none.
+pub(crate) fn median(v: &mut [u64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }

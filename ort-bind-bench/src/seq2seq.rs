@@ -49,6 +49,7 @@ use serde_json::{Value, json};
 
 use crate::Result;
 use crate::contenders::{ort_bind_options, ort_session};
+use crate::decode::{median, prompt_ids};
 
 mod speech_encoder {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/speech_encoder.rs"));
@@ -148,11 +149,6 @@ fn limit(fixture: &str) -> usize {
 /// The context measured for `asked`: capped so that the timed steps fit.
 fn effective_context(fixture: &str, asked: usize, steps: usize) -> usize {
     asked.min(limit(fixture).saturating_sub(steps))
-}
-
-/// The prompt filler the Python script uses too (as `decode.rs`'s).
-fn prompt_ids(n: usize) -> Vec<i64> {
-    (0..n as i64).map(|i| 1 + (7 + 13 * i) % 511).collect()
 }
 
 /// The decoder prompt: speech's start token and filler (C - warmup tokens in all); Marian's
@@ -544,15 +540,6 @@ fn rust_round(fixture: &str, context: usize, p: Protocol) -> Result<Vec<(&'stati
         }
         other => return Err(format!("unknown fixture {other}").into()),
     })
-}
-
-/// The median of `v` (sorted in place); NaN for none.
-fn median(v: &mut [u64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_unstable();
-    v[v.len() / 2] as f64
 }
 
 /// Where two token lists first differ, in words.

@@ -15,12 +15,11 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 
+use crate::expand::pipeline::{Part, generate};
 use crate::expand::{ExpandOptions, expand};
 use crate::ident::snake_case;
 use crate::model::{ModelError, read_signature};
-use crate::plan::pipeline::{
-    EdgeDecl, PipelineError, pipeline_models, plan_pipeline, split_decoders,
-};
+use crate::plan::pipeline::{EdgeDecl, PipelineError};
 use crate::plan::{ModelOptions, PlanError, plan_with};
 use crate::signature::ModelSignature;
 
@@ -395,23 +394,19 @@ fn generate_pipeline(
             to,
         });
     }
-    let names: Vec<String> = parts.iter().map(|(m, _, _, _)| m.clone()).collect();
-    let sigs: Vec<&ModelSignature> = parts.iter().map(|(_, sig, _, _)| sig).collect();
-    let plans: Vec<_> = parts
+    let parts: Vec<Part<'_>> = parts
         .iter()
-        .map(|(_, _, plan, _)| plan.decoder.as_ref())
+        .map(|(model, sig, plan, tokens)| Part {
+            name: crate::ident::to_ident(model),
+            sig,
+            plan,
+            tokens: tokens.clone(),
+        })
         .collect();
-    let joined = split_decoders(&sigs, &plans);
-    let models = pipeline_models(&names, &sigs, &plans, &joined);
-    let edges = plan_pipeline(&models, &decls).map_err(|source| CodegenError::Pipeline {
+    let tokens = generate(&parts, &decls, runtime).map_err(|source| CodegenError::Pipeline {
         name: name.to_owned(),
         source,
     })?;
-    let modules: Vec<(syn::Ident, TokenStream)> = parts
-        .iter()
-        .map(|(model, _, _, tokens)| (crate::ident::to_ident(model), tokens.clone()))
-        .collect();
-    let tokens = crate::expand::pipeline::items(&modules, &models, &edges, runtime);
     Ok(GeneratedModule {
         name: name.to_owned(),
         model_path: pipeline

@@ -6,20 +6,49 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::dtype::ElementType;
-use crate::plan::pipeline::{PipelineModel, PlannedEdge};
-use crate::plan::{ContextPlan, DecoderPlan};
-use crate::signature::Dim;
+use crate::plan::pipeline::{
+    EdgeDecl, PipelineError, PipelineModel, PlannedEdge, pipeline_models, plan_pipeline,
+    split_decoders,
+};
+use crate::plan::{ContextPlan, DecoderPlan, Plan};
+use crate::signature::{Dim, ModelSignature};
 
-/// The pipeline's items: `modules` are each model's name and generated items, in
-/// pipeline order (the order of `models`); `edges` come from `plan_pipeline`.
-pub(crate) fn items(
-    modules: &[(syn::Ident, TokenStream)],
+/// One model of a pipeline, expanded: its module's name, what it was made from, and its
+/// items (what `bindings!` generates for it).
+pub(crate) struct Part<'a> {
+    pub(crate) name: syn::Ident,
+    pub(crate) sig: &'a ModelSignature,
+    pub(crate) plan: &'a Plan,
+    pub(crate) tokens: TokenStream,
+}
+
+/// Plans the pipeline of `parts` (split decoders joined to their heads, the declared
+/// edges checked and the others found by name) and generates its items: what `pipeline!`
+/// and `Builder::pipeline` both emit.
+pub(crate) fn generate(
+    parts: &[Part<'_>],
+    declared: &[EdgeDecl],
+    rt: &syn::Path,
+) -> Result<TokenStream, PipelineError> {
+    let names: Vec<String> = parts.iter().map(|p| p.name.to_string()).collect();
+    let sigs: Vec<&ModelSignature> = parts.iter().map(|p| p.sig).collect();
+    let plans: Vec<Option<&DecoderPlan>> = parts.iter().map(|p| p.plan.decoder.as_ref()).collect();
+    let joined = split_decoders(&sigs, &plans);
+    let models = pipeline_models(&names, &sigs, &plans, &joined);
+    let edges = plan_pipeline(&models, declared)?;
+    Ok(items(parts, &models, &edges, rt))
+}
+
+/// The pipeline's items: `parts` in pipeline order (the order of `models`); `edges` come
+/// from `plan_pipeline`.
+fn items(
+    parts: &[Part<'_>],
     models: &[PipelineModel<'_>],
     edges: &[PlannedEdge],
     rt: &syn::Path,
 ) -> TokenStream {
-    let names: Vec<String> = modules.iter().map(|(n, _)| n.to_string()).collect();
-    let module_items = modules.iter().map(|(name, tokens)| {
+    let names: Vec<String> = parts.iter().map(|p| p.name.to_string()).collect();
+    let module_items = parts.iter().map(|Part { name, tokens, .. }| {
         let doc = format!(" The pipeline's model `{name}` (what `bindings!` generates for it).");
         quote! {
             #[doc = #doc]
@@ -30,12 +59,25 @@ pub(crate) fn items(
         }
     });
     let edge_doc = edges_doc(edges, &names);
-    let names: Vec<&syn::Ident> = modules.iter().map(|(n, _)| n).collect();
+    let names: Vec<&syn::Ident> = parts.iter().map(|p| &p.name).collect();
     let generator = generator(&names, models, edges, rt, &edge_doc);
     quote! {
         #(#module_items)*
         #generator
     }
+}
+
+/// The `decode::Edge` literals of `edges` (`[#(#pairs),*]`) and how many there are.
+fn edge_array(edges: &[PlannedEdge], rt: &syn::Path) -> (Vec<TokenStream>, usize) {
+    let pairs: Vec<TokenStream> = edges
+        .iter()
+        .map(|e| {
+            let (from, to) = (&e.from, &e.to);
+            quote!(#rt::decode::Edge { from: #from, to: #to })
+        })
+        .collect();
+    let count = pairs.len();
+    (pairs, count)
 }
 
 /// A rustdoc list of the edges.
@@ -68,11 +110,7 @@ fn generator(
     rt: &syn::Path,
     edge_doc: &str,
 ) -> TokenStream {
-    let pairs = edges.iter().map(|e| {
-        let (from, to) = (&e.from, &e.to);
-        quote!(#rt::decode::Edge { from: #from, to: #to })
-    });
-    let count = edges.len();
+    let (pairs, count) = edge_array(edges, rt);
     let edges_const = {
         let doc = format!(" The edges between the pipeline's models.{edge_doc}");
         quote! {
@@ -295,15 +333,12 @@ fn embedded(
         .next();
     let generator = feeder.map(|f| {
         let enc = entries[f];
-        let fed: Vec<&PlannedEdge> = edges
+        let fed: Vec<PlannedEdge> = edges
             .iter()
             .filter(|x| x.from_model == f && x.to_model == e.embedder)
+            .cloned()
             .collect();
-        let pairs = fed.iter().map(|x| {
-            let (from, to) = (&x.from, &x.to);
-            quote!(#rt::decode::Edge { from: #from, to: #to })
-        });
-        let count = fed.len();
+        let (pairs, count) = edge_array(&fed, rt);
         let doc = format!(
             " `{enc}` and the decode loop of `{dec}` (fed by `{emb}`) as one generator: \
              `encode()` runs `{enc}` once per prompt, and the prompt's first run reads its \

@@ -24,7 +24,8 @@ use syn::parse::{Parse, ParseStream};
 
 use super::MacroEnv;
 use super::bindings::model_in_pipeline;
-use crate::plan::pipeline::{EdgeDecl, pipeline_models, plan_pipeline, split_decoders};
+use crate::expand::pipeline::{Part, generate};
+use crate::plan::pipeline::EdgeDecl;
 
 /// A model entry: `name = "path"` or `name = ("path", options...)`.
 struct ModelEntry {
@@ -147,28 +148,23 @@ fn try_pipeline(input: TokenStream, env: &MacroEnv) -> syn::Result<TokenStream> 
     for m in &args.models {
         expanded.push(model_in_pipeline(m.args.clone(), &krate, env)?);
     }
-    let names: Vec<String> = args.models.iter().map(|m| m.name.to_string()).collect();
-    let sigs: Vec<&crate::signature::ModelSignature> =
-        expanded.iter().map(|e| &e.signature).collect();
-    let plans: Vec<_> = expanded.iter().map(|e| e.plan.decoder.as_ref()).collect();
-    let joined = split_decoders(&sigs, &plans);
-    let models = pipeline_models(&names, &sigs, &plans, &joined);
+    let parts: Vec<Part<'_>> = args
+        .models
+        .iter()
+        .zip(&expanded)
+        .map(|(m, e)| Part {
+            name: m.name.clone(),
+            sig: &e.signature,
+            plan: &e.plan,
+            tokens: e.tokens.clone(),
+        })
+        .collect();
     let decls: Vec<EdgeDecl> = args.edges.iter().map(|e| e.decl.clone()).collect();
-    let edges = plan_pipeline(&models, &decls).map_err(|e| {
+    generate(&parts, &decls, &krate).map_err(|e| {
         let span = e
             .edge
             .and_then(|i| args.edges.get(i))
             .map_or_else(|| args.models[0].name.span(), |e| e.span);
         syn::Error::new(span, format!("pipeline: {e}"))
-    })?;
-
-    let modules: Vec<(syn::Ident, TokenStream)> = args
-        .models
-        .iter()
-        .zip(&expanded)
-        .map(|(m, e)| (m.name.clone(), e.tokens.clone()))
-        .collect();
-    Ok(crate::expand::pipeline::items(
-        &modules, &models, &edges, &krate,
-    ))
+    })
 }
