@@ -3,6 +3,12 @@
 # bound, for a machine with an NVIDIA GPU.
 #
 #   scripts/gpu-check.sh [SECONDS]        # default 900; nothing runs past it
+#   scripts/gpu-check.sh --pack DIR       # build the binaries below into DIR (no GPU needed)
+#   scripts/gpu-check.sh --prebuilt DIR [SECONDS]  # run DIR's binaries: for a GPU machine
+#                                         # without cargo or network
+#
+# With --prebuilt, the binaries' compile-time paths must resolve on the GPU machine: run it
+# from a checkout at the same path as where --pack ran, or link that path to the checkout.
 #
 # What it runs (log in target/gpu-check/log.txt):
 #   1. ort-bind-tests/tests/cuda.rs (feature `cuda`): device memory, copies, adoption, out of memory,
@@ -16,14 +22,48 @@
 # ONNX Runtime with the CUDA execution provider is taken from, in order: ORT_DYLIB_PATH;
 # an onnxruntime-gpu 1.31 installed for python3; a copy in the ort-bind cache
 # (~/.cache/ort-bind/onnxruntime-gpu-1.31.1, fetched once with `pip download` when the
-# network allows). The provider also needs CUDA 12 and cuDNN 9 libraries: NVIDIA's pip
-# packages (nvidia-cudnn-cu12, ...) installed for python3 are put on LD_LIBRARY_PATH.
+# network allows). onnxruntime-gpu 1.31.1 is built for CUDA 13: the provider needs CUDA 13
+# and cuDNN 9 libraries; NVIDIA's pip packages (nvidia-cuda-runtime, nvidia-cublas,
+# nvidia-cudnn-cu13, ...) installed for python3 are put on LD_LIBRARY_PATH.
 # Without any of it, the default CPU-only library is used: the tests that need the
 # provider say so and skip, and the benchmark says there is nothing to measure; that is
 # not a failure. The exit status is non-zero only when a test fails or the bound is hit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# The binaries this check runs, built by cargo here or taken from a --pack folder.
+build_binaries() {
+    cargo test --release -p ort-bind-tests --features cuda --test cuda --test ui_cuda --no-run &&
+        cargo test --release -p ort-bind-runtime --features cuda --lib --test cuda_fake_driver --no-run &&
+        cargo build --release --features cuda --example cuda_bench
+}
+# executable_of CARGO_ARGS...: the path of the test executable cargo builds for CARGO_ARGS.
+executable_of() {
+    cargo test --release --no-run --message-format=json "$@" 2>/dev/null |
+        python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])'
+}
+
+if [[ ${1:-} == --pack ]]; then
+    DIR=${2:?usage: scripts/gpu-check.sh --pack DIR}
+    build_binaries || exit 1
+    mkdir -p "$DIR"
+    cp "$(executable_of -p ort-bind-tests --features cuda --test cuda)" "$DIR/cuda-tests"
+    cp "$(executable_of -p ort-bind-runtime --features cuda --lib)" "$DIR/runtime-unit"
+    cp "$(executable_of -p ort-bind-runtime --features cuda --test cuda_fake_driver)" "$DIR/runtime-fake-driver"
+    cp target/release/examples/cuda_bench "$DIR/cuda-bench"
+    echo "packed into $DIR (built at $PWD):"
+    ls -l "$DIR"
+    exit 0
+fi
+PREBUILT=
+if [[ ${1:-} == --prebuilt ]]; then
+    PREBUILT=$(cd "${2:?usage: scripts/gpu-check.sh --prebuilt DIR [SECONDS]}" && pwd)
+    shift 2
+fi
 LIMIT=${1:-900}
 START=$SECONDS
 OUT=target/gpu-check
@@ -115,7 +155,7 @@ else
         echo "library; tests that need the provider will say so and skip."
     fi
 fi
-# CUDA 12 / cuDNN 9 libraries from NVIDIA's pip packages, where installed.
+# CUDA 13 / cuDNN 9 libraries from NVIDIA's pip packages, where installed.
 nvidia_libs=$(python3 - <<'EOF' 2>/dev/null
 import glob, os
 try:
@@ -132,15 +172,22 @@ if [[ -n "$nvidia_libs" ]]; then
 fi
 
 # --- build, tests, benchmark ---------------------------------------------------------
-step "build (release, feature cuda)" \
-    cargo test --release -p ort-bind-tests --features cuda --test cuda --test ui_cuda --no-run
-step "build the benchmark" cargo build --release --features cuda --example cuda_bench
-step "CUDA tests (ort-bind-tests/tests/cuda.rs)" bash -c "cargo test --release -p ort-bind-tests --features cuda --test cuda \
-    -- --nocapture --test-threads=1 2>&1 | tee '$OUT/cuda-tests.txt'; exit \${PIPESTATUS[0]}"
-step "runtime CUDA tests (unit, fake driver)" \
-    cargo test --release -p ort-bind-runtime --features cuda --lib --test cuda_fake_driver
-step "device benchmark (examples/cuda_bench.rs)" \
-    cargo run --release --features cuda --example cuda_bench
+if [[ -n $PREBUILT ]]; then
+    echo "== prebuilt binaries from $PREBUILT"
+    step "CUDA tests (ort-bind-tests/tests/cuda.rs)" bash -c "cd ort-bind-tests && '$PREBUILT/cuda-tests' \
+        --nocapture --test-threads=1 2>&1 | tee '../$OUT/cuda-tests.txt'; exit \${PIPESTATUS[0]}"
+    step "runtime CUDA tests (unit)" bash -c "cd ort-bind-runtime && '$PREBUILT/runtime-unit'"
+    step "runtime CUDA tests (fake driver)" bash -c "cd ort-bind-runtime && '$PREBUILT/runtime-fake-driver'"
+    step "device benchmark (examples/cuda_bench.rs)" "$PREBUILT/cuda-bench"
+else
+    step "build (release, feature cuda)" build_binaries
+    step "CUDA tests (ort-bind-tests/tests/cuda.rs)" bash -c "cargo test --release -p ort-bind-tests --features cuda --test cuda \
+        -- --nocapture --test-threads=1 2>&1 | tee '$OUT/cuda-tests.txt'; exit \${PIPESTATUS[0]}"
+    step "runtime CUDA tests (unit, fake driver)" \
+        cargo test --release -p ort-bind-runtime --features cuda --lib --test cuda_fake_driver
+    step "device benchmark (examples/cuda_bench.rs)" \
+        cargo run --release --features cuda --example cuda_bench
+fi
 
 echo "== summary"
 if [[ -f "$OUT/cuda-tests.txt" ]]; then

@@ -432,7 +432,7 @@ impl Core {
         // SAFETY: the session pointer is live (borrowed for this call), and the `Core` this
         // binding goes into holds a counted reference to the session (`session` field) for as
         // long as it exists; on an error here the IO binding is released while still borrowed.
-        let io_binding = unsafe { IoBinding::new(session.raw())? };
+        let io_binding = unsafe { IoBinding::new(session.raw(), session.on_device())? };
         Ok(Core {
             io_binding,
             input_names: inputs,
@@ -511,7 +511,9 @@ impl Core {
                     // SAFETY: the session pointer is live and `Core` holds a counted
                     // reference to the session for as long as this binding (kept in
                     // `recent` or current) exists.
-                    io_binding: unsafe { IoBinding::new(self.session.raw())? },
+                    io_binding: unsafe {
+                        IoBinding::new(self.session.raw(), self.session.on_device())?
+                    },
                     storage,
                     args,
                 }
@@ -1169,6 +1171,10 @@ impl<Io: BindingIo> Binding<Io> {
             return Err(e);
         }
         self.core.allocated_fresh = false;
+        if let Err(e) = self.core.io_binding.recopy_host_inputs() {
+            self.core.completion.abandon();
+            return Err(e);
+        }
         let options = self.core.control.options(self.core.async_run);
         // SAFETY: as for `run_async` above: until the completion fires, the binding
         // (`self.core.io_binding`, an ONNX Runtime object that stays where it is when `self`

@@ -21,6 +21,8 @@ pub struct SessionOptions {
     optimization: Option<u8>,
     #[cfg(feature = "cuda")]
     cuda: Option<crate::device::cuda::CudaProvider>,
+    #[cfg(feature = "cuda")]
+    cuda_tf32: Option<bool>,
 }
 
 impl SessionOptions {
@@ -61,8 +63,10 @@ impl SessionOptions {
     /// device's stream (ONNX Runtime's "user compute stream"): kernels the caller enqueues
     /// on that stream before and after a run are ordered with the run, with no device-wide
     /// synchronization. Bindings on `device` (`bind_on(device.clone(), ..)`) then use
-    /// device memory in place; host tensors (`Cpu`, `CudaPinned`) still work and are copied
-    /// by ONNX Runtime. The session keeps the stream alive.
+    /// device memory in place; host tensors (`Cpu`, `CudaPinned`) still work: ONNX Runtime
+    /// copies host inputs to the device at each run (it copies an input when it is bound,
+    /// so a binding binds its host inputs again before every run) and host outputs back
+    /// before the run returns. The session keeps the stream alive.
     ///
     /// Creating the session fails with [`Error::Cuda`] of kind
     /// [`NoExecutionProvider`](crate::error::CudaErrorKind::NoExecutionProvider) when the
@@ -90,6 +94,22 @@ impl SessionOptions {
         self
     }
 
+    /// Whether the CUDA execution provider may multiply float32 matrices in TensorFloat-32
+    /// (ONNX Runtime's default: yes, on GPUs that have it). TF32 keeps 10 mantissa bits in
+    /// the products, so results differ from the CPU's in the fourth significant digit;
+    /// `false` gives float32 results that agree with the CPU's to rounding, at some speed.
+    ///
+    /// ```
+    /// # #[cfg(feature = "cuda")] {
+    /// let exact = ort_bind_runtime::SessionOptions::new().cuda_provider(0).cuda_tf32(false);
+    /// # }
+    /// ```
+    #[cfg(feature = "cuda")]
+    pub fn cuda_tf32(mut self, allowed: bool) -> Self {
+        self.cuda_tf32 = Some(allowed);
+        self
+    }
+
     /// The C API's options for these.
     fn raw(&self) -> Result<sys::SessionOptions> {
         let mut raw = sys::SessionOptions::new()?;
@@ -110,7 +130,7 @@ impl SessionOptions {
         }
         #[cfg(feature = "cuda")]
         if let Some(provider) = &self.cuda {
-            provider.register(&mut raw)?;
+            provider.register(&mut raw, self.cuda_tf32)?;
         }
         Ok(raw)
     }
@@ -301,6 +321,16 @@ impl Session {
     #[cfg(feature = "cuda")]
     pub fn cuda_device(&self) -> Option<usize> {
         self.device.cuda.as_ref().map(|c| c.ordinal())
+    }
+
+    /// Whether the session runs on a device provider (CUDA), which copies host inputs to
+    /// the device when they are bound (see `sys::IoBinding`).
+    pub(crate) fn on_device(&self) -> bool {
+        #[cfg(feature = "cuda")]
+        if self.device.cuda.is_some() {
+            return true;
+        }
+        false
     }
 
     /// Run options for runs that return before the device has finished, when the session

@@ -397,6 +397,13 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             if M::SHARED && cache.grows() && !spec.shared_buffer {
                 return Err(DecodeError::NotShareable { cache: cache.past }.into());
             }
+            if M::SHARED && cache.grows() && session.on_device() && !shared_on_device(cache.elem) {
+                return Err(DecodeError::NotSharedOnDevice {
+                    cache: cache.past,
+                    elem: onnx_type_name(cache.elem),
+                }
+                .into());
+            }
             device.check_session(session, cache.past)?;
             cache.dims(batch, capacity, &mut dims);
             let room = crate::shape::element_count(&dims).ok_or_else(too_large)?;
@@ -469,7 +476,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             .collect::<Result<_>>()?;
         // SAFETY: the session pointer is live and the decoder holds a counted reference
         // to the session (`session` field) for as long as the binding exists.
-        let io = unsafe { IoBinding::new(session.raw())? };
+        let io = unsafe { IoBinding::new(session.raw(), session.on_device())? };
         let other_outputs = spec
             .other_outputs
             .iter()
@@ -1130,7 +1137,7 @@ impl<D: Device> Embedder<D> {
         }
         // SAFETY: the session pointer is live and the embedder holds a counted reference
         // to the session (`session` field) for as long as the binding exists.
-        let io = unsafe { IoBinding::new(session.raw())? };
+        let io = unsafe { IoBinding::new(session.raw(), session.on_device())? };
         Ok(Embedder {
             io,
             session: session.clone(),
@@ -1173,7 +1180,7 @@ impl<D: Device> Head<D> {
         let hidden = cache_buffer(spec.from, spec.elem, device, &[batch, 1, spec.hidden], room)?;
         // SAFETY: the session pointer is live and the head holds a counted reference to
         // the session (`session` field) for as long as the binding exists.
-        let io = unsafe { IoBinding::new(session.raw())? };
+        let io = unsafe { IoBinding::new(session.raw(), session.on_device())? };
         Ok(Head {
             io,
             session: session.clone(),
@@ -1183,4 +1190,18 @@ impl<D: Device> Head<D> {
             in_slot: Slot::new(spec.input)?,
         })
     }
+}
+
+/// Whether ONNX Runtime's CUDA `GroupQueryAttention` has a kernel for a cache of `elem`
+/// (float16 and bfloat16, with int8 for quantized caches): elsewhere the node falls back
+/// to the CPU, where past and present are copies and the shared buffer is lost (seen on an
+/// H200 with ONNX Runtime 1.31.1: a float32 model's tokens went wrong from the first step).
+fn shared_on_device(elem: ort_sys::ONNXTensorElementDataType) -> bool {
+    use ort_sys::ONNXTensorElementDataType as E;
+    matches!(
+        elem,
+        E::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16
+            | E::ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16
+            | E::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8
+    )
 }

@@ -56,6 +56,16 @@ pub enum DecodeError {
         /// A cache input that is not written in place.
         cache: &'static str,
     },
+    /// The shared-buffer mode on a CUDA session over a cache whose element type ONNX
+    /// Runtime's CUDA `GroupQueryAttention` has no kernel for (it has float16 and
+    /// bfloat16): the node would run on the CPU over copies of the cache, which no longer
+    /// share one buffer, and the tokens would be wrong.
+    NotSharedOnDevice {
+        /// The cache input.
+        cache: &'static str,
+        /// Its element type, as ONNX names it.
+        elem: &'static str,
+    },
     /// A run before an input held for the sequence was given
     /// ([`Decoder::set_context`](crate::decode::Decoder::set_context), or an encoder run).
     MissingContext {
@@ -120,6 +130,10 @@ impl fmt::Display for DecodeError {
             DecodeError::NotShareable { cache } => write!(
                 f,
                 "the shared-buffer cache mode needs every growing cache written in place by the model (GroupQueryAttention); `{cache}` is not"
+            ),
+            DecodeError::NotSharedOnDevice { cache, elem } => write!(
+                f,
+                "the shared-buffer cache mode cannot run on this CUDA session: `{cache}` is {elem}, and ONNX Runtime's CUDA GroupQueryAttention has only float16 and bfloat16 kernels, so the node would run on the CPU over copies of the cache that no longer share a buffer; use the growing mode (`decoder_on`), a CPU session, or a float16 or bfloat16 model"
             ),
             DecodeError::MissingContext { input } => write!(
                 f,

@@ -22,13 +22,13 @@ pub(crate) use api::{API_VERSION, api, build_info, load};
 pub(crate) use env::Env;
 pub(crate) use session::{Declared, DeclaredType, Session, SessionOptions};
 
-use std::ffi::{CStr, c_void};
+use std::ffi::{CStr, CString, c_void};
 use std::ptr::{self, NonNull};
 use std::sync::OnceLock;
 
 use ort_sys::{
     ONNXTensorElementDataType, ONNXType, OrtAllocator, OrtAllocatorType, OrtIoBinding, OrtMemType,
-    OrtMemoryInfo, OrtRunOptions, OrtSession, OrtStatusPtr, OrtValue,
+    OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtRunOptions, OrtSession, OrtStatusPtr, OrtValue,
 };
 
 use crate::error::{Error, Result};
@@ -236,6 +236,47 @@ impl Value {
             format!("creating a second value over a tensor of dims {dims:?}")
         })?;
         Ok(Value(non_null(out, "CreateTensorWithDataAsOrtValue")?))
+    }
+
+    /// Whether this is a tensor (of any element type but strings) in host memory, as
+    /// its memory info says.
+    pub(crate) fn is_host_tensor(&self) -> Result<bool> {
+        let api = api();
+        let mut is_tensor = 0;
+        // SAFETY: the value is alive; `is_tensor` is a valid out-pointer.
+        let status = unsafe { (api.IsTensor)(self.as_ptr(), &mut is_tensor) };
+        check(status, || "reading a value's kind".into())?;
+        if is_tensor == 0 {
+            return Ok(false);
+        }
+        let (mut elem, mut shape, mut count) = (
+            ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
+            ptr::null(),
+            0usize,
+        );
+        // SAFETY: the value is a live tensor; all out-pointers are valid (the shape
+        // pointer is not read).
+        let status = unsafe {
+            (api.GetTensorElementTypeAndShapeDataReference)(
+                self.as_ptr(),
+                &mut elem,
+                &mut shape,
+                &mut count,
+            )
+        };
+        check(status, || "reading a tensor's type".into())?;
+        if elem == ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
+            return Ok(false);
+        }
+        let mut info: *const OrtMemoryInfo = ptr::null();
+        // SAFETY: the value is a live tensor; the memory info returned is owned by the
+        // value and only read during this call.
+        let status = unsafe { (api.GetTensorMemoryInfo)(self.as_ptr(), &mut info) };
+        check(status, || "reading a tensor's memory info".into())?;
+        let mut device = OrtMemoryInfoDeviceType::OrtMemoryInfoDeviceType_GPU;
+        // SAFETY: `info` is the live memory info read above; `device` is a valid out-pointer.
+        unsafe { (api.MemoryInfoGetDeviceType)(info, &mut device) };
+        Ok(device == OrtMemoryInfoDeviceType::OrtMemoryInfoDeviceType_CPU)
     }
 
     /// Element type and dims of a tensor value, written into `dims` (whose capacity is reused).
@@ -484,6 +525,12 @@ impl Drop for Value {
 pub(crate) struct IoBinding {
     ptr: NonNull<OrtIoBinding>,
     session: NonNull<OrtSession>,
+    /// On a session whose provider runs on a device (CUDA), ONNX Runtime copies a host
+    /// input to the device when it is *bound*, not when the model runs, so a run would
+    /// read what the buffer held at bind time. Such inputs are kept here (a second value
+    /// over the same memory, by input name) and bound again before every run. `None`:
+    /// the session reads host inputs in place.
+    recopied: Option<Vec<(CString, Value)>>,
 }
 
 // SAFETY: an OrtIoBinding may be used from any thread as long as it is not used from two
@@ -491,11 +538,15 @@ pub(crate) struct IoBinding {
 unsafe impl Send for IoBinding {}
 
 impl IoBinding {
-    /// Creates a binding for `session`.
+    /// Creates a binding for `session`. `device_session`: the session runs on a device
+    /// provider, which copies host inputs when they are bound (see `recopied`).
     ///
     /// # Safety
     /// `session` must be a live session that outlives the returned binding.
-    pub(crate) unsafe fn new(session: NonNull<OrtSession>) -> Result<IoBinding> {
+    pub(crate) unsafe fn new(
+        session: NonNull<OrtSession>,
+        device_session: bool,
+    ) -> Result<IoBinding> {
         let mut out = ptr::null_mut();
         // SAFETY: the caller guarantees the session is alive; `out` is a valid out-pointer.
         let status = unsafe { (api().CreateIoBinding)(session.as_ptr(), &mut out) };
@@ -503,6 +554,7 @@ impl IoBinding {
         Ok(IoBinding {
             ptr: non_null(out, "CreateIoBinding")?,
             session,
+            recopied: device_session.then(Vec::new),
         })
     }
 
@@ -513,12 +565,42 @@ impl IoBinding {
         // reference to the OrtValue, so `value` may be released afterwards; the buffer it
         // views is kept alive by the owner of this binding (see `Value::tensor_over`).
         let status = unsafe { (api().BindInput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
-        check(status, || format!("binding input {name:?}"))
+        check(status, || format!("binding input {name:?}"))?;
+        if let Some(recopied) = &mut self.recopied {
+            recopied.retain(|(bound, _)| bound.as_c_str() != name);
+            if value.is_host_tensor()? {
+                // SAFETY: `value` is a live tensor value; its memory outlives this binding
+                // (the contract above), so it outlives the second value kept with it.
+                let alias = unsafe { Value::alias_of(value.as_ptr())? };
+                recopied.push((name.to_owned(), alias));
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds again the host inputs that a device session copied when they were bound
+    /// (see `recopied`), so that the next run reads what they hold now: ONNX Runtime
+    /// copies each to the device again. Nothing to do on other sessions.
+    pub(crate) fn recopy_host_inputs(&mut self) -> Result<()> {
+        let Some(recopied) = &self.recopied else {
+            return Ok(());
+        };
+        for (name, value) in recopied {
+            // SAFETY: as in `bind_input`: binding and value are alive, `name` is
+            // NUL-terminated, and the memory under the value outlives the binding.
+            let status =
+                unsafe { (api().BindInput)(self.ptr.as_ptr(), name.as_ptr(), value.as_ptr()) };
+            check(status, || format!("copying input {name:?} to the device"))?;
+        }
+        Ok(())
     }
 
     /// Unbinds every input, so that one a full bind leaves out (an optional input made
     /// absent) is absent for the next run rather than still bound to its old value.
     pub(crate) fn clear_inputs(&mut self) {
+        if let Some(recopied) = &mut self.recopied {
+            recopied.clear();
+        }
         // SAFETY: the binding is alive; ORT drops its references to the bound values.
         unsafe { (api().ClearBoundInputs)(self.ptr.as_ptr()) }
     }
@@ -547,6 +629,7 @@ impl IoBinding {
 
     /// Runs the session on the bound values with `options` (`None`: defaults).
     pub(crate) fn run_with(&mut self, options: Option<&RunOptions>) -> Result<()> {
+        self.recopy_host_inputs()?;
         let options = options.map_or(ptr::null(), RunOptions::as_ptr);
         // SAFETY: session and binding are alive (the session outlives the binding by the
         // contract of `new`); `options` is null (defaults) or a live run options object
@@ -565,7 +648,9 @@ impl IoBinding {
     /// Until the returned run has been made ([`DetachedRun::run`] has returned) or dropped
     /// unmade: this binding, its session, `options`, every value bound in it and the memory
     /// under those values must stay alive; nothing else may use the binding, read the
-    /// memory of bound outputs or write the memory of bound inputs.
+    /// memory of bound outputs or write the memory of bound inputs. On a device session,
+    /// [`IoBinding::recopy_host_inputs`] must have been called since the inputs were last
+    /// written.
     pub(crate) unsafe fn detach_run(&mut self, options: &RunOptions) -> DetachedRun {
         DetachedRun {
             session: self.session,
@@ -967,7 +1052,8 @@ pub(crate) fn available_providers() -> Result<Vec<String>> {
 
 /// Appends ONNX Runtime's CUDA execution provider on device `device_id` to `options`;
 /// with `stream`, the provider runs every kernel and copy on that CUDA stream (its
-/// "user compute stream") instead of a stream of its own.
+/// "user compute stream") instead of a stream of its own. `tf32`: whether float32 matrix
+/// products may use TensorFloat-32 (`None`: ONNX Runtime's default).
 ///
 /// # Safety
 /// `options` must be a live `OrtSessionOptions`. A non-null `stream` must be a CUDA stream
@@ -978,6 +1064,7 @@ pub(crate) unsafe fn append_cuda_provider(
     options: *mut ort_sys::OrtSessionOptions,
     device_id: i32,
     stream: Option<NonNull<c_void>>,
+    tf32: Option<bool>,
 ) -> Result<()> {
     let api = api();
     let mut cuda = ptr::null_mut();
@@ -995,15 +1082,19 @@ pub(crate) unsafe fn append_cuda_provider(
     }
     let cuda = Release(cuda);
     let device = std::ffi::CString::new(device_id.to_string()).unwrap_or_default();
-    let keys = [c"device_id".as_ptr()];
-    let values = [device.as_ptr()];
-    // SAFETY: the options are alive; `keys`/`values` hold one NUL-terminated string each,
-    // alive for the call.
+    let mut keys = vec![c"device_id".as_ptr()];
+    let mut values = vec![device.as_ptr()];
+    if let Some(tf32) = tf32 {
+        keys.push(c"use_tf32".as_ptr());
+        values.push(if tf32 { c"1" } else { c"0" }.as_ptr());
+    }
+    // SAFETY: the options are alive; `keys`/`values` hold `keys.len()` NUL-terminated
+    // strings each, alive for the call.
     let status = unsafe {
-        (api.UpdateCUDAProviderOptions)(cuda.0.as_ptr(), keys.as_ptr(), values.as_ptr(), 1)
+        (api.UpdateCUDAProviderOptions)(cuda.0.as_ptr(), keys.as_ptr(), values.as_ptr(), keys.len())
     };
     check(status, || {
-        format!("setting the CUDA device id to {device_id}")
+        format!("setting the CUDA provider options (device id {device_id}, TF32 {tf32:?})")
     })?;
     if let Some(stream) = stream {
         // SAFETY: the options are alive; `user_compute_stream` takes a `cudaStream_t`

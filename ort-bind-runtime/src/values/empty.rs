@@ -83,7 +83,7 @@ impl Maker {
         })?;
         // SAFETY: the session pointer is live, and the binding is stored next to a counted
         // reference to the session (`session` field, dropped after `binding`).
-        let binding = unsafe { IoBinding::new(session.raw())? };
+        let binding = unsafe { IoBinding::new(session.raw(), session.on_device())? };
         Ok(Maker {
             binding: Mutex::new(binding),
             session,

@@ -40,8 +40,13 @@ pub(crate) struct CudaProvider {
 
 impl CudaProvider {
     /// Adds the CUDA execution provider to `options`, after checking that the loaded ONNX
-    /// Runtime has one.
-    pub(crate) fn register(&self, options: &mut sys::SessionOptions) -> Result<()> {
+    /// Runtime has one. `tf32`: whether float32 matrix products may use TensorFloat-32
+    /// (`None`: ONNX Runtime's default).
+    pub(crate) fn register(
+        &self,
+        options: &mut sys::SessionOptions,
+        tf32: Option<bool>,
+    ) -> Result<()> {
         let providers = sys::available_providers()?;
         if !providers.iter().any(|p| p == CUDA_PROVIDER) {
             let lib = library::get();
@@ -52,7 +57,7 @@ impl CudaProvider {
                      CUDA execution provider (it has {providers:?}); the `onnxruntime` Python \
                      wheel is CPU-only: `python3 -m pip download --no-deps \
                      onnxruntime-gpu==1.31.1`, unzip it, and set ORT_DYLIB_PATH to its \
-                     `onnxruntime/capi/libonnxruntime.so.1.31.1` (it needs CUDA 12 and cuDNN 9 \
+                     `onnxruntime/capi/libonnxruntime.so.1.31.1` (it needs CUDA 13 and cuDNN 9 \
                      libraries on the loader's path)",
                     lib.map_or_else(|| "?".into(), |l| l.path().display().to_string()),
                     lib.map_or("?", |l| l.version()),
@@ -79,7 +84,7 @@ impl CudaProvider {
         // SAFETY: the options are alive (borrowed mutably here). The stream is kept
         // alive by the session: `Session` holds this provider's `Arc<CudaStream>` (through
         // `CudaSession`) and drops it only after the ONNX Runtime session.
-        unsafe { sys::append_cuda_provider(options.as_mut_ptr(), device_id, stream) }
+        unsafe { sys::append_cuda_provider(options.as_mut_ptr(), device_id, stream, tf32) }
             .map_err(classify_ort_error)
     }
 
