@@ -104,7 +104,7 @@ pub use ort_bind_runtime::{
 /// buffers it points at (the derive's structs run through it); a hand-written set of
 /// tensors implements [`BindingIo`] (its values described by [`ValueSpec`]s, what generated
 /// code expects) with a [`Binder`], and [`SplitIo`] for inputs and outputs at once.
-pub use ort_bind_runtime::{Binder, Binding, BindingIo, OutputValue, SplitIo, ValueSpec};
+pub use ort_bind_runtime::{Binder, Binding, BindingIo, Feed, OutputValue, SplitIo, ValueSpec};
 
 /// Serving: stop a run ([`Terminator`]), async runs ([`RunFuture`]), pools of bindings
 /// ([`Pool`], lending [`PooledBinding`]s), dynamic batching ([`Batcher`], whose items hold

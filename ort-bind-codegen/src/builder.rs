@@ -137,7 +137,7 @@ pub struct GeneratedModule {
 #[derive(Debug, Clone, Default)]
 pub struct PipelineOptions {
     models: Vec<(String, PathBuf, ModelOptions)>,
-    edges: Vec<(String, String)>,
+    edges: Vec<(String, String, bool)>,
 }
 
 impl PipelineOptions {
@@ -161,7 +161,15 @@ impl PipelineOptions {
     /// Declares an edge `"model.output" -> "model.input"` (edges not declared are found
     /// by name, as `pipeline!` finds them).
     pub fn edge(mut self, from: &str, to: &str) -> Self {
-        self.edges.push((from.to_owned(), to.to_owned()));
+        self.edges.push((from.to_owned(), to.to_owned(), false));
+        self
+    }
+
+    /// Declares an edge whose input reads the source's elements in its own shape (the
+    /// same element type and count; `pipeline!`'s `a.x -> b.y as view`): an image's rows
+    /// read as a batch of crops.
+    pub fn view_edge(mut self, from: &str, to: &str) -> Self {
+        self.edges.push((from.to_owned(), to.to_owned(), true));
         self
     }
 }
@@ -385,13 +393,14 @@ fn generate_pipeline(
             .ok_or_else(|| CodegenError::EdgeSyntax(end.to_owned()))
     };
     let mut decls = Vec::with_capacity(pipeline.edges.len());
-    for (from, to) in &pipeline.edges {
+    for (from, to, view) in &pipeline.edges {
         let ((from_model, from), (to_model, to)) = (split(from)?, split(to)?);
         decls.push(EdgeDecl {
             from_model,
             from,
             to_model,
             to,
+            view: *view,
         });
     }
     let parts: Vec<Part<'_>> = parts

@@ -145,23 +145,43 @@ fn decoder_gpt2_stacked() {
 /// speech pair, its cross-attention edges found by name.
 #[test]
 fn speech_pipeline() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests");
     let dir = "../ort-bind-tests/tests/fixtures/pipelines/speech";
+    pipeline_snapshot(
+        "speech",
+        ort_bind_codegen::PipelineOptions::new()
+            .model("encoder", format!("{dir}/encoder.onnx"))
+            .model("decoder", format!("{dir}/decoder.onnx")),
+    );
+}
+
+/// A chain with no decoder: the OCR pair, the recognizer's crops a view of the detector's
+/// heatmap (`Dims`, `Pipeline`, `Chain`).
+#[test]
+fn ocr_chain() {
+    let dir = "../ort-bind-tests/tests/fixtures/pipelines/ocr";
+    pipeline_snapshot(
+        "ocr",
+        ort_bind_codegen::PipelineOptions::new()
+            .model("detector", format!("{dir}/detector.onnx"))
+            .model("recognizer", format!("{dir}/recognizer.onnx"))
+            .view_edge("detector.heatmap", "recognizer.crops"),
+    );
+}
+
+/// Compares the module `Builder::pipeline(name, options)` writes with
+/// `tests/snapshots/{name}_pipeline.rs.snap` (or writes it, with `ORT_BIND_BLESS`).
+fn pipeline_snapshot(name: &str, options: ort_bind_codegen::PipelineOptions) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests");
     let modules = ort_bind_codegen::Builder::new()
-        .pipeline(
-            "speech",
-            ort_bind_codegen::PipelineOptions::new()
-                .model("encoder", format!("{dir}/encoder.onnx"))
-                .model("decoder", format!("{dir}/decoder.onnx")),
-        )
+        .pipeline(name, options)
         .generate()
         .expect("the pipeline generates");
     let source = modules[0].source.replace(
         &root.canonicalize().unwrap().display().to_string(),
         "<repo>",
     );
-    let snap =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/speech_pipeline.rs.snap");
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/snapshots/{name}_pipeline.rs.snap"));
     if std::env::var_os("ORT_BIND_BLESS").is_some() {
         std::fs::write(&snap, &source).unwrap();
         return;
@@ -169,7 +189,7 @@ fn speech_pipeline() {
     let want = std::fs::read_to_string(&snap).expect("snapshot; run with ORT_BIND_BLESS=1");
     assert!(
         want == source,
-        "the speech pipeline's source differs from {}; rerun with ORT_BIND_BLESS=1 to accept",
+        "the {name} pipeline's source differs from {}; rerun with ORT_BIND_BLESS=1 to accept",
         snap.display()
     );
     syn::parse_file(&source).expect("generated source parses");

@@ -19,6 +19,7 @@ use crate::deadline;
 use crate::device::{Cpu, Device};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::feed::Feed;
 use crate::run_async::Completion;
 use crate::session::{Session, ValueSpec};
 use crate::shape::Shape;
@@ -423,6 +424,23 @@ struct Core {
     inputs_open: bool,
     // An input view gave an input new dims, and the binding has not yet followed them.
     resized: bool,
+    // Inputs that read another binding's tensor (`run_fed`): a view of its memory each,
+    // bound over the binding's own tensor before each fed run.
+    fed: Vec<Fed>,
+    // A `run_fed` is under way (a plain run of a fed binding is refused).
+    feeding: bool,
+}
+
+/// An input that reads another binding's tensor (see [`Binding::run_fed`]).
+#[derive(Debug)]
+struct Fed {
+    /// The input's index.
+    input: usize,
+    /// What the view was made for: the source value, its data address and size, and the
+    /// binding's own value for the input (whose dims the view takes).
+    key: [usize; 4],
+    /// The view of the source's memory.
+    value: Value,
 }
 
 impl Core {
@@ -456,6 +474,8 @@ impl Core {
             binds: 0,
             inputs_open: false,
             resized: false,
+            fed: Vec::new(),
+            feeding: false,
         })
     }
 
@@ -777,6 +797,146 @@ impl<Io: BindingIo> Binding<Io> {
         }
     }
 
+    /// Runs the model with the inputs `feeds` name reading other bindings' tensors in place
+    /// (the edges of a chain of models): each is bound to a view of its source's memory in
+    /// the input's own shape, made again only when the source's buffer or the input's dims
+    /// changed. The source and the input must hold the same number of elements of the same
+    /// type; a view of another shape is fine. Nothing is copied between the models.
+    ///
+    /// Once fed, a binding runs only this way ([`Binding::run`] is an error naming the fed
+    /// input): the source may have moved its buffers since, and each fed run binds them as
+    /// they are now. The binding's own buffer for a fed input is left unused.
+    pub fn run_fed(&mut self, feeds: &[Feed<'_>]) -> Result<()> {
+        self.settle();
+        self.core.feeding = true;
+        let result = self
+            .prepare_run()
+            .and_then(|()| self.apply_feeds(feeds))
+            .and_then(|()| self.launch_run());
+        self.core.feeding = false;
+        let reason = self.core.control.close();
+        match (result, reason) {
+            (Err(_), Some(reason)) => Err(reason.error()),
+            (result, _) => result,
+        }
+    }
+
+    /// The address of the memory input `input` read in the last fed run (its source's),
+    /// or `None` when it is not fed: how a test sees that nothing was copied.
+    pub fn fed_address(&self, input: &str) -> Option<usize> {
+        let index = self.index_of(false, input)?;
+        self.core
+            .fed
+            .iter()
+            .find(|f| f.input == index)
+            .map(|f| f.key[1])
+    }
+
+    /// Binds each fed input to a view of its source (see [`Binding::run_fed`]); the
+    /// binding is ready (`prepare_run`), so its own recorded values are current.
+    fn apply_feeds(&mut self, feeds: &[Feed<'_>]) -> Result<()> {
+        for feed in feeds {
+            let input = self
+                .index_of(false, feed.input)
+                .ok_or_else(|| Error::Value {
+                    value: feed.input.to_owned(),
+                    problem: "the model has no input of this name to feed".into(),
+                })?;
+            let source = feed.from.fed_value(feed.output)?;
+            let own = self
+                .core
+                .args
+                .recorded(false, input)
+                .filter(|p| !p.is_null())
+                .ok_or_else(|| Error::Unsupported {
+                    role: "input",
+                    name: feed.input.to_owned(),
+                    kind: "not a tensor the binding holds, so it cannot read another model's"
+                        .to_owned(),
+                })?;
+            // SAFETY: `source` is a value the source binding holds (borrowed by `feeds` for
+            // this call) and `own` this binding's value for the input, recorded by its last
+            // bind (`prepare_run` made the binding ready): both are live tensor values.
+            let ((elem, data, bytes), (own_elem, _, own_bytes)) =
+                unsafe { (Value::memory_of(source)?, Value::memory_of(own)?) };
+            if elem != own_elem || bytes != own_bytes {
+                return Err(Error::Value {
+                    value: feed.input.to_owned(),
+                    problem: format!(
+                        "fed from `{}` ({bytes} bytes of {}), but under this binding's dims it holds {own_bytes} bytes of {}: a fed input must hold exactly its source's elements",
+                        feed.output,
+                        crate::element::onnx_type_name(elem),
+                        crate::element::onnx_type_name(own_elem),
+                    ),
+                });
+            }
+            let key = [source.addr(), data, bytes, own.addr()];
+            let core = &mut self.core;
+            let at = core.fed.iter().position(|f| f.input == input);
+            let at = match at {
+                Some(at) if core.fed[at].key == key => at,
+                _ => {
+                    let mut dims = Vec::new();
+                    // SAFETY: as above, both values are live; the view's memory (the
+                    // source's) is read only by fed runs, each of which first binds the
+                    // source's buffer as it is then (a plain run of a fed binding is
+                    // refused in `check_inputs`), so it is never used after it moved.
+                    let value = unsafe {
+                        Value::dims_of(own, &mut dims)?;
+                        Value::view_of(source, Some(&dims))?
+                    };
+                    let fed = Fed { input, key, value };
+                    match at {
+                        Some(at) => {
+                            core.fed[at] = fed;
+                            at
+                        }
+                        None => {
+                            core.fed.push(fed);
+                            core.fed.len() - 1
+                        }
+                    }
+                }
+            };
+            core.io_binding
+                .bind_input(&core.input_names[input], &core.fed[at].value)?;
+        }
+        Ok(())
+    }
+
+    /// The value this binding holds for `name` (an output, else an input), for a binding
+    /// that reads it ([`Feed`]): refused while the binding's tensors may have moved since
+    /// its last bind (a run brings it up to date).
+    pub(crate) fn source_value(&self, name: &str) -> Result<*const ort_sys::OrtValue> {
+        let (output, index) = match self.index_of(true, name) {
+            Some(index) => (true, index),
+            None => (
+                false,
+                self.index_of(false, name).ok_or_else(|| Error::Value {
+                    value: name.to_owned(),
+                    problem: "the model feeding another has no tensor of this name".into(),
+                })?,
+            ),
+        };
+        if !self.core.ready || self.core.inputs_open || self.core.resized {
+            return Err(Error::Value {
+                value: name.to_owned(),
+                problem:
+                    "the model feeding another changed its buffers since its last run: run it first"
+                        .into(),
+            });
+        }
+        self.core
+            .args
+            .recorded(output, index)
+            .filter(|p| !p.is_null())
+            .ok_or_else(|| Error::Unsupported {
+                role: if output { "output" } else { "input" },
+                name: name.to_owned(),
+                kind: "a value ONNX Runtime allocates, with no buffer of the binding to share (only tensors the binding holds can feed another model)".to_owned(),
+            })
+    }
+
     /// Whether an input view gave an input new dims (`resize`, `set` or `fill_resized` on
     /// `inputs()`) that the binding has not followed yet: it follows them at the next run
     /// (dims derived from the inputs) or [`Binding::set_dims`] (which replaces them).
@@ -813,6 +973,15 @@ impl<Io: BindingIo> Binding<Io> {
 
     /// [`Error::MissingInput`] when a value input has no value yet.
     fn check_inputs(&self) -> Result<()> {
+        if let Some(fed) = self.core.fed.first()
+            && !self.core.feeding
+        {
+            let name = self.core.input_names[fed.input].to_string_lossy();
+            return Err(Error::Value {
+                value: name.into_owned(),
+                problem: "this input reads another model's tensor: run this binding with `run_fed` (its pipeline's `run`), which binds that tensor as it is now".into(),
+            });
+        }
         match self.io.missing_input() {
             None => Ok(()),
             Some(index) => Err(self.core.missing_input(index)),
@@ -820,6 +989,13 @@ impl<Io: BindingIo> Binding<Io> {
     }
 
     fn run_sync(&mut self) -> Result<()> {
+        self.prepare_run()?;
+        self.launch_run()
+    }
+
+    /// Everything before the run itself: inputs resized through their views followed,
+    /// inputs checked, the binding made ready.
+    fn prepare_run(&mut self) -> Result<()> {
         self.follow_resized_inputs()?;
         self.check_inputs()?;
         if !self.core.ready {
@@ -827,6 +1003,11 @@ impl<Io: BindingIo> Binding<Io> {
         } else if Io::HAS_ALLOCATED_OUTPUTS && !self.core.allocated_fresh {
             self.rebind_allocated()?;
         }
+        Ok(())
+    }
+
+    /// Runs the prepared binding and hands ONNX Runtime's allocated outputs to the `Io`.
+    fn launch_run(&mut self) -> Result<()> {
         self.core.allocated_fresh = false;
         let options = self.core.control.options(self.core.async_run);
         if let Err(e) = self.core.io_binding.run_with(Some(options)) {

@@ -18,7 +18,7 @@
 //! | 4 | `device`, `tensor` | devices and the buffers on them; [`Tensor`] and its views |
 //! | 5 | `session`, `model_file` | loading models ([`Session`]) and finding them after deployment |
 //! | 6 | `values` | string tensors, sequences, maps, optionals, host arrays of any type |
-//! | 7 | `binding`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Binding`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads) |
+//! | 7 | `binding`, `feed`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Binding`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads), a chain's fed runs ([`Feed`]) |
 //! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views |
 //! | 9 | `dynamic`, `decode` | `DynamicBinding` (the `dynamic` feature; element types read at run time: a [`Binding`] over `DynamicIo`, so async, stops, timeouts and shape buckets too); [`decode::Decoder`] (the KV-cache decode loop) |
 
@@ -34,6 +34,7 @@ pub mod dims;
 pub mod dynamic;
 pub mod element;
 pub mod error;
+pub mod feed;
 pub mod library;
 pub mod logging;
 pub mod model_file;
@@ -68,6 +69,7 @@ pub use element::{
     Int2x4, Int4x2, NumericType, Packed, UInt2x4, UInt4x2, Unpacked, bf16, f16, narrow,
 };
 pub use error::{CudaErrorKind, Error, Result};
+pub use feed::Feed;
 pub use model_file::ModelFile;
 pub use pool::{GetFuture, Pool, PooledBinding};
 pub use run_async::RunFuture;

@@ -654,3 +654,56 @@ fn a_shared_cache_on_the_device_needs_a_device_attention_kernel() -> ort_bind::R
     assert_eq!(decoder.logits()?.argmax(0) as i64, got[55]);
     Ok(())
 }
+
+mod ocr_chain {
+    ort_bind::pipeline!(
+        detector = "tests/fixtures/pipelines/ocr/detector.onnx",
+        recognizer = "tests/fixtures/pipelines/ocr/recognizer.onnx",
+        detector.heatmap -> recognizer.crops as view,
+    );
+}
+
+/// A chain on the device: the recognizer reads the detector's heatmap in device memory
+/// (its address is the heatmap's), with the probabilities of the same chain on the CPU.
+#[test]
+fn a_chain_feeds_device_memory_in_place() -> ort_bind::Result<()> {
+    let test = "a_chain_feeds_device_memory_in_place";
+    let Some(gpu) = gpu(test) else { return Ok(()) };
+    let dir = "tests/fixtures/pipelines/ocr";
+    let (Some(det), Some(rec)) = (
+        gpu_session(test, &format!("{dir}/detector.onnx"), &gpu),
+        gpu_session(test, &format!("{dir}/recognizer.onnx"), &gpu),
+    ) else {
+        return Ok(());
+    };
+    let on_gpu = ocr_chain::Pipeline {
+        detector: ocr_chain::detector::Model::from_session(det)?,
+        recognizer: ocr_chain::recognizer::Model::from_session(rec)?,
+    };
+    let dims = ocr_chain::Dims {
+        height: 64,
+        width: 64,
+        num_crops: 4,
+        crop_width: 64,
+    };
+    let image: Vec<f32> = (0..64 * 64)
+        .map(|i| (0.01 * i as f32).sin() * 0.5 + 0.5)
+        .collect();
+    let mut chain = on_gpu.bind_on(gpu.clone(), dims.clone())?;
+    chain.detector.inputs().image.copy_from_host(&image)?;
+    chain.run()?;
+    assert_eq!(
+        chain.recognizer.fed_address("crops"),
+        Some(chain.detector.outputs().heatmap.device_ptr() as usize)
+    );
+    let got = chain.recognizer.outputs().probs.to_vec()?;
+    let mut on_cpu = ocr_chain::Pipeline::load()?.bind(dims)?;
+    on_cpu.detector.inputs().image.copy_from_slice(&image)?;
+    on_cpu.run()?;
+    let want = on_cpu.recognizer.outputs().probs.as_slice().to_vec();
+    assert!(
+        got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-5),
+        "device {got:?} vs host {want:?}"
+    );
+    Ok(())
+}

@@ -275,7 +275,9 @@ fn the_pipeline_macro_wires_and_decodes_the_same() -> Result<()> {
     let pipeline = marian::Pipeline::load()?;
     let (want, json) = expected("marian", "greedy.json");
     let (ids, mask, _) = source(&json);
-    let mut generator = pipeline.generator(marian::encoder::Dims::default(), 1, 128)?;
+    // `generator_on`: both models' buffers on one device (here the host).
+    let mut generator =
+        pipeline.generator_on(ort_bind::Cpu, marian::encoder::Dims::default(), 1, 128)?;
     {
         let mut inputs = generator.encoder_inputs();
         inputs.input_ids.copy_from_slice(&ids)?;

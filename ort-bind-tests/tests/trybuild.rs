@@ -66,6 +66,8 @@ fn prepare(project: &Path) {
         ("pipelines/speech/decoder.onnx", "speech_decoder.onnx"),
         ("pipelines/marian/encoder.onnx", "marian_encoder.onnx"),
         ("pipelines/marian/decoder.onnx", "marian_decoder.onnx"),
+        ("pipelines/ocr/detector.onnx", "ocr_detector.onnx"),
+        ("pipelines/ocr/recognizer.onnx", "ocr_recognizer.onnx"),
     ] {
         std::fs::copy(fixture(from), models.join(to)).unwrap();
     }

@@ -13,10 +13,12 @@
 //! - `decoder`: the decode loop of a decoder model (`Decoder`, `SharedDecoder`);
 //! - `pipeline`: several models' modules with their checked edges (`pipeline!`,
 //!   `Builder::pipeline`);
+//! - `chain`: a pipeline with no decoder: one `Dims`, `Pipeline` and `Chain`;
 //! - `serving`: `Model::pool` and, when the batch dim is known, `Model::batcher`;
 //! - `tokens`: element and shape types and doc text every item uses.
 
 pub(crate) mod binding_io;
+mod chain;
 pub(crate) mod decoder;
 pub(crate) mod dims;
 pub(crate) mod feed_back;

@@ -1,6 +1,7 @@
 //! A pipeline's items: a module per model, the checked edges (`EDGES`), and, for an
-//! encoder feeding a decoder, `Pipeline` and `Generator`. One emitter for `pipeline!` and
-//! `Builder::pipeline`.
+//! encoder feeding a decoder, `Pipeline` and `Generator`; for decoders in parts,
+//! `Pipeline::decoder`; for a chain with no decoder, `chain.rs`'s items. One emitter for
+//! `pipeline!` and `Builder::pipeline`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -59,8 +60,12 @@ fn items(
         }
     });
     let edge_doc = edges_doc(edges, &names);
+    let chain = parts
+        .iter()
+        .all(|p| p.plan.decoder.is_none())
+        .then(|| super::chain::chain(parts, edges, rt, &edge_doc));
     let names: Vec<&syn::Ident> = parts.iter().map(|p| &p.name).collect();
-    let generator = generator(&names, models, edges, rt, &edge_doc);
+    let generator = generator(&names, models, edges, rt, &edge_doc, chain);
     quote! {
         #(#module_items)*
         #generator
@@ -102,13 +107,15 @@ fn edges_doc(edges: &[PlannedEdge], names: &[String]) -> String {
 }
 
 /// `Pipeline`, `Generator` and `EDGES` for two models where the second is a decoder fed by
-/// the first; for other pipelines, `EDGES` alone (documented).
+/// the first; `chain`'s items for a pipeline with no decoder; for other pipelines, `EDGES`
+/// alone (documented).
 fn generator(
     entries: &[&syn::Ident],
     models: &[PipelineModel<'_>],
     edges: &[PlannedEdge],
     rt: &syn::Path,
     edge_doc: &str,
+    chain: Option<TokenStream>,
 ) -> TokenStream {
     let (pairs, count) = edge_array(edges, rt);
     let edges_const = {
@@ -130,7 +137,10 @@ fn generator(
         && models[1].decoder.is_some_and(|d| d.embeds.is_none())
         && edges.iter().all(|e| e.from_model == 0 && e.to_model == 1);
     if !encoder_decoder {
-        return edges_const;
+        return quote! {
+            #edges_const
+            #chain
+        };
     }
     let (enc, dec) = (entries[0], entries[1]);
     let pipeline_doc = format!(
@@ -181,6 +191,24 @@ fn generator(
                 #rt::decode::EncoderDecoder::new(
                     self.#enc.bind(encoder_dims)?,
                     self.#dec.decoder(batch, capacity)?,
+                    &EDGES,
+                )
+            }
+
+            /// [`Pipeline::generator`] with both models' buffers on `device` (the
+            /// encoder's outputs and the decoder's cache): one device type for both, so
+            /// an edge between two devices cannot be written. The sessions must run on
+            /// that device (`load_with` and `SessionOptions::cuda`).
+            pub fn generator_on<D: #rt::Device + ::core::clone::Clone>(
+                &self,
+                device: D,
+                encoder_dims: #enc::Dims,
+                batch: usize,
+                capacity: usize,
+            ) -> #rt::Result<Generator<D>> {
+                #rt::decode::EncoderDecoder::new(
+                    self.#enc.bind_on(device.clone(), encoder_dims)?,
+                    self.#dec.decoder_on(device, batch, capacity)?,
                     &EDGES,
                 )
             }

@@ -123,7 +123,7 @@ pub(crate) fn dims_expr(
 
 /// An output axis the graph computes from the dims: the runtime's checked evaluation of
 /// the expression's program, `sized_axis(&[ops], &[("w", dims.w)], "y", 1, "expr")?`.
-fn size_expr_tokens(
+pub(crate) fn size_expr_tokens(
     rt: &syn::Path,
     output: &str,
     axis: usize,

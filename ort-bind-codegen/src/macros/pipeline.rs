@@ -105,12 +105,24 @@ impl Parse for Args {
                 })?;
                 input.parse::<syn::Token![->]>()?;
                 let (to_model, to, _) = endpoint(input)?;
+                let view = input.peek(syn::Token![as]);
+                if view {
+                    input.parse::<syn::Token![as]>()?;
+                    let word: syn::Ident = input.parse()?;
+                    if word != "view" {
+                        return Err(syn::Error::new(
+                            word.span(),
+                            "expected `as view` (the input reads the source's elements in its own shape)",
+                        ));
+                    }
+                }
                 args.edges.push(EdgeEntry {
                     decl: EdgeDecl {
                         from_model,
                         from,
                         to_model,
                         to,
+                        view,
                     },
                     span,
                 });

@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 
+pub mod chain;
 pub mod decoder;
 pub mod pipeline;
 

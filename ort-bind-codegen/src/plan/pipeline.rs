@@ -119,6 +119,9 @@ pub struct EdgeDecl {
     pub to_model: String,
     /// Its input.
     pub to: String,
+    /// Declared `as view`: the input reads the source's elements in its own shape (the
+    /// same element type and count; axes are not matched).
+    pub view: bool,
 }
 
 /// A checked edge.
@@ -136,6 +139,8 @@ pub struct PlannedEdge {
     pub to: String,
     /// Whether the names made it (no declaration).
     pub inferred: bool,
+    /// Declared `as view` (see [`EdgeDecl::view`]).
+    pub view: bool,
     /// Each axis of `to` as the upstream model sizes it (`floor((num_frames + 1) / 2)`),
     /// for the docs.
     pub sizes: String,
@@ -312,6 +317,38 @@ fn check_edge(
             ),
         ));
     }
+    if decl.view {
+        let count = |s: &[Size]| {
+            s.iter().try_fold(1u64, |n, d| match d {
+                Size::Fixed(x) => n.checked_mul(*x),
+                _ => None,
+            })
+        };
+        if let (Some(x), Some(y)) = (count(&fs), count(&ts))
+            && x != y
+        {
+            return Err(fail(
+                at,
+                format!(
+                    "{edge}: a view holds the same elements, but `{}` has {x} ({fe}{}) and `{}` takes {y} ({te}{})",
+                    decl.from,
+                    show(&fs),
+                    decl.to,
+                    show(&ts)
+                ),
+            ));
+        }
+        return Ok(PlannedEdge {
+            from_model: a,
+            from: decl.from.clone(),
+            from_output,
+            to_model: b,
+            to: decl.to.clone(),
+            inferred: false,
+            view: true,
+            sizes: format!("a view: {} read as {}", show(&fs), show(&ts)),
+        });
+    }
     if fs.len() != ts.len() {
         return Err(fail(
             at,
@@ -354,6 +391,7 @@ fn check_edge(
         to_model: b,
         to: decl.to.clone(),
         inferred: at.is_none(),
+        view: false,
         sizes,
     })
 }
@@ -473,6 +511,7 @@ fn inferred_edges(
                 from,
                 to_model: down.name.to_owned(),
                 to: input.name.clone(),
+                view: false,
             };
             edges.push(check_edge(models, &decl, None)?);
         }

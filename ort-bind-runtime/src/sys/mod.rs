@@ -201,13 +201,35 @@ impl Value {
     /// long as the new value, or any binding it is bound in, may be used by ONNX Runtime
     /// (the rule of [`Value::tensor_over`]).
     pub(crate) unsafe fn alias_of(raw: *const OrtValue) -> Result<Value> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { Value::view_of(raw, None) }
+    }
+
+    /// A tensor value over the memory of the tensor value `raw` with `dims` (`None`: its
+    /// own), element type and device kept: one model reading another's buffer in another
+    /// shape. Fails unless `dims` hold exactly the elements `raw` does.
+    ///
+    /// # Safety
+    /// As [`Value::alias_of`].
+    pub(crate) unsafe fn view_of(raw: *const OrtValue, dims: Option<&[i64]>) -> Result<Value> {
         let api = api();
-        let mut dims = Vec::new();
+        let mut own = Vec::new();
         // SAFETY: `raw` is a live value (caller); it is only read through the C API, and
         // the temporary handle is never released (ManuallyDrop): `raw` stays the owner's.
         let borrowed =
             std::mem::ManuallyDrop::new(Value(non_null(raw.cast_mut(), "a bound value")?));
-        let elem = borrowed.tensor_info(&mut dims)?;
+        let elem = borrowed.tensor_info(&mut own)?;
+        let dims = dims.unwrap_or(&own);
+        let count = |d: &[i64]| {
+            d.iter()
+                .try_fold(1i64, |n, &x| if x < 0 { None } else { n.checked_mul(x) })
+        };
+        if count(dims).is_none() || count(dims) != count(&own) {
+            return Err(Error::Value {
+                value: format!("a view of dims {dims:?}"),
+                problem: format!("the tensor it views has dims {own:?}, another element count"),
+            });
+        }
         let data = borrowed.data_ptr()?;
         let mut bytes = 0usize;
         // SAFETY: `raw` is a live tensor value; `bytes` is a valid out-pointer.
@@ -219,8 +241,9 @@ impl Value {
         let status = unsafe { (api.GetTensorMemoryInfo)(raw, &mut info) };
         check(status, || "reading a tensor's memory info".into())?;
         let mut out = ptr::null_mut();
-        // SAFETY: `data` holds `bytes` bytes of `elem` with `dims` on the device `info`
-        // describes (read from the live value); the caller keeps that memory valid.
+        // SAFETY: `data` holds `bytes` bytes of `elem` on the device `info` describes (read
+        // from the live value), which `dims` (checked above) covers exactly; the caller
+        // keeps that memory valid.
         let status = unsafe {
             (api.CreateTensorWithDataAsOrtValue)(
                 info,
@@ -238,6 +261,60 @@ impl Value {
         Ok(Value(non_null(out, "CreateTensorWithDataAsOrtValue")?))
     }
 
+    /// The dims of the live tensor value `raw`, written into `dims`, and its element type.
+    ///
+    /// # Safety
+    /// `raw` must be a live tensor value (it is only read).
+    pub(crate) unsafe fn dims_of(
+        raw: *const OrtValue,
+        dims: &mut Vec<i64>,
+    ) -> Result<ONNXTensorElementDataType> {
+        // SAFETY: `raw` is live (caller); the handle is never released (ManuallyDrop).
+        let borrowed =
+            std::mem::ManuallyDrop::new(Value(non_null(raw.cast_mut(), "a bound value")?));
+        borrowed.tensor_info(dims)
+    }
+
+    /// Element type, data address and size in bytes of the live tensor value `raw`.
+    ///
+    /// # Safety
+    /// `raw` must be a live tensor value (it is only read).
+    pub(crate) unsafe fn memory_of(
+        raw: *const OrtValue,
+    ) -> Result<(ONNXTensorElementDataType, usize, usize)> {
+        // SAFETY: `raw` is live (caller); the handle is never released (ManuallyDrop).
+        let borrowed =
+            std::mem::ManuallyDrop::new(Value(non_null(raw.cast_mut(), "a bound value")?));
+        let elem = borrowed.element_type()?;
+        let data = borrowed.data_ptr()?;
+        let mut bytes = 0usize;
+        // SAFETY: `raw` is a live tensor value; `bytes` is a valid out-pointer.
+        let status = unsafe { (api().GetTensorSizeInBytes)(raw, &mut bytes) };
+        check(status, || "reading a tensor's size".into())?;
+        Ok((elem, data.addr(), bytes))
+    }
+
+    /// The element type of a tensor value (read without allocating).
+    pub(crate) fn element_type(&self) -> Result<ONNXTensorElementDataType> {
+        let (mut elem, mut shape, mut count) = (
+            ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
+            ptr::null(),
+            0usize,
+        );
+        // SAFETY: the value is alive; all out-pointers are valid (the shape pointer is not
+        // read).
+        let status = unsafe {
+            (api().GetTensorElementTypeAndShapeDataReference)(
+                self.as_ptr(),
+                &mut elem,
+                &mut shape,
+                &mut count,
+            )
+        };
+        check(status, || "reading a tensor's type".into())?;
+        Ok(elem)
+    }
+
     /// Whether this is a tensor (of any element type but strings) in host memory, as
     /// its memory info says.
     pub(crate) fn is_host_tensor(&self) -> Result<bool> {
@@ -249,23 +326,7 @@ impl Value {
         if is_tensor == 0 {
             return Ok(false);
         }
-        let (mut elem, mut shape, mut count) = (
-            ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
-            ptr::null(),
-            0usize,
-        );
-        // SAFETY: the value is a live tensor; all out-pointers are valid (the shape
-        // pointer is not read).
-        let status = unsafe {
-            (api.GetTensorElementTypeAndShapeDataReference)(
-                self.as_ptr(),
-                &mut elem,
-                &mut shape,
-                &mut count,
-            )
-        };
-        check(status, || "reading a tensor's type".into())?;
-        if elem == ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
+        if self.element_type()? == ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
             return Ok(false);
         }
         let mut info: *const OrtMemoryInfo = ptr::null();

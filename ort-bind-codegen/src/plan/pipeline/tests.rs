@@ -16,6 +16,7 @@ fn edge(from: &str, to: &str) -> EdgeDecl {
         from: f.into(),
         to_model: tm.into(),
         to: t.into(),
+        view: false,
     }
 }
 
@@ -231,4 +232,52 @@ fn edge_mistakes_are_refused() {
             .contains("is float32[1, 16, 64] but `encoder_attention_mask` takes int64[1, 16]"),
         "{e}"
     );
+}
+
+/// A chain's one `Dims`: the vision model's image features feed the embedding model
+/// (found by name), so the embedding's batch is the vision model's and its number of
+/// image tokens is the 16 the vision model fixes; its sequence length stays a field. A
+/// view edge (the OCR pair) equates nothing.
+#[test]
+fn a_chain_has_one_dims_with_what_edges_equate_left_out() {
+    use crate::plan::chain::{DimValue, plan_chain_dims};
+    let plan_of = |sig: &ModelSignature| crate::plan::plan(sig).unwrap();
+    let (vision, embedding) = (
+        fixture("vision_text/vision.onnx"),
+        fixture("vision_text/embedding.onnx"),
+    );
+    let (vp, ep) = (plan_of(&vision), plan_of(&embedding));
+    let model = |name, sig| PipelineModel {
+        name,
+        sig,
+        decoder: None,
+        head: None,
+    };
+    let models = [model("vision", &vision), model("embedding", &embedding)];
+    let edges = plan_pipeline(&models, &[]).unwrap();
+    let names = ["vision".to_owned(), "embedding".to_owned()];
+    let dims = plan_chain_dims(&names, &[&vp, &ep], &edges);
+    let fields: Vec<&str> = dims.fields.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(fields, ["batch_size", "sequence_length"]);
+    let embedding_dims: Vec<(&str, &DimValue)> = ep
+        .dims
+        .iter()
+        .map(|d| d.field.as_str())
+        .zip(&dims.models[1])
+        .collect();
+    assert!(embedding_dims.contains(&("batch_size", &DimValue::Field(0))));
+    assert!(embedding_dims.contains(&("num_image_tokens", &DimValue::Const(16))));
+    assert_eq!(dims.order, [0, 1]);
+
+    let (det, rec) = (fixture("ocr/detector.onnx"), fixture("ocr/recognizer.onnx"));
+    let (dp, rp) = (plan_of(&det), plan_of(&rec));
+    let models = [model("detector", &det), model("recognizer", &rec)];
+    let mut view = edge("detector.heatmap", "recognizer.crops");
+    view.view = true;
+    let edges = plan_pipeline(&models, &[view]).unwrap();
+    assert!(edges[0].view);
+    let names = ["detector".to_owned(), "recognizer".to_owned()];
+    let dims = plan_chain_dims(&names, &[&dp, &rp], &edges);
+    let fields: Vec<&str> = dims.fields.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(fields, ["height", "width", "num_crops", "crop_width"]);
 }
