@@ -14,8 +14,11 @@
 //! ort-bind-bench seq2seq [--python PY] [--no-genai] [--out DIR] [--only speech,marian]
 //!                [--contexts 16,256] [--rounds N] [--steps N] [--warmup N] [--quick]
 //!                # encoder-decoder generation vs `ort`, Python, genai (see `seq2seq.rs`)
+//! ort-bind-bench argmax [--rounds N]
+//!                # greedy selection: decode::argmax vs the one-pass loop (see `argmax.rs`)
 //! ```
 
+mod argmax;
 mod batching;
 mod contenders;
 mod decode;
@@ -252,6 +255,10 @@ fn run() -> Result<()> {
             .ok_or("switch-loop fixed|switch RUNS")?;
         ort_bind_runtime::library::init()?;
         return serving::switch_loop(&mode, runs);
+    }
+    if argv.peek().map(String::as_str) == Some("argmax") {
+        argv.next();
+        return argmax::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("batching") {
         argv.next();
