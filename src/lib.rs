@@ -148,6 +148,53 @@ pub use ort_bind_runtime::{
 #[doc(hidden)]
 pub use ort_bind_runtime::{ElementType, NumericType, ValueOutputSlot, ValueType, element};
 
+// Names from before the one-vocabulary pass (see the CHANGELOG), kept for one release so
+// that the compiler names the new one instead of suggesting an unrelated item
+// (`std::ops::Bound`). Hidden: new code uses the new names.
+
+/// Renamed to [`Binding`].
+#[deprecated(note = "renamed to `ort_bind::Binding`")]
+#[doc(hidden)]
+pub type Bound<Io> = Binding<Io>;
+
+/// Renamed to [`PooledBinding`].
+#[deprecated(note = "renamed to `ort_bind::PooledBinding`")]
+#[doc(hidden)]
+pub type Pooled<Io> = PooledBinding<Io>;
+
+/// Renamed to [`ElementType`].
+#[deprecated(note = "renamed to `ort_bind::ElementType`")]
+#[doc(hidden)]
+pub type ElemType = ElementType;
+
+/// Renamed to [`NumericType`].
+#[deprecated(note = "renamed to `ort_bind::NumericType`")]
+#[doc(hidden)]
+pub type DType = NumericType;
+
+/// Renamed to [`ValueOutputSlot`]: a bound on it still works, with a warning.
+#[deprecated(note = "renamed to `ort_bind::ValueOutputSlot`")]
+#[doc(hidden)]
+pub trait OutputSlot: ValueOutputSlot {}
+#[allow(deprecated)]
+impl<T: ValueOutputSlot> OutputSlot for T {}
+
+/// Renamed to `values::ValueInputSlot`: a bound on it still works, with a warning.
+#[deprecated(note = "renamed to `ort_bind::values::ValueInputSlot`")]
+#[doc(hidden)]
+pub trait InputValue: values::ValueInputSlot {}
+#[allow(deprecated)]
+impl<T: values::ValueInputSlot> InputValue for T {}
+
+/// Renamed to `NumericElement` (the `dynamic` feature).
+#[cfg(feature = "dynamic")]
+#[deprecated(note = "renamed to `ort_bind::dynamic::NumericElement`")]
+#[doc(hidden)]
+pub trait DynElement: NumericElement {}
+#[cfg(feature = "dynamic")]
+#[allow(deprecated)]
+impl<T: NumericElement> DynElement for T {}
+
 /// Derives a zero-copy binding for a struct of tensors, checked against an ONNX model
 /// at compile time (the derive route).
 ///

@@ -37,3 +37,13 @@ pub use dtype::ElementType;
 pub use model::{ModelError, read_signature};
 pub use plan::ModelOptions;
 pub use signature::{Dim, ModelSignature, ValueInfo, ValueType};
+
+/// Renamed to [`ValueInfo`] (kept for one release).
+#[deprecated(note = "renamed to `ort_bind_codegen::ValueInfo`")]
+#[doc(hidden)]
+pub type ValueSig = ValueInfo;
+
+/// Renamed to [`ValueType`] (kept for one release).
+#[deprecated(note = "renamed to `ort_bind_codegen::ValueType`")]
+#[doc(hidden)]
+pub type ValueKind = ValueType;

@@ -265,14 +265,13 @@ fn serving_methods(rt: &syn::Path) -> TokenStream {
             self.inner.terminator()
         }
 
-        /// Runs the model on the bound buffers asynchronously (ONNX Runtime's
-        /// `RunAsync`; nothing copied): the future resolves when the run has finished,
-        /// on any executor (it is woken by ONNX Runtime's callback), and outputs are then
-        /// read in place with [`Binding::outputs`]. The future borrows the binding until
-        /// then; dropping it early stops the run (the runtime's `run_async` module docs
-        /// say what a dropped or leaked future does). The session needs at least 2
-        /// intra-op threads (`SessionOptions::intra_threads`) and the CPU execution
-        /// provider; otherwise the future resolves to `Error::AsyncRun`.
+        /// Runs the model on the bound buffers asynchronously (nothing copied): the
+        /// future resolves when the run has finished, on any executor, and outputs are
+        /// then read in place with [`Binding::outputs`]. The future borrows the binding
+        /// until then; dropping it early stops the run (the runtime's `run_async` module
+        /// docs say what a dropped or leaked future does). Every session can: one with 2
+        /// or more intra-op threads on the CPU runs on ONNX Runtime's `RunAsync`, any
+        /// other (one intra-op thread, a CUDA session) on ort-bind's worker threads.
         pub fn run_async(&mut self) -> #rt::RunFuture<'_, Io<D>> {
             self.inner.run_async()
         }

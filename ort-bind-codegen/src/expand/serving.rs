@@ -27,6 +27,12 @@ pub(crate) fn serving(plan: &Plan, rt: &syn::Path) -> TokenStream {
         pub type PooledBinding<D = #rt::Cpu> = #rt::PooledBinding<Io<D>>;
 
         #[allow(dead_code, unreachable_pub)]
+        #[doc(hidden)]
+        #[deprecated(note = "renamed to `PooledBinding` (this module's)")]
+        /// Renamed to [`PooledBinding`].
+        pub type Pooled<D = #rt::Cpu> = PooledBinding<D>;
+
+        #[allow(dead_code, unreachable_pub)]
         impl Model {
             /// A pool of at most `capacity` host bindings on this model's session, made
             /// on demand: check one out for a request's dims (`get`, `try_get`, or

@@ -84,7 +84,10 @@ pub trait NoBatchDim {
     fn unavailable(self) -> std::convert::Infallible;
 }
 
-/// Limits of a [`Batcher`].
+/// Limits of a [`Batcher`]. `..Default::default()` includes [`BatchSizing::Adaptive`],
+/// which measures each batch size and may serve below `max_batch`; write
+/// `sizing: BatchSizing::Fixed` to serve every batch up to `max_batch` (what a batcher did
+/// before sizing was added).
 ///
 /// ```
 /// use std::time::Duration;
