@@ -211,7 +211,7 @@ impl<T: NumericElement> DynElement for T {}
 /// }
 ///
 /// # fn main() -> ort_bind::Result<()> {
-/// let session = Session::from_file(AddIo::<Cpu>::MODEL.find()?, &SessionOptions::new())?;
+/// let session = Session::from_file(AddIo::<Cpu>::MODEL_FILE.find()?, &SessionOptions::new())?;
 /// let io = AddIo::allocate(&Cpu, &AddIoDims { n: 3 })?;
 /// let mut binding = Binding::new(&session, io)?; // binds every tensor once
 /// binding.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;
@@ -246,7 +246,7 @@ impl<T: NumericElement> DynElement for T {}
 /// or unnamed dynamic dimension of the bound values: what `AddIo::allocate` and
 /// [`Binding::set_dims`] take), the view structs `AddIoInputs` / `AddIoOutputs` that
 /// [`Binding::inputs`] / [`Binding::outputs`] hand out (one field per struct field), and
-/// `AddIo::MODEL_PATH` and `AddIo::MODEL` (a [`ModelFile`]: `MODEL.find()` looks for the model
+/// `AddIo::MODEL_PATH` and `AddIo::MODEL_FILE` (a [`ModelFile`]: `MODEL_FILE.find()` looks for the model
 /// after deployment, see the README). The model path is relative to the crate's `Cargo.toml`; where
 /// the model is absent at build time the offline signature cache written by
 /// `ort-bind prepare` stands in (see the README). Editing the model makes the next

@@ -116,11 +116,11 @@ fn greedy_tokens_equal_python_onnxruntime_in_every_mode() -> Result<()> {
 #[test]
 fn the_derive_route_decodes_the_same() -> Result<()> {
     let options = ort_bind::SessionOptions::new();
-    let session = ort_bind::Session::from_file(Gpt2Stacked::MODEL.find()?, &options)?;
+    let session = ort_bind::Session::from_file(Gpt2Stacked::MODEL_FILE.find()?, &options)?;
     check_fixture("gpt2_stacked", |b| {
         Gpt2Stacked::decoder(&session, b, CAPACITY)
     })?;
-    let session = ort_bind::Session::from_file(GqaF32::MODEL.find()?, &options)?;
+    let session = ort_bind::Session::from_file(GqaF32::MODEL_FILE.find()?, &options)?;
     check_fixture("gqa_f32", |b| GqaF32::shared_decoder(&session, b, CAPACITY))?;
     // The spec is the one the module route generates.
     assert_eq!(

@@ -3,10 +3,22 @@
 //! previous names builds, and each old name is the same type or bound as its new one.
 #![allow(deprecated)]
 
-use ort_bind::{Binding, Cpu, ElementType, NumericType, PooledBinding, ValueOutputSlot};
+use ort_bind::{
+    Binding, Cpu, Device, Dyn, ElementType, NumericType, OnnxBinding, PooledBinding, Tensor,
+    ValueOutputSlot,
+};
 
 mod add {
     ort_bind::bindings!("tests/fixtures/add.onnx");
+}
+
+/// A derived binding, whose model file was `MODEL` before it was `MODEL_FILE`.
+#[derive(OnnxBinding)]
+#[onnx(model = "tests/fixtures/add.onnx")]
+struct AddIo<D: Device = Cpu> {
+    x: Tensor<f32, (Dyn,), D>,
+    y: Tensor<f32, (Dyn,), D>,
+    sum: Tensor<f32, (Dyn,), D>,
 }
 
 fn same<T>(value: T) -> T {
@@ -38,5 +50,9 @@ fn old_names_are_the_new_types() -> ort_bind::Result<()> {
     let numeric: ort_bind::DType = NumericType::F32;
     assert_eq!(numeric, NumericType::F32);
     takes_value_output_slot::<ort_bind::StringOutput>();
+    assert_eq!(
+        AddIo::<Cpu>::MODEL.find()?,
+        AddIo::<Cpu>::MODEL_FILE.find()?
+    );
     Ok(())
 }

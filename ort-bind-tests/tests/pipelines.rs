@@ -300,7 +300,7 @@ struct MarianDecoder;
 #[test]
 fn the_derive_route_decodes_the_same() -> Result<()> {
     let session = ort_bind::Session::from_file(
-        MarianDecoder::MODEL.find()?,
+        MarianDecoder::MODEL_FILE.find()?,
         &ort_bind::SessionOptions::new(),
     )?;
     let decoder: ort_bind::decode::Decoder<MarianDecoder> =

@@ -21,8 +21,8 @@ struct AddIo<D: Device = Cpu> {
 
 #[test]
 fn add_runs_in_place_and_resizes() -> ort_bind::Result<()> {
-    // `MODEL.find()`: where a deployed program looks (here: the build path).
-    let session = session(AddIo::<Cpu>::MODEL.find()?.to_str().unwrap())?;
+    // `MODEL_FILE.find()`: where a deployed program looks (here: the build path).
+    let session = session(AddIo::<Cpu>::MODEL_FILE.find()?.to_str().unwrap())?;
     let io = AddIo::allocate(&Cpu, &AddIoDims { n: 3 })?;
     let mut bound = Binding::new(&session, io)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0, 3.0])?;

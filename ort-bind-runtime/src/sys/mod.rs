@@ -296,13 +296,17 @@ impl Value {
 
     /// The element type of a tensor value (read without allocating).
     pub(crate) fn element_type(&self) -> Result<ONNXTensorElementDataType> {
-        let (mut elem, mut shape, mut count) = (
-            ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
-            ptr::null(),
-            0usize,
-        );
-        // SAFETY: the value is alive; all out-pointers are valid (the shape pointer is not
-        // read).
+        Ok(self.type_and_shape()?.0)
+    }
+
+    /// Element type, and the value's own dims array and its length (valid while the value
+    /// lives, and unmodified).
+    fn type_and_shape(&self) -> Result<(ONNXTensorElementDataType, *const i64, usize)> {
+        let mut elem = ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+        let mut shape: *const i64 = ptr::null();
+        let mut count = 0usize;
+        // SAFETY: the value is alive; all out-pointers are valid. This call returns a pointer
+        // into the value's own shape storage, valid while the value lives and unmodified.
         let status = unsafe {
             (api().GetTensorElementTypeAndShapeDataReference)(
                 self.as_ptr(),
@@ -311,8 +315,8 @@ impl Value {
                 &mut count,
             )
         };
-        check(status, || "reading a tensor's type".into())?;
-        Ok(elem)
+        check(status, || "reading a tensor's type and shape".into())?;
+        Ok((elem, shape, count))
     }
 
     /// Whether this is a tensor (of any element type but strings) in host memory, as
@@ -342,20 +346,7 @@ impl Value {
 
     /// Element type and dims of a tensor value, written into `dims` (whose capacity is reused).
     pub(crate) fn tensor_info(&self, dims: &mut Vec<i64>) -> Result<ONNXTensorElementDataType> {
-        let mut elem = ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-        let mut shape: *const i64 = ptr::null();
-        let mut count = 0usize;
-        // SAFETY: the value is alive; all out-pointers are valid. This call returns a pointer
-        // into the value's own shape storage, valid while the value lives and unmodified.
-        let status = unsafe {
-            (api().GetTensorElementTypeAndShapeDataReference)(
-                self.as_ptr(),
-                &mut elem,
-                &mut shape,
-                &mut count,
-            )
-        };
-        check(status, || "reading a tensor's type and shape".into())?;
+        let (elem, shape, count) = self.type_and_shape()?;
         dims.clear();
         if count > 0 {
             // SAFETY: ORT reported `count` dims at `shape`, alive as long as `self` (borrowed here).

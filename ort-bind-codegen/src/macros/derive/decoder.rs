@@ -122,9 +122,14 @@ pub(super) fn decoder_only(
             /// Absolute path of the model file on the machine that compiled this crate.
             pub const MODEL_PATH: &'static str = #model_path;
 
-            /// Where the model is looked for at run time (`MODEL.find()`): its environment
+            /// Where the model is looked for at run time (`MODEL_FILE.find()`): its environment
             /// variables, beside the executable, the current directory, then `MODEL_PATH`.
-            pub const MODEL: #krate::ModelFile = #krate::ModelFile::new(#model_relative, #model_path);
+            pub const MODEL_FILE: #krate::ModelFile = #krate::ModelFile::new(#model_relative, #model_path);
+
+            /// Renamed to `MODEL_FILE` (the name generated modules use).
+            #[deprecated(note = "renamed to `MODEL_FILE`")]
+            #[doc(hidden)]
+            pub const MODEL: #krate::ModelFile = Self::MODEL_FILE;
         }
     })
 }

@@ -30,7 +30,7 @@ fn main() -> ort_bind::Result<()> {
     b.run()?;
     println!("bindings!: y = {:?}", b.outputs().y.as_slice());
 
-    let session = Session::from_file(AddIo::<Cpu>::MODEL.find()?, &SessionOptions::new())?;
+    let session = Session::from_file(AddIo::<Cpu>::MODEL_FILE.find()?, &SessionOptions::new())?;
     let mut bound = Binding::new(&session, AddIo::allocate(&Cpu, &AddIoDims { n: 2 })?)?;
     bound.inputs().x.copy_from_slice(&[1.0, 2.0])?;
     bound.inputs().y.fill(0.5);
