@@ -367,3 +367,34 @@ fn the_last_token_needs_no_run() -> Result<()> {
     assert_eq!(decoder.pick_greedy()?[0], one.tokens[0][16]);
     Ok(())
 }
+
+/// A growing-mode decoder that reserves lazily (`lazy_decoder_on`): the same tokens as
+/// Python's on every growing fixture, recurrent state included; its buffers start with
+/// room for 64 positions and double when a run needs more (each buffer of each pair once
+/// per doubling), and a sequence that fits the room grown so far replaces none.
+#[test]
+fn a_lazy_decoder_grows_as_needed_and_decodes_the_same() -> Result<()> {
+    use ort_bind::Cpu;
+    let m = gqa_f32::Model::load()?;
+    check_fixture("gqa_f32", |b| m.lazy_decoder_on(Cpu, b, CAPACITY))?;
+    let m = gpt2_stacked::Model::load()?;
+    check_fixture("gpt2_stacked", |b| m.lazy_decoder_on(Cpu, b, CAPACITY))?;
+    let m = hybrid_conv::Model::load()?;
+    check_fixture("hybrid_conv", |b| m.lazy_decoder_on(Cpu, b, CAPACITY))?;
+    let m = mha_concat::Model::load()?;
+    check_fixture("mha_concat", |b| m.lazy_decoder_on(Cpu, b, CAPACITY))?;
+
+    let one = expected("mha_concat", "greedy.json");
+    let mut decoder = m.lazy_decoder_on(Cpu, 1, CAPACITY)?;
+    let got = greedy(&mut decoder, &one.prompts, 160)?;
+    assert_eq!(got, one.tokens);
+    // 12 + 160 positions: 64 -> 128 -> 256 (the capacity), both buffers of each of the
+    // 4 cache pairs at each doubling.
+    assert_eq!(decoder.stats().cache_growths, 4 * 2 * 2);
+    decoder.rewind(100)?;
+    for &token in &one.tokens[0][60..150] {
+        decoder.step(&[token])?;
+    }
+    assert_eq!(decoder.stats().cache_growths, 16, "the room grown is kept");
+    Ok(())
+}

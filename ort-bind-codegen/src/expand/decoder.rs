@@ -300,6 +300,13 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
             pub fn decoder_on<D: #rt::Device>(&self, device: D, batch: usize, capacity: usize) -> #rt::Result<Decoder<D>> {
                 Decoder::new_on(self.session(), &DECODER, device, batch, capacity)
             }
+
+            /// [`Model::decoder_on`], reserving the cache lazily: room for 64 positions,
+            /// doubled when a run needs more (memory follows the longest sequence so far,
+            /// not `capacity`; see `decode::Decoder::new_lazy_on`).
+            pub fn lazy_decoder_on<D: #rt::Device>(&self, device: D, batch: usize, capacity: usize) -> #rt::Result<Decoder<D>> {
+                Decoder::new_lazy_on(self.session(), &DECODER, device, batch, capacity)
+            }
         }
 
         #shared

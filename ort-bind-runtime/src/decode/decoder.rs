@@ -42,7 +42,9 @@ mod private {
 /// What it costs: both buffers of every pair are reserved at the full capacity when the
 /// decoder is made, `2 x batch x capacity x (the pair's other axes) x element size` per
 /// pair (a 2-layer decoder with 4 heads of 16 `f32`, batch 1, capacity 2048: 4 pairs x 2 x
-/// 2048 x 64 x 4 B = 4 MiB). The shared-buffer mode reserves half of that.
+/// 2048 x 64 x 4 B = 4 MiB). The shared-buffer mode reserves half of that. A decoder made
+/// with [`Decoder::new_lazy_on`] (a model's `lazy_decoder_on`) reserves room for 64
+/// positions instead and doubles it when a run needs more.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Growing;
 
@@ -94,6 +96,9 @@ pub struct DecodeStats {
     /// Cache bytes ort-bind moved (only rewinding a growing cache of more than one row of
     /// heads moves any; decoding moves none).
     pub cache_bytes_moved: u64,
+    /// Cache buffers replaced by larger ones (only a decoder that grows lazily,
+    /// [`Decoder::new_lazy_on`], replaces any: about twice per doubling of its room).
+    pub cache_growths: u64,
 }
 
 /// A name of the binding and the value bound to it last.
@@ -169,9 +174,17 @@ struct Cache<D: Device> {
     past: Box<dyn CacheBuffer<D>>,
     // `None` in the shared-buffer mode for a growing cache: `past` is bound as both.
     present: Option<Box<dyn CacheBuffer<D>>>,
+    // Positions each buffer has room for: the capacity, or less for a decoder that grows
+    // lazily (`new_lazy_on`), whose present buffer is replaced by a larger one when a run
+    // needs more (it holds nothing the run needs: the model writes all of it).
+    past_room: usize,
+    present_room: usize,
     past_slot: Slot,
     present_slot: Slot,
 }
+
+/// Positions a lazily growing cache starts with room for (at most the capacity).
+const LAZY_START: usize = 64;
 
 /// An input held for a whole sequence, with its slot.
 #[derive(Debug)]
@@ -319,6 +332,25 @@ impl<T: DecoderModel, M: CacheMode> Decoder<T, M, Cpu> {
     }
 }
 
+impl<T: DecoderModel, D: Device> Decoder<T, Growing, D> {
+    /// A growing-mode decoder that reserves its cache lazily: each buffer starts with room
+    /// for 64 positions (or the capacity, if smaller) and is replaced by one of twice the
+    /// room when a run needs more, up to `capacity`. The eager constructors reserve two
+    /// full-capacity buffers per cache pair up front; this one costs memory in proportion
+    /// to the longest sequence so far, and a few allocations while growing (counted in
+    /// [`DecodeStats::cache_growths`]); once grown, steps allocate nothing. The tokens are
+    /// the same.
+    pub fn new_lazy_on(
+        session: &Session,
+        spec: &'static DecoderSpec,
+        device: D,
+        batch: usize,
+        capacity: usize,
+    ) -> Result<Self> {
+        Self::make(session, None, None, spec, device, batch, capacity, true)
+    }
+}
+
 impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// A decoder whose cache lives on `device` (the ids, mask, positions and logits stay
     /// on the host: what crosses to the device per token is the new ids and positions, the
@@ -330,7 +362,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        Self::make(session, None, None, spec, device, batch, capacity)
+        Self::make(session, None, None, spec, device, batch, capacity, false)
     }
 
     /// A decoder split in parts: `embedder`, the embedding model in front of a decoder fed
@@ -346,7 +378,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        Self::make(session, embedder, head, spec, device, batch, capacity)
+        Self::make(
+            session, embedder, head, spec, device, batch, capacity, false,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -358,6 +392,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         device: D,
         batch: usize,
         capacity: usize,
+        lazy: bool,
     ) -> Result<Self> {
         if batch == 0 || capacity == 0 {
             return Err(DecodeError::Empty { batch, capacity }.into());
@@ -405,7 +440,12 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                 .into());
             }
             device.check_session(session, cache.past)?;
-            cache.dims(batch, capacity, &mut dims);
+            let positions = if lazy && cache.grows() && !M::SHARED {
+                capacity.min(LAZY_START)
+            } else {
+                capacity
+            };
+            cache.dims(batch, positions, &mut dims);
             let room = crate::shape::element_count(&dims).ok_or_else(too_large)?;
             // The shared mode shows ONNX Runtime the whole capacity; the others start empty.
             let start = if M::SHARED { capacity } else { 0 };
@@ -426,6 +466,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                 spec: cache,
                 past,
                 present,
+                past_room: positions,
+                present_room: positions,
                 past_slot: Slot::new(cache.past)?,
                 present_slot: Slot::new(cache.present)?,
             });
@@ -631,6 +673,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             if let Some(present) = &mut cache.present {
                 // The present becomes the next run's past: the buffers trade places.
                 std::mem::swap(&mut cache.past, present);
+                std::mem::swap(&mut cache.past_room, &mut cache.present_room);
             }
         }
         Ok(())
@@ -1021,6 +1064,29 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                     if cache.spec.grows() {
                         cache.spec.dims(batch, len, &mut self.dims);
                         cache.past.set_dims(&self.dims)?;
+                        if total > cache.present_room {
+                            // A lazily growing cache: a larger buffer (twice the room, at
+                            // most the capacity); the run writes all of it.
+                            let positions = self.capacity.min(total.max(2 * cache.present_room));
+                            cache.spec.dims(batch, positions, &mut self.dims);
+                            let room =
+                                crate::shape::element_count(&self.dims).ok_or_else(|| {
+                                    Error::TooLarge {
+                                        tensor: cache.spec.present.to_owned(),
+                                        dims: self.dims.clone(),
+                                    }
+                                })?;
+                            cache.spec.dims(batch, total, &mut self.dims);
+                            *present = cache_buffer(
+                                cache.spec.present,
+                                cache.spec.elem,
+                                &self.device,
+                                &self.dims,
+                                room,
+                            )?;
+                            cache.present_room = positions;
+                            self.stats.cache_growths += 1;
+                        }
                         cache.spec.dims(batch, total, &mut self.dims);
                         present.set_dims(&self.dims)?;
                     }
