@@ -103,7 +103,7 @@ fn run() -> Result<(), BoxError> {
     };
     // Two intra-op threads: `/detect/single` runs with `run_async`, which ONNX Runtime
     // executes on the session's intra-op pool (with one intra-op thread it would run on
-    // ort-bind's worker threads instead; see the README's serving section).
+    // ort-bind's worker threads instead; see `ort_bind::guide::serving`).
     let model = det::Model::from_file(&path, &ort_bind::SessionOptions::new().intra_threads(2))?;
     let detector = Arc::new(app::Detector::new(&model, args.limits)?);
     let runtime = tokio::runtime::Runtime::new()?;

@@ -247,9 +247,9 @@ impl<T: NumericElement> DynElement for T {}
 /// [`Binding::set_dims`] take), the view structs `AddIoInputs` / `AddIoOutputs` that
 /// [`Binding::inputs`] / [`Binding::outputs`] hand out (one field per struct field), and
 /// `AddIo::MODEL_PATH` and `AddIo::MODEL_FILE` (a [`ModelFile`]: `MODEL_FILE.find()` looks for the model
-/// after deployment, see the README). The model path is relative to the crate's `Cargo.toml`; where
+/// after deployment, see [`guide::deployment`]). The model path is relative to the crate's `Cargo.toml`; where
 /// the model is absent at build time the offline signature cache written by
-/// `ort-bind prepare` stands in (see the README). Editing the model makes the next
+/// `ort-bind prepare` stands in (see [`guide::routes`]). Editing the model makes the next
 /// `cargo build` re-run the checks.
 pub use ort_bind_macros::OnnxBinding;
 
@@ -336,4 +336,49 @@ macro_rules! include_bindings {
     ($name:literal) => {
         include!(concat!(env!("OUT_DIR"), "/ort-bind/", $name, ".rs"));
     };
+}
+
+pub mod guide {
+    //! The guide: what the README leaves out, one chapter per topic (the markdown files in
+    //! `src/guide/`; every Rust example in them is compiled by `cargo test --doc`).
+    //!
+    //! - [`routes`]: the three routes (`build.rs`, `bindings!`, `#[derive(OnnxBinding)]`), the
+    //!   generated module, the offline signature cache, optional features.
+    //! - [`types`]: element types (narrow ones included), strings, sequences, maps,
+    //!   optionals, the dynamic route, `ndarray` views.
+    //! - [`shapes`]: dynamic shapes, inputs that size themselves, data-dependent outputs,
+    //!   recurrent state, what allocates.
+    //! - [`serving`]: threads, async runs, cancellation, pools, dynamic batching.
+    //! - [`decoding`]: the typed KV-cache decode loop, its cache modes and figures.
+    //! - [`pipelines`]: encoder-decoder pipelines and chains of models (`pipeline!`).
+    //! - [`devices`]: CUDA, and what has run where.
+    //! - [`deployment`]: where models and ONNX Runtime are found, telemetry and logs, the
+    //!   `ort-bind` command line.
+    //! - [`conformance`]: ONNX's backend and per-operator test data.
+    //! - [`safety`]: fuzzing, hostile inputs, `unsafe`.
+    //! - [`design`]: what a dependency compiles, cold build time, why not `ort`'s
+    //!   `IoBinding`, performance, the repository's layout.
+
+    #[doc = include_str!("guide/routes.md")]
+    pub mod routes {}
+    #[doc = include_str!("guide/types.md")]
+    pub mod types {}
+    #[doc = include_str!("guide/shapes.md")]
+    pub mod shapes {}
+    #[doc = include_str!("guide/serving.md")]
+    pub mod serving {}
+    #[doc = include_str!("guide/decoding.md")]
+    pub mod decoding {}
+    #[doc = include_str!("guide/pipelines.md")]
+    pub mod pipelines {}
+    #[doc = include_str!("guide/devices.md")]
+    pub mod devices {}
+    #[doc = include_str!("guide/deployment.md")]
+    pub mod deployment {}
+    #[doc = include_str!("guide/conformance.md")]
+    pub mod conformance {}
+    #[doc = include_str!("guide/safety.md")]
+    pub mod safety {}
+    #[doc = include_str!("guide/design.md")]
+    pub mod design {}
 }

@@ -155,7 +155,7 @@ impl SessionOptions {
 /// to every thread or task. ONNX Runtime allows concurrent runs on one session, each
 /// through its own binding ([`Binding`](crate::Binding)), with no lock in ort-bind: two
 /// threads on one session, one intra-op thread each, run about 1.9x the throughput of one
-/// (see the README's performance section). Each run uses the session's intra-op threads;
+/// (see the guide's design chapter, `ort_bind::guide::design`, "Performance"). Each run uses the session's intra-op threads;
 /// with many concurrent runs, set [`SessionOptions::intra_threads`] so that
 /// `runs x threads` does not exceed the cores.
 #[derive(Debug, Clone)]

@@ -184,82 +184,29 @@ impl Parse for Args {
 }
 
 /// The module's items with nothing behind them, emitted next to the error when
-/// `bindings!` fails, so uses of `Model`, `Binding`, `Dims`, `Inputs`, `Outputs` and
-/// `MODEL_PATH` do not each fail a second time (only uses of the model's own field
-/// names still do). The crate cannot compile with the error, so no body ever runs.
+/// `bindings!` fails, so uses of `Model`, `Binding`, `Dims`, `Inputs`, `Outputs`,
+/// `MODEL_PATH` and the rest do not each fail a second time (only uses of the model's own
+/// field names still do). They are what the same emitter writes for a model with no
+/// inputs and no outputs, so they never fall behind the real module; the crate cannot
+/// compile with the error, so no body ever runs.
 fn stub(error: syn::Error, krate: &syn::Path) -> TokenStream {
     let error = error.to_compile_error();
-    let rt = krate;
+    let empty = crate::signature::ModelSignature::default();
+    let items = crate::plan::plan(&empty).map(|plan| {
+        let opts = ExpandOptions {
+            runtime: krate.clone(),
+            model_path: String::new(),
+            model_relative: String::new(),
+            embed: false,
+            label: "a model `bindings!` could not read".to_owned(),
+        };
+        expand(&empty, &plan, &opts)
+    });
+    // Planning a model with no values cannot fail; if it ever did, the error alone stands.
+    let items = items.unwrap_or_default();
     quote! {
         #error
-
-        /// Stand-in: `bindings!` failed (see the error above).
-        #[allow(dead_code, unreachable_pub)]
-        pub const MODEL_PATH: &str = "";
-
-        /// Stand-in: `bindings!` failed (see the error above).
-        #[allow(dead_code, unreachable_pub)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-        pub struct Dims {}
-
-        /// Stand-in: `bindings!` failed (see the error above).
-        #[allow(dead_code, unreachable_pub)]
-        #[derive(Debug, Clone)]
-        pub struct Model {}
-
-        #[allow(dead_code, unreachable_pub, clippy::needless_pass_by_value)]
-        impl Model {
-            /// Stand-in.
-            pub fn load() -> #rt::Result<Self> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn from_file(
-                _path: impl ::core::convert::AsRef<::std::path::Path>,
-                _options: &#rt::SessionOptions,
-            ) -> #rt::Result<Self> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn from_session(_session: #rt::Session) -> #rt::Result<Self> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn session(&self) -> &#rt::Session { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn bind(&self, _dims: Dims) -> #rt::Result<Binding> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn bind_on<D: #rt::Device>(&self, _device: D, _dims: Dims) -> #rt::Result<Binding<D>> {
-                ::core::unreachable!()
-            }
-        }
-
-        /// Stand-in: `bindings!` failed (see the error above).
-        #[allow(dead_code, unreachable_pub)]
-        #[derive(Debug)]
-        pub struct Inputs<'a, D: #rt::Device = #rt::Cpu>(::core::marker::PhantomData<&'a D>);
-
-        /// Stand-in: `bindings!` failed (see the error above).
-        #[allow(dead_code, unreachable_pub)]
-        #[derive(Debug)]
-        pub struct Outputs<'a, D: #rt::Device = #rt::Cpu>(::core::marker::PhantomData<&'a D>);
-
-        /// Stand-in: `bindings!` failed (see the error above).
-        #[allow(dead_code, unreachable_pub)]
-        #[derive(Debug)]
-        pub struct Binding<D: #rt::Device = #rt::Cpu>(::core::marker::PhantomData<D>);
-
-        #[allow(dead_code, unreachable_pub, clippy::needless_pass_by_value)]
-        impl<D: #rt::Device> Binding<D> {
-            /// Stand-in.
-            pub fn inputs(&mut self) -> Inputs<'_, D> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn outputs(&self) -> Outputs<'_, D> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn split(&mut self) -> (Inputs<'_, D>, Outputs<'_, D>) { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn run(&mut self) -> #rt::Result<()> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn set_dims(&mut self, _dims: Dims) -> #rt::Result<()> { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn dims(&self) -> &Dims { ::core::unreachable!() }
-            /// Stand-in.
-            pub fn feed_back(&mut self) -> #rt::Result<()> { ::core::unreachable!() }
-        }
+        #items
     }
 }
 
