@@ -926,14 +926,29 @@ impl<Io: BindingIo> Binding<Io> {
                         .into(),
             });
         }
+        self.recorded_tensor(output, index)
+    }
+
+    /// The value of the tensor this binding holds for input (`output == false`) or output
+    /// `index`, as its last bind recorded it; an output ONNX Runtime allocates has none.
+    fn recorded_tensor(&self, output: bool, index: usize) -> Result<*const ort_sys::OrtValue> {
         self.core
             .args
             .recorded(output, index)
             .filter(|p| !p.is_null())
-            .ok_or_else(|| Error::Unsupported {
-                role: if output { "output" } else { "input" },
-                name: name.to_owned(),
-                kind: "a value ONNX Runtime allocates, with no buffer of the binding to share (only tensors the binding holds can feed another model)".to_owned(),
+            .ok_or_else(|| {
+                let names = if output {
+                    &self.core.output_names
+                } else {
+                    &self.core.input_names
+                };
+                Error::Unsupported {
+                    role: if output { "output" } else { "input" },
+                    name: names
+                        .get(index)
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                    kind: "a value ONNX Runtime allocates, with no buffer of the binding to share (only tensors the binding holds can feed another model)".to_owned(),
+                }
             })
     }
 
@@ -1223,26 +1238,7 @@ impl<Io: BindingIo> Binding<Io> {
     /// storage or dims (any `&mut` use of the binding but `run`), or after the binding is
     /// dropped.
     pub(crate) unsafe fn alias(&self, output: bool, index: usize) -> Result<Value> {
-        let names = if output {
-            &self.core.output_names
-        } else {
-            &self.core.input_names
-        };
-        let name = || {
-            names
-                .get(index)
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-        };
-        let raw = self
-            .core
-            .args
-            .recorded(output, index)
-            .filter(|p| !p.is_null())
-            .ok_or_else(|| Error::Unsupported {
-                role: if output { "output" } else { "input" },
-                name: name(),
-                kind: "a value ONNX Runtime allocates, with no buffer of the binding to share (only tensors the binding holds can feed another model)".to_owned(),
-            })?;
+        let raw = self.recorded_tensor(output, index)?;
         // SAFETY: `raw` is the value of a tensor this binding holds (recorded by its last
         // bind); the caller keeps the memory in place while the alias is used.
         unsafe { Value::alias_of(raw) }
@@ -1352,10 +1348,6 @@ impl<Io: BindingIo> Binding<Io> {
             return Err(e);
         }
         self.core.allocated_fresh = false;
-        if let Err(e) = self.core.io_binding.recopy_host_inputs() {
-            self.core.completion.abandon();
-            return Err(e);
-        }
         let options = self.core.control.options(self.core.async_run);
         // SAFETY: as for `run_async` above: until the completion fires, the binding
         // (`self.core.io_binding`, an ONNX Runtime object that stays where it is when `self`
@@ -1365,7 +1357,13 @@ impl<Io: BindingIo> Binding<Io> {
         // `Drop`, first waits for the completion (`settle`, `wait_idle`) because
         // `in_flight` is set by the caller; the job calls `complete` only after its run has
         // returned. The future borrows `self` mutably meanwhile.
-        let run = unsafe { self.core.io_binding.detach_run(options) };
+        let run = match unsafe { self.core.io_binding.detach_run(options) } {
+            Ok(run) => run,
+            Err(e) => {
+                self.core.completion.abandon();
+                return Err(e);
+            }
+        };
         let job = crate::workers::Job {
             run,
             completion: Arc::clone(&self.core.completion),

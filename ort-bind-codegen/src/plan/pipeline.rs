@@ -317,6 +317,16 @@ fn check_edge(
             ),
         ));
     }
+    let planned = |sizes: String| PlannedEdge {
+        from_model: a,
+        from: decl.from.clone(),
+        from_output,
+        to_model: b,
+        to: decl.to.clone(),
+        inferred: at.is_none(),
+        view: decl.view,
+        sizes,
+    };
     if decl.view {
         let count = |s: &[Size]| {
             s.iter().try_fold(1u64, |n, d| match d {
@@ -338,16 +348,11 @@ fn check_edge(
                 ),
             ));
         }
-        return Ok(PlannedEdge {
-            from_model: a,
-            from: decl.from.clone(),
-            from_output,
-            to_model: b,
-            to: decl.to.clone(),
-            inferred: false,
-            view: true,
-            sizes: format!("a view: {} read as {}", show(&fs), show(&ts)),
-        });
+        return Ok(planned(format!(
+            "a view: {} read as {}",
+            show(&fs),
+            show(&ts)
+        )));
     }
     if fs.len() != ts.len() {
         return Err(fail(
@@ -384,16 +389,7 @@ fn check_edge(
         .map(|(t, f)| format!("`{t}` = `{f}`"))
         .collect::<Vec<_>>()
         .join(", ");
-    Ok(PlannedEdge {
-        from_model: a,
-        from: decl.from.clone(),
-        from_output,
-        to_model: b,
-        to: decl.to.clone(),
-        inferred: at.is_none(),
-        view: false,
-        sizes,
-    })
+    Ok(planned(sizes))
 }
 
 /// The upstream value the names say feeds input `to` of a downstream model: an output of

@@ -212,12 +212,9 @@ impl Value {
     /// # Safety
     /// As [`Value::alias_of`].
     pub(crate) unsafe fn view_of(raw: *const OrtValue, dims: Option<&[i64]>) -> Result<Value> {
-        let api = api();
         let mut own = Vec::new();
-        // SAFETY: `raw` is a live value (caller); it is only read through the C API, and
-        // the temporary handle is never released (ManuallyDrop): `raw` stays the owner's.
-        let borrowed =
-            std::mem::ManuallyDrop::new(Value(non_null(raw.cast_mut(), "a bound value")?));
+        // SAFETY: the caller's contract, passed on.
+        let borrowed = unsafe { Value::borrowed(raw)? };
         let elem = borrowed.tensor_info(&mut own)?;
         let dims = dims.unwrap_or(&own);
         let count = |d: &[i64]| {
@@ -230,22 +227,17 @@ impl Value {
                 problem: format!("the tensor it views has dims {own:?}, another element count"),
             });
         }
-        let data = borrowed.data_ptr()?;
-        let mut bytes = 0usize;
-        // SAFETY: `raw` is a live tensor value; `bytes` is a valid out-pointer.
-        let status = unsafe { (api.GetTensorSizeInBytes)(raw, &mut bytes) };
-        check(status, || "reading a tensor's size".into())?;
-        let mut info: *const OrtMemoryInfo = ptr::null();
-        // SAFETY: as above; the memory info returned is owned by the value and only read
-        // while the value is alive (during this call).
-        let status = unsafe { (api.GetTensorMemoryInfo)(raw, &mut info) };
-        check(status, || "reading a tensor's memory info".into())?;
+        let (data, bytes, info) = (
+            borrowed.data_ptr()?,
+            borrowed.size_in_bytes()?,
+            borrowed.memory_info_ptr()?,
+        );
         let mut out = ptr::null_mut();
         // SAFETY: `data` holds `bytes` bytes of `elem` on the device `info` describes (read
-        // from the live value), which `dims` (checked above) covers exactly; the caller
-        // keeps that memory valid.
+        // from the live value, which owns `info`), which `dims` (checked above) covers
+        // exactly; the caller keeps that memory valid.
         let status = unsafe {
-            (api.CreateTensorWithDataAsOrtValue)(
+            (api().CreateTensorWithDataAsOrtValue)(
                 info,
                 data,
                 bytes,
@@ -261,6 +253,17 @@ impl Value {
         Ok(Value(non_null(out, "CreateTensorWithDataAsOrtValue")?))
     }
 
+    /// A handle over the live value `raw` that is never released: `raw` stays its owner's.
+    ///
+    /// # Safety
+    /// `raw` must be a live value for as long as the handle is used.
+    unsafe fn borrowed(raw: *const OrtValue) -> Result<std::mem::ManuallyDrop<Value>> {
+        Ok(std::mem::ManuallyDrop::new(Value(non_null(
+            raw.cast_mut(),
+            "a bound value",
+        )?)))
+    }
+
     /// The dims of the live tensor value `raw`, written into `dims`, and its element type.
     ///
     /// # Safety
@@ -269,10 +272,8 @@ impl Value {
         raw: *const OrtValue,
         dims: &mut Vec<i64>,
     ) -> Result<ONNXTensorElementDataType> {
-        // SAFETY: `raw` is live (caller); the handle is never released (ManuallyDrop).
-        let borrowed =
-            std::mem::ManuallyDrop::new(Value(non_null(raw.cast_mut(), "a bound value")?));
-        borrowed.tensor_info(dims)
+        // SAFETY: the caller's contract, passed on.
+        unsafe { Value::borrowed(raw)? }.tensor_info(dims)
     }
 
     /// Element type, data address and size in bytes of the live tensor value `raw`.
@@ -282,16 +283,31 @@ impl Value {
     pub(crate) unsafe fn memory_of(
         raw: *const OrtValue,
     ) -> Result<(ONNXTensorElementDataType, usize, usize)> {
-        // SAFETY: `raw` is live (caller); the handle is never released (ManuallyDrop).
-        let borrowed =
-            std::mem::ManuallyDrop::new(Value(non_null(raw.cast_mut(), "a bound value")?));
-        let elem = borrowed.element_type()?;
-        let data = borrowed.data_ptr()?;
+        // SAFETY: the caller's contract, passed on.
+        let borrowed = unsafe { Value::borrowed(raw)? };
+        Ok((
+            borrowed.element_type()?,
+            borrowed.data_ptr()?.addr(),
+            borrowed.size_in_bytes()?,
+        ))
+    }
+
+    /// The size of a tensor value's data in bytes.
+    fn size_in_bytes(&self) -> Result<usize> {
         let mut bytes = 0usize;
-        // SAFETY: `raw` is a live tensor value; `bytes` is a valid out-pointer.
-        let status = unsafe { (api().GetTensorSizeInBytes)(raw, &mut bytes) };
+        // SAFETY: the value is a live tensor; `bytes` is a valid out-pointer.
+        let status = unsafe { (api().GetTensorSizeInBytes)(self.as_ptr(), &mut bytes) };
         check(status, || "reading a tensor's size".into())?;
-        Ok((elem, data.addr(), bytes))
+        Ok(bytes)
+    }
+
+    /// The memory info of a tensor value: owned by the value, valid while it lives.
+    fn memory_info_ptr(&self) -> Result<*const OrtMemoryInfo> {
+        let mut info: *const OrtMemoryInfo = ptr::null();
+        // SAFETY: the value is a live tensor; `info` is a valid out-pointer.
+        let status = unsafe { (api().GetTensorMemoryInfo)(self.as_ptr(), &mut info) };
+        check(status, || "reading a tensor's memory info".into())?;
+        Ok(info)
     }
 
     /// The element type of a tensor value (read without allocating).
@@ -333,11 +349,7 @@ impl Value {
         if self.element_type()? == ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
             return Ok(false);
         }
-        let mut info: *const OrtMemoryInfo = ptr::null();
-        // SAFETY: the value is a live tensor; the memory info returned is owned by the
-        // value and only read during this call.
-        let status = unsafe { (api.GetTensorMemoryInfo)(self.as_ptr(), &mut info) };
-        check(status, || "reading a tensor's memory info".into())?;
+        let info = self.memory_info_ptr()?;
         let mut device = OrtMemoryInfoDeviceType::OrtMemoryInfoDeviceType_GPU;
         // SAFETY: `info` is the live memory info read above; `device` is a valid out-pointer.
         unsafe { (api.MemoryInfoGetDeviceType)(info, &mut device) };
@@ -633,7 +645,7 @@ impl IoBinding {
     /// Binds again the host inputs that a device session copied when they were bound
     /// (see `recopied`), so that the next run reads what they hold now: ONNX Runtime
     /// copies each to the device again. Nothing to do on other sessions.
-    pub(crate) fn recopy_host_inputs(&mut self) -> Result<()> {
+    fn recopy_host_inputs(&mut self) -> Result<()> {
         let Some(recopied) = &self.recopied else {
             return Ok(());
         };
@@ -700,15 +712,15 @@ impl IoBinding {
     /// Until the returned run has been made ([`DetachedRun::run`] has returned) or dropped
     /// unmade: this binding, its session, `options`, every value bound in it and the memory
     /// under those values must stay alive; nothing else may use the binding, read the
-    /// memory of bound outputs or write the memory of bound inputs. On a device session,
-    /// [`IoBinding::recopy_host_inputs`] must have been called since the inputs were last
-    /// written.
-    pub(crate) unsafe fn detach_run(&mut self, options: &RunOptions) -> DetachedRun {
-        DetachedRun {
+    /// memory of bound outputs or write the memory of bound inputs. On a device session the
+    /// host inputs are bound again first, as for [`IoBinding::run_with`].
+    pub(crate) unsafe fn detach_run(&mut self, options: &RunOptions) -> Result<DetachedRun> {
+        self.recopy_host_inputs()?;
+        Ok(DetachedRun {
             session: self.session,
             options: options.0,
             binding: self.ptr,
-        }
+        })
     }
 
     /// Calls `take(index, value)` for every bound output, in binding order, with a new
