@@ -114,6 +114,11 @@ pub use ort_bind_runtime::{
     RunFuture, Shutdown, SizingReport, Terminator,
 };
 
+/// Overridable inputs and LoRA adapters: an [`Adapter`] (ONNX Runtime's `.onnx_adapter`
+/// file) set on a generated binding with `set_adapter`, which returns a [`WithAdapter`]
+/// guard ([`AdapterHost`] is what it asks of the binding when it goes).
+pub use ort_bind_runtime::{Adapter, AdapterHost, WithAdapter};
+
 /// Generative decoding: the typed KV-cache decode loop generated modules name
 /// (`Decoder`, `SharedDecoder`).
 pub use ort_bind_runtime::decode;
@@ -126,6 +131,13 @@ pub use ort_bind_runtime::{library, logging};
 /// bindings never need it, so a program that does not enable it does not compile it.
 #[cfg(feature = "dynamic")]
 pub use ort_bind_runtime::dynamic;
+
+/// Interop with the `ort` crate (the `ort` feature): one ONNX Runtime for both crates,
+/// [`Session::from_ort`], zero-copy conversions both ways ([`OrtTensorView`],
+/// `TensorRef::to_ort`, ...), and the `ort` crate itself, so programs name the same
+/// version. See [`guide::ort`].
+#[cfg(feature = "ort")]
+pub use ort_bind_runtime::{OrtTensorView, ort, ort_interop};
 
 /// `ndarray` views of host tensors (the `ndarray` feature), and the `ndarray` crate they
 /// are built on.
@@ -351,6 +363,7 @@ pub mod guide {
     //! - [`serving`]: threads, async runs, cancellation, pools, dynamic batching.
     //! - [`decoding`]: the typed KV-cache decode loop, its cache modes and figures.
     //! - [`pipelines`]: encoder-decoder pipelines and chains of models (`pipeline!`).
+    //! - [`adapters`]: overridable inputs (inputs with a default) and LoRA adapters.
     //! - [`devices`]: CUDA, and what has run where.
     //! - [`deployment`]: where models and ONNX Runtime are found, telemetry and logs, the
     //!   `ort-bind` command line.
@@ -358,6 +371,8 @@ pub mod guide {
     //! - [`safety`]: fuzzing, hostile inputs, `unsafe`.
     //! - [`design`]: what a dependency compiles, cold build time, why not `ort`'s
     //!   `IoBinding`, performance, the repository's layout.
+    //! - [`ort`]: moving an `ort` program to typed bindings one model at a time (the `ort`
+    //!   feature).
 
     #[doc = include_str!("guide/routes.md")]
     pub mod routes {}
@@ -371,6 +386,8 @@ pub mod guide {
     pub mod decoding {}
     #[doc = include_str!("guide/pipelines.md")]
     pub mod pipelines {}
+    #[doc = include_str!("guide/adapters.md")]
+    pub mod adapters {}
     #[doc = include_str!("guide/devices.md")]
     pub mod devices {}
     #[doc = include_str!("guide/deployment.md")]
@@ -381,4 +398,6 @@ pub mod guide {
     pub mod safety {}
     #[doc = include_str!("guide/design.md")]
     pub mod design {}
+    #[doc = include_str!("guide/ort.md")]
+    pub mod ort {}
 }

@@ -58,6 +58,16 @@ pub enum CodegenError {
     },
     /// A pipeline edge is not written `model.value`.
     EdgeSyntax(String),
+    /// A LoRA adapter file named with [`ModelOptions::adapter`] cannot be read or does not
+    /// fit the model's overridable inputs.
+    Adapter {
+        /// The adapter file.
+        path: String,
+        /// The model file.
+        model: String,
+        /// What is wrong.
+        problem: String,
+    },
 }
 
 impl fmt::Display for CodegenError {
@@ -77,6 +87,11 @@ impl fmt::Display for CodegenError {
                 f,
                 "pipeline edge end `{edge}` is not `model.value` (the model's name in the pipeline, a dot, then the input or output)"
             ),
+            CodegenError::Adapter {
+                path,
+                model,
+                problem,
+            } => write!(f, "adapter `{path}` does not fit `{model}`: {problem}"),
             CodegenError::DuplicateName(f0) => write!(
                 f,
                 "two models map to the module name `{f0}`; give one another name with Builder::model_as"
@@ -301,6 +316,9 @@ impl Builder {
         {
             println!("cargo:rerun-if-changed={}", path.display());
         }
+        for (_, path) in self.models.iter().flat_map(|(_, _, o)| o.adapters()) {
+            println!("cargo:rerun-if-changed={path}");
+        }
         let modules = self.generate()?;
         std::fs::create_dir_all(&dir).map_err(|source| CodegenError::Write {
             path: dir.display().to_string(),
@@ -358,7 +376,8 @@ fn generate_planned(
         path: path.display().to_string(),
         source,
     })?;
-    let opts = expand_options(path, runtime, options);
+    let mut opts = expand_options(path, runtime, options);
+    opts.adapters = checked_adapters(path, &plan, options)?;
     let tokens = expand(sig, &plan, &opts);
     Ok((format_source(&tokens, &opts.label), plan.inference_notes()))
 }
@@ -428,6 +447,34 @@ fn generate_pipeline(
     })
 }
 
+/// Reads each adapter file `options` names (relative to the crate, where build scripts
+/// run) and checks it against `plan`'s overridable inputs.
+fn checked_adapters(
+    model: &Path,
+    plan: &crate::plan::Plan,
+    options: &ModelOptions,
+) -> Result<Vec<crate::expand::AdapterFile>, CodegenError> {
+    options
+        .adapters()
+        .iter()
+        .map(|(name, rel)| {
+            let fail = |problem: String| CodegenError::Adapter {
+                path: rel.clone(),
+                model: model.display().to_string(),
+                problem,
+            };
+            let bytes = std::fs::read(rel).map_err(|e| fail(format!("cannot read it: {e}")))?;
+            crate::plan::adapters::check_adapter(plan, &bytes).map_err(fail)?;
+            let abs = std::fs::canonicalize(rel).unwrap_or_else(|_| PathBuf::from(rel));
+            Ok(crate::expand::AdapterFile {
+                name: name.clone(),
+                path: abs.display().to_string(),
+                relative: relative_path(Path::new(rel)),
+            })
+        })
+        .collect()
+}
+
 /// How a model file's module is expanded from `build.rs`.
 fn expand_options(path: &Path, runtime: &syn::Path, options: &ModelOptions) -> ExpandOptions {
     let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -441,6 +488,7 @@ fn expand_options(path: &Path, runtime: &syn::Path, options: &ModelOptions) -> E
         model_relative: relative_path(path),
         embed: options.embeds(),
         label,
+        adapters: Vec::new(),
     }
 }
 

@@ -319,7 +319,11 @@ pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -
             signature.get(key).map(spaced).unwrap_or_default()
         ));
     }
-    for (i, key) in ["inputs", "outputs"].into_iter().enumerate() {
+    let lists: Vec<&str> = ["initialized_inputs", "inputs", "outputs"]
+        .into_iter()
+        .filter(|key| *key != "initialized_inputs" || signature.get(key).is_some())
+        .collect();
+    for (i, key) in lists.iter().enumerate() {
         let values = signature
             .get(key)
             .and_then(Value::as_array)
@@ -328,7 +332,7 @@ pub fn to_cache_json(sig: &ModelSignature, model_rel: &Path, model_bytes: u64) -
             .iter()
             .map(|v| format!("      {}", value_line(v)))
             .collect();
-        let end = if i == 0 { "," } else { "" };
+        let end = if i + 1 < lists.len() { "," } else { "" };
         if lines.is_empty() {
             out.push_str(&format!("    {}: []{end}\n", json_text(key)));
         } else {
@@ -376,6 +380,11 @@ pub fn differences(cached: &ModelSignature, model: &ModelSignature) -> Vec<Strin
     let mut out = Vec::new();
     for (role, c, m) in [
         ("input", &cached.inputs, &model.inputs),
+        (
+            "input with a default",
+            &cached.initialized_inputs,
+            &model.initialized_inputs,
+        ),
         ("output", &cached.outputs, &model.outputs),
     ] {
         for cv in c {
@@ -609,7 +618,16 @@ mod tests {
     #[test]
     fn every_fixture_round_trips() {
         for name in [
-            "add", "messy", "dynamic", "nonzero", "scalar", "alltypes", "state", "external",
+            "add",
+            "messy",
+            "dynamic",
+            "nonzero",
+            "scalar",
+            "alltypes",
+            "state",
+            "external",
+            "ir3_init_as_input",
+            "lora/lora",
         ] {
             let sig = read_signature(fixtures().join(format!("{name}.onnx"))).unwrap();
             let text = to_cache_json(&sig, Path::new("m.onnx"), 1);

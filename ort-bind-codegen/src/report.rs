@@ -194,13 +194,29 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
         "dtype".into(),
         "shape".into(),
     ]];
-    for (role, values) in [("input", &sig.inputs), ("output", &sig.outputs)] {
+    // Inputs with a default are overridable from IR 4 on; before it, they are weights.
+    let overridable: &[ValueInfo] = if sig.ir_version >= 4 {
+        &sig.initialized_inputs
+    } else {
+        &[]
+    };
+    for (role, values) in [
+        ("input", &sig.inputs[..]),
+        ("overridable", overridable),
+        ("output", &sig.outputs[..]),
+    ] {
         for v in values {
             let (dtype, shape) = kind_text(v);
             rows.push(vec![role.to_owned(), v.name.clone(), dtype, shape]);
         }
     }
     let mut out = columns(&rows);
+    if !overridable.is_empty() {
+        out.push_str(
+            "(overridable: an input with a default, bound only while set: \
+             `Binding::override_inputs`, or a LoRA adapter's `set_adapter`)\n",
+        );
+    }
 
     match crate::plan::axes(sig, &crate::plan::ModelOptions::new()) {
         Ok(axes) if axes.iter().any(|a| a.rename.is_some()) => {

@@ -10,6 +10,12 @@ pub struct ModelSignature {
     pub inputs: Vec<ValueInfo>,
     /// Graph outputs.
     pub outputs: Vec<ValueInfo>,
+    /// Graph inputs that also have an initializer: the initializer is the input's default.
+    /// From IR version 4 on, ONNX Runtime runs with the default unless the caller binds a
+    /// value (an *overridable* input; LoRA adapter weights are exported this way). Before
+    /// IR 4 exporters list every weight like this, and ONNX Runtime holds them constant
+    /// (it refuses a value given for one), so bindings make none of them overridable.
+    pub initialized_inputs: Vec<ValueInfo>,
     /// Operator set imports: `(domain, version)`; the default domain is `""`.
     pub opsets: Vec<(String, i64)>,
     /// ONNX IR version of the file.
@@ -151,6 +157,11 @@ impl ModelSignature {
     /// Looks up an input by its ONNX name.
     pub fn input(&self, name: &str) -> Option<&ValueInfo> {
         self.inputs.iter().find(|v| v.name == name)
+    }
+
+    /// Looks up a graph input that has an initializer (a default) by its ONNX name.
+    pub fn initialized_input(&self, name: &str) -> Option<&ValueInfo> {
+        self.initialized_inputs.iter().find(|v| v.name == name)
     }
 
     /// Looks up an output by its ONNX name.

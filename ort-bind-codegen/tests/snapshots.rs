@@ -61,6 +61,20 @@ fn add() {
     check("add");
 }
 
+/// Overridable inputs (`Overrides`, `override_inputs`, `set_adapter`) and an adapter file
+/// checked at generation time (`adapters::math`).
+#[test]
+fn lora() {
+    check_with(
+        "lora/lora",
+        "lora",
+        &ModelOptions::new().adapter(
+            "math",
+            "../ort-bind-tests/tests/fixtures/lora/math.onnx_adapter",
+        ),
+    );
+}
+
 #[test]
 fn messy() {
     check("messy");

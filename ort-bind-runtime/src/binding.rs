@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
+use crate::adapter::{Adapter, BoundAdapter, DeclaredAxis};
 use crate::cancel::{Reason, RunControl, Terminator};
 use crate::deadline;
 use crate::device::{Cpu, Device};
@@ -52,6 +53,13 @@ pub unsafe trait BindingIo {
     /// Output specs, in binding order (index = position); empty like
     /// [`BindingIo::INPUTS`] for an `Io` whose values are known only at run time.
     const OUTPUTS: &'static [ValueSpec];
+    /// Overridable input specs (inputs whose initializer is a default), bound after the
+    /// inputs: [`Binder`] input index `INPUTS.len() + k` is `OVERRIDABLE[k]`. One is bound only
+    /// while it is set; unbound, ONNX Runtime runs with the model's default. Empty by default.
+    const OVERRIDABLE: &'static [ValueSpec] = &[];
+    /// The declared axes of each of [`BindingIo::OVERRIDABLE`] (`None`: unknown rank), which
+    /// an adapter's parameters are checked against. Empty by default.
+    const OVERRIDABLE_AXES: &'static [Option<&'static [DeclaredAxis]>] = &[];
     /// Whether some outputs are allocated by ONNX Runtime ([`Binder::allocated_output`],
     /// and every [`Binder::value_output`]: strings, sequences, maps, optionals), so their
     /// values must be collected after each run.
@@ -79,7 +87,7 @@ pub unsafe trait BindingIo {
     /// generated code declares); an `Io` whose values are known only at run time (the
     /// dynamic route's `DynamicIo`, the `dynamic` feature) reads them from itself.
     fn names(&self, session: &Session) -> Result<IoNames> {
-        IoNames::checked(session, Self::INPUTS, Self::OUTPUTS)
+        IoNames::checked(session, Self::INPUTS, Self::OVERRIDABLE, Self::OUTPUTS)
     }
     /// Binds every input and output through `binder`.
     fn bind<'io>(&'io self, binder: &mut Binder<'_, 'io>) -> Result<()>;
@@ -95,6 +103,19 @@ pub unsafe trait BindingIo {
     }
     /// Resizes tensors to `dims`, reusing capacity.
     fn set_dims(&mut self, dims: &Self::Dims) -> Result<()>;
+    /// Keeps `adapter` (already checked against [`BindingIo::OVERRIDABLE`]) for
+    /// [`Binder::adapter_input`] to bind, or forgets the one kept (`None`); called inside
+    /// [`Binding::set_adapter`], which rebinds afterwards. The default refuses an adapter: an
+    /// `Io` without overridable inputs has nothing to bind it as.
+    fn set_adapter(&mut self, adapter: Option<BoundAdapter>) -> Result<()> {
+        match adapter {
+            None => Ok(()),
+            Some(a) => Err(Error::Adapter {
+                adapter: a.source().to_owned(),
+                problem: "this binding's model has no overridable inputs to bind it as".into(),
+            }),
+        }
+    }
     /// Receives output `index`'s value after a run, when it was bound with
     /// [`Binder::allocated_output`].
     fn store_output(&mut self, index: usize, value: OutputValue) -> Result<()>;
@@ -262,6 +283,35 @@ impl<'io> Binder<'_, 'io> {
         Ok(())
     }
 
+    /// Binds the parameter `adapter` has for overridable input `k` (the `k`-th of
+    /// [`BindingIo::OVERRIDABLE`]) as input number `index`; binds nothing when no adapter is
+    /// set or it has no such parameter (the model's default then applies).
+    pub fn adapter_input(
+        &mut self,
+        index: usize,
+        adapter: Option<&'io BoundAdapter>,
+        k: usize,
+    ) -> Result<()> {
+        let Some((value, id)) = adapter.and_then(|a| Some((a.value(k)?, a.id()))) else {
+            return Ok(());
+        };
+        if let Some(storage) = &mut self.storage {
+            // The adapter's own number: a value of another adapter at a freed address is not
+            // what a kept binding holds.
+            storage.push([value.as_ptr().addr(), id, usize::MAX - 1]);
+        }
+        if self.keys_only {
+            return Ok(());
+        }
+        let name = lookup(self.input_names, index, "input")?;
+        self.host_memory = true;
+        if let Some(io) = &mut self.io {
+            io.bind_input(name, value)?;
+        }
+        self.args.record_input(index, name, value);
+        Ok(())
+    }
+
     /// Lets ONNX Runtime allocate output number `index` in host memory at run time, for a
     /// string tensor, sequence, map or optional slot (any [`ValueOutputSlot`]); the run's value
     /// reaches the slot through [`BindingIo::store_output`] and
@@ -335,12 +385,19 @@ impl IoNames {
         })
     }
 
-    /// The names of values declared as `inputs` and `outputs`, once `session` is checked
-    /// against them. Not generic: one copy for every binding type.
-    fn checked(session: &Session, inputs: &[ValueSpec], outputs: &[ValueSpec]) -> Result<IoNames> {
+    /// The names of values declared as `inputs` (then the `overridable` ones) and
+    /// `outputs`, once `session` is checked against them. Not generic: one copy for every
+    /// binding type.
+    fn checked(
+        session: &Session,
+        inputs: &[ValueSpec],
+        overridable: &[ValueSpec],
+        outputs: &[ValueSpec],
+    ) -> Result<IoNames> {
         session.check_signature(inputs, outputs)?;
+        session.check_overridable(overridable)?;
         IoNames::new(
-            inputs.iter().map(|s| s.name),
+            inputs.iter().chain(overridable).map(|s| s.name),
             outputs.iter().map(|s| s.name),
         )
     }
@@ -1210,6 +1267,20 @@ impl<Io: BindingIo> Binding<Io> {
         let r = f(&mut self.io)?;
         self.rebind()?;
         Ok(r)
+    }
+
+    /// Binds `adapter`'s parameters as the model's overridable inputs of their names (no
+    /// copy), or unbinds the adapter set before (`None`): the model's defaults again. The
+    /// adapter is checked against [`BindingIo::OVERRIDABLE`] first (see
+    /// [`Adapter`]); a misfit is [`Error::Adapter`] and leaves the binding as it was. The
+    /// binding keeps a counted reference to the parameters, so they stay alive while bound.
+    /// Everything is bound again before the next run. (Generated bindings wrap this in a
+    /// guard that borrows the adapter: their `set_adapter`.)
+    pub fn set_adapter(&mut self, adapter: Option<&Adapter>) -> Result<()> {
+        let bound = adapter
+            .map(|a| BoundAdapter::new(a, Io::OVERRIDABLE, Io::OVERRIDABLE_AXES))
+            .transpose()?;
+        self.modify(|io| io.set_adapter(bound))
     }
 
     /// [`Binding::modify`] without the rebind: `f` may change anything, and the next run

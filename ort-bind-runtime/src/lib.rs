@@ -17,11 +17,12 @@
 //! | 3 | `library`, `logging` | finding and loading ONNX Runtime; its log lines and telemetry |
 //! | 4 | `device`, `tensor` | devices and the buffers on them; [`Tensor`] and its views |
 //! | 5 | `session`, `model_file` | loading models ([`Session`]) and finding them after deployment |
-//! | 6 | `values` | string tensors, sequences, maps, optionals, host arrays of any type |
+//! | 6 | `values`, `adapter` | string tensors, sequences, maps, optionals, host arrays of any type; LoRA adapters ([`Adapter`]) |
 //! | 7 | `binding`, `feed`, `dims`, `cancel`, `deadline`, `run_async`, `workers` | [`Binding`], the binding every route builds on, with its runs: stop, timeout, async (on ONNX Runtime's `RunAsync` or ort-bind's worker threads), a chain's fed runs ([`Feed`]) |
-//! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views |
+//! | 8 | `slot`, `assert`, `pool`, `batch`, `ndarray_views`, `ort_interop` | what the derive builds on; serving: [`Pool`], [`Batcher`]; `ndarray` views; interop with the `ort` crate (the `ort` feature) |
 //! | 9 | `dynamic`, `decode` | `DynamicBinding` (the `dynamic` feature; element types read at run time: a [`Binding`] over `DynamicIo`, so async, stops, timeouts and shape buckets too); [`decode::Decoder`] (the KV-cache decode loop) |
 
+pub mod adapter;
 pub mod assert;
 pub mod batch;
 pub mod binding;
@@ -40,6 +41,8 @@ pub mod logging;
 pub mod model_file;
 #[cfg(feature = "ndarray")]
 pub mod ndarray_views;
+#[cfg(feature = "ort")]
+pub mod ort_interop;
 pub mod pool;
 pub mod run_async;
 pub mod session;
@@ -50,6 +53,7 @@ pub mod tensor;
 pub mod values;
 mod workers;
 
+pub use adapter::{Adapter, AdapterHost, WithAdapter};
 pub use batch::{
     BatchOptions, BatchSizing, Batcher, Batching, ReplyFuture, Row, Shutdown, SizingReport,
 };
@@ -95,6 +99,13 @@ pub use cudarc;
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 
+/// The `ort` crate (`=2.0.0-rc.15`) that [`ort_interop`] works with (the `ort` feature), so
+/// callers name the same version.
+#[cfg(feature = "ort")]
+pub use ort;
+#[cfg(feature = "ort")]
+pub use ort_interop::OrtTensorView;
+
 /// Re-exported so generated code can name ONNX element codes.
 pub use ort_sys::ONNXTensorElementDataType;
 
@@ -108,6 +119,7 @@ pub use ort_sys;
 /// promise: these change with the code generators (like serde's `__private`).
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::adapter::{BoundAdapter, DeclaredAxis};
     pub use crate::assert;
     pub use crate::batch::{NoBatchDim, gather_row, scatter_row};
     pub use crate::binding::DEFAULT_RECENT_DIMS;

@@ -52,6 +52,9 @@ pub struct LoadedLibrary {
     version: String,
     source: CandidateSource,
     environment: crate::sys::Env,
+    /// The telemetry setting the environment was created with (read by `ort_interop`).
+    #[cfg_attr(not(feature = "ort"), allow(dead_code))]
+    telemetry: bool,
 }
 
 impl LoadedLibrary {
@@ -98,6 +101,12 @@ impl LoadedLibrary {
     /// The environment every session is created in.
     pub(crate) fn environment(&self) -> &crate::sys::Env {
         &self.environment
+    }
+
+    /// Whether the environment was created with telemetry events on.
+    #[cfg(feature = "ort")]
+    pub(crate) fn telemetry(&self) -> bool {
+        self.telemetry
     }
 }
 
@@ -201,6 +210,16 @@ fn init_inner(
     let (path, version, source) = match DYLIB.get() {
         Some(found) => found.clone(),
         None => {
+            #[cfg(feature = "ort")]
+            let found = match ort_crate::its_library() {
+                Some(found) => found,
+                None => {
+                    let found = load_first(&CandidateEnv::current())?;
+                    ort_crate::give_library(&found.0)?;
+                    found
+                }
+            };
+            #[cfg(not(feature = "ort"))]
             let found = load_first(&CandidateEnv::current())?;
             DYLIB.get_or_init(|| found).clone()
         }
@@ -226,7 +245,51 @@ fn init_inner(
         version,
         source,
         environment,
+        telemetry: options.telemetry,
     }))
+}
+
+/// One library for ort-bind and the `ort` crate (the `ort` feature), whichever needs it
+/// first: ort-bind takes the one `ort` has loaded ([`its_library`](ort_crate::its_library)),
+/// or else loads its own and points `ort` at it ([`give_library`](ort_crate::give_library)).
+/// ONNX Runtime keeps one environment per process, so the environment is shared too.
+#[cfg(feature = "ort")]
+mod ort_crate {
+    use std::path::{Path, PathBuf};
+
+    use super::{CandidateSource, LibraryError, native};
+
+    /// The library the `ort` crate has loaded, now ort-bind's too (path, version, source);
+    /// `None` when `ort` has none yet. Loads nothing new: the file `ort`'s functions come
+    /// from is opened again (the loader hands back the loaded library), so ort-bind calls the
+    /// same C API table; where that file cannot be named, `ort`'s table is taken as it is.
+    pub(super) fn its_library() -> Option<(PathBuf, String, CandidateSource)> {
+        if !crate::sys::ort_has_library() {
+            return None;
+        }
+        let api = crate::sys::ort_api();
+        let file = native::library_of(api.GetBuildInfoString as *const std::ffi::c_void);
+        // The same file gives the same loaded library, whose `GetApi` hands out the table
+        // `ort` took (unless `ort::set_api` gave `ort` a copy: its functions are still this
+        // file's).
+        if let Some(file) = &file
+            && let Ok(version) = crate::sys::load(file)
+        {
+            return Some((file.clone(), version, CandidateSource::OrtCrate));
+        }
+        crate::sys::adopt(api);
+        let path = file.unwrap_or_else(|| PathBuf::from("(the `ort` crate's library)"));
+        Some((path, "unknown".into(), CandidateSource::OrtCrate))
+    }
+
+    /// Points the `ort` crate at `path`, the library ort-bind just loaded (a no-op if `ort`
+    /// has loaded one meanwhile).
+    pub(super) fn give_library(path: &Path) -> Result<(), LibraryError> {
+        crate::sys::share_library_with_ort(path).map_err(|message| LibraryError::OrtCrate {
+            path: path.to_owned(),
+            message,
+        })
+    }
 }
 
 /// The variable ONNX Runtime reads before it creates its telemetry store (a `deviceid` file
@@ -518,7 +581,12 @@ mod native {
     /// The file holding the loaded C API's functions; `None` before a library is loaded or
     /// when the loader cannot tell.
     pub(super) fn loaded_library_path() -> Option<PathBuf> {
-        let function = crate::sys::address_in_library()?;
+        library_of(crate::sys::address_in_library()?)
+    }
+
+    /// The file of the loaded library that holds `function`; `None` when the loader cannot
+    /// tell.
+    pub(super) fn library_of(function: *const c_void) -> Option<PathBuf> {
         let mut info = DlInfo {
             dli_fname: std::ptr::null(),
             dli_fbase: std::ptr::null_mut(),
@@ -544,6 +612,11 @@ mod native {
     use std::path::PathBuf;
 
     pub(super) fn loaded_library_path() -> Option<PathBuf> {
+        None
+    }
+
+    #[cfg(feature = "ort")]
+    pub(super) fn library_of(_function: *const std::ffi::c_void) -> Option<PathBuf> {
         None
     }
 }

@@ -172,13 +172,16 @@ struct Loaded {
     raw: sys::Session,
     inputs: Vec<Declared>,
     outputs: Vec<Declared>,
+    // Inputs with a default (an initializer), which a run may be given or not.
+    overridable: Vec<Declared>,
 }
 
 impl Loaded {
     fn new(raw: sys::Session) -> Result<Loaded> {
         Ok(Loaded {
-            inputs: raw.declared(false)?,
-            outputs: raw.declared(true)?,
+            inputs: raw.declared(sys::Side::Input)?,
+            outputs: raw.declared(sys::Side::Output)?,
+            overridable: raw.declared(sys::Side::Overridable)?,
             raw,
         })
     }
@@ -300,6 +303,63 @@ impl Session {
         })
     }
 
+    /// Takes over a session the `ort` crate built (the `ort` feature), for typed bindings:
+    /// generated modules take it through `Model::from_session`, which checks the model's
+    /// signature like any session's (a mismatch is [`Error::SignatureMismatch`]). The `ort`
+    /// session is kept (moved into the returned session, shared by its clones and bindings)
+    /// and released when the last of them is dropped. ONNX Runtime is the one `ort` loaded
+    /// (see [`library`]), so nothing is copied or loaded again.
+    ///
+    /// A session whose execution provider takes inputs on a device (`ort`'s CUDA provider)
+    /// is refused with [`Error::Unsupported`]: ort-bind runs such sessions on a device stream
+    /// it knows ([`SessionOptions::cuda`](SessionOptions)); build them with ort-bind.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let env = ort::init().build()?;
+    /// let ort_session = ort::session::Session::builder(&env)?.commit_from_file("model.onnx")?;
+    /// let session = ort_bind_runtime::Session::from_ort(ort_session)?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "ort")]
+    pub fn from_ort(session: ort::session::Session) -> Result<Session> {
+        use ort::AsPointer as _;
+        let ptr = session.ptr();
+        Session::adopt_ort(ptr, Box::new(session))
+    }
+
+    /// Like [`Session::from_ort`], but the `ort` session stays the caller's too: both run
+    /// the same ONNX Runtime session (ONNX Runtime allows concurrent runs on one session),
+    /// which is released when the `ort` session and every ort-bind session and binding
+    /// using it are gone.
+    #[cfg(feature = "ort")]
+    pub fn from_ort_shared(session: &ort::session::Session) -> Result<Session> {
+        use ort::AsPointer as _;
+        Session::adopt_ort(session.ptr(), Box::new(session.inner()))
+    }
+
+    #[cfg(feature = "ort")]
+    fn adopt_ort(
+        ptr: *const OrtSession,
+        owner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Result<Session> {
+        // `ort` has a library (it made this session): this makes it ort-bind's too.
+        library::init()?;
+        let loaded = Loaded::new(sys::Session::from_ort_parts(ptr, owner)?)?;
+        if !loaded.raw.inputs_on_host(loaded.inputs.len())? {
+            return Err(Error::Unsupported {
+                role: "input",
+                name: String::new(),
+                kind: "the `ort` session's execution provider takes its inputs on a device; build device sessions with ort-bind (`SessionOptions::cuda`)".into(),
+            });
+        }
+        Ok(Session {
+            inner: Arc::new(loaded),
+            device: DeviceState::default(),
+            intra_threads: None,
+        })
+    }
+
     /// The number of intra-op threads the session was built with, when
     /// [`SessionOptions::intra_threads`] set one (`Some(0)` and `None`: ONNX Runtime's
     /// default, one per core).
@@ -377,6 +437,41 @@ impl Session {
     pub fn check_signature(&self, inputs: &[ValueSpec], outputs: &[ValueSpec]) -> Result<()> {
         check_side("input", &self.inner.inputs, inputs)?;
         check_side("output", &self.inner.outputs, outputs)
+    }
+
+    /// Checks that each of `specs` is an overridable input of the loaded model (an input
+    /// with a default, which a run may be given or not) of that element type and rank. The
+    /// model may have more: an overridable input the bindings do not know keeps its default.
+    pub fn check_overridable(&self, specs: &[ValueSpec]) -> Result<()> {
+        for spec in specs {
+            let Some(declared) = self.inner.overridable.iter().find(|d| d.name == spec.name) else {
+                let names: Vec<&str> = self
+                    .inner
+                    .overridable
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect();
+                return Err(Error::SignatureMismatch {
+                    problem: format!(
+                        "the model has no overridable input `{}` (an input with a default; it \
+                         has {names:?})",
+                        spec.name
+                    ),
+                });
+            };
+            if let Some(problem) = spec_mismatch(spec, &declared.ty) {
+                return Err(Error::SignatureMismatch {
+                    problem: format!("overridable input `{}` {problem}", spec.name),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The names of the model's overridable inputs (inputs with a default, which a run may
+    /// be given or not: LoRA adapter weights, say), in the model's order.
+    pub fn overridable_inputs(&self) -> impl Iterator<Item = &str> {
+        self.inner.overridable.iter().map(|d| d.name.as_str())
     }
 }
 

@@ -542,7 +542,7 @@ impl<T: Element, S: Shape, D: Device> TensorMut<'_, T, S, D> {
     }
 }
 
-impl<T: Element, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
+impl<'a, T: Element, S: Shape, D: HostDevice> TensorMut<'a, T, S, D> {
     /// Gives this input `dims` and copies `data` in (as many elements as `dims` holds):
     /// [`TensorMut::resize`], then [`TensorMut::copy_from_slice`]. A wrong count is an
     /// error before anything changes.
@@ -568,6 +568,13 @@ impl<T: Element, S: Shape, D: HostDevice> TensorMut<'_, T, S, D> {
     /// The elements, in row-major order.
     pub fn as_slice(&self) -> &[T] {
         self.tensor.as_slice()
+    }
+
+    /// The elements, mutable, for the view's whole lifetime (the view is used up).
+    #[cfg(feature = "ort")]
+    pub(crate) fn into_mut_slice(self) -> &'a mut [T] {
+        let TensorMut { tensor } = self;
+        tensor.as_mut_slice()
     }
 
     /// Copies `data` in; its length must equal the tensor's element count.
@@ -735,6 +742,30 @@ impl<'a, T: Element, S: Shape> TensorRef<'a, T, S, Cpu> {
             data,
             len,
             device: &Cpu,
+            buffer: None,
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Element, S: Shape, D: Device> TensorRef<'a, T, S, D> {
+    /// A view of `len` values of `T` at `data` on `device`: memory of a value another owner
+    /// holds (an `ort` value), which the caller keeps alive and unwritten for `'a` (it lends
+    /// that value for `'a`), and which holds at least `len` initialised values.
+    #[cfg(feature = "ort")]
+    pub(crate) fn over_borrowed_value(
+        name: &'a str,
+        dims: &'a [usize],
+        data: *const T,
+        len: usize,
+        device: &'a D,
+    ) -> Self {
+        TensorRef {
+            name,
+            dims,
+            data,
+            len,
+            device,
             buffer: None,
             _marker: PhantomData,
         }

@@ -57,6 +57,18 @@ fn prepare(project: &Path) {
         models.join("optionals.onnx"),
     )
     .unwrap();
+    // A model with LoRA inputs and adapters that fit it or not.
+    let lora = models.join("lora");
+    std::fs::create_dir_all(&lora).unwrap();
+    for name in [
+        "lora.onnx",
+        "math.onnx_adapter",
+        "wide.onnx_adapter",
+        "unknown.onnx_adapter",
+        "mixed_rank.onnx_adapter",
+    ] {
+        std::fs::copy(fixture("lora").join(name), lora.join(name)).unwrap();
+    }
     // Decoders: two that recognise, one whose cache pair disagrees.
     for (from, to) in [
         ("decoders/mha_concat/model.onnx", "decoder_mha.onnx"),
@@ -89,7 +101,7 @@ fn prepare(project: &Path) {
 }
 
 /// The folders of compile-fail cases under `tests/ui/`, one per kind of mistake.
-const KINDS: [&str; 9] = [
+const KINDS: [&str; 10] = [
     // Which model value each field binds: unknown, duplicate, missing or misdirected
     // names, and the struct as a whole (named fields, every mistake reported at once).
     "names",
@@ -108,6 +120,9 @@ const KINDS: [&str; 9] = [
     "decoder",
     // The model file: missing (with "did you mean"), malformed, a stale offline cache.
     "model_file",
+    // LoRA adapters: files that do not fit the model's overridable inputs (wrong size, an
+    // unknown parameter, two sizes for the rank), an adapter dropped while set.
+    "adapters",
     // `pipeline!`: edges the wrong way, unknown names, mismatched types, ranks and sizes,
     // cycles, a decoder input nothing feeds.
     "pipeline",

@@ -118,6 +118,22 @@ pub(crate) struct BindingImpl<'a> {
     /// `dims_of_inputs`'s `Result<Dims>` (see [`crate::expand::dims::of_inputs`]), where the
     /// input shapes determine every dim.
     pub dims_of_inputs: Option<TokenStream>,
+    /// Overridable inputs (the module route's; see [`crate::expand::overridable`]): their
+    /// `ValueSpec`s, `bind`'s lines for them, and `take_resized`'s terms.
+    pub overridable: Overridable,
+}
+
+/// What [`BindingImpl`] adds for overridable inputs; empty for a binding without any.
+#[derive(Default)]
+pub(crate) struct Overridable {
+    /// `BindingIo::OVERRIDABLE`'s `ValueSpec`s.
+    pub specs: Vec<TokenStream>,
+    /// `bind`'s lines (after the inputs' and outputs').
+    pub binds: Vec<TokenStream>,
+    /// `take_resized`'s terms.
+    pub resized: Vec<TokenStream>,
+    /// Further `BindingIo` items (`OVERRIDABLE_AXES`, `set_adapter`).
+    pub items: TokenStream,
 }
 
 /// The statements resizing each value that has a dims expression to it.
@@ -181,6 +197,11 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
     let args_anon = quote!(<'_, #(#view_args),*>);
 
     let binds = bind_items(b);
+    let overridable_items = &b.overridable.items;
+    let overridable_specs = (!b.overridable.specs.is_empty()).then(|| {
+        let specs = &b.overridable.specs;
+        quote!(const OVERRIDABLE: &'static [#rt::ValueSpec] = &[#(#specs),*];)
+    });
     let (has_allocated, store_and_clear) = allocated_items(b);
     let (has_value_inputs, missing_input) = value_input_items(b).unzip();
     let take_resized = take_resized_body(b);
@@ -221,6 +242,8 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
         unsafe impl #impl_generics #rt::BindingIo for #self_ty #where_clause {
             const INPUTS: &'static [#rt::ValueSpec] = &[#(#input_specs),*];
             const OUTPUTS: &'static [#rt::ValueSpec] = &[#(#output_specs),*];
+            #overridable_specs
+            #overridable_items
             const HAS_ALLOCATED_OUTPUTS: bool = #has_allocated;
             #has_value_inputs
             type Dims = #dims;
@@ -260,8 +283,10 @@ pub(crate) fn binding_impl(b: &BindingImpl<'_>) -> TokenStream {
 fn bind_items(b: &BindingImpl<'_>) -> TokenStream {
     let (rt, values) = (b.rt, b.values);
     let binds = values.iter().map(|v| bind(v, false));
+    let overridable = &b.overridable.binds;
     // A binding that binds nothing (the derive's fallback) leaves `binder` unused.
-    let unused_binder = values.is_empty().then(|| quote!(let _ = &binder;));
+    let unused_binder =
+        (values.is_empty() && overridable.is_empty()).then(|| quote!(let _ = &binder;));
     let rebind_allocated = b.rebind_allocated.then(|| {
         let binds = values.iter().map(|v| bind(v, true));
         quote! {
@@ -276,6 +301,7 @@ fn bind_items(b: &BindingImpl<'_>) -> TokenStream {
         fn bind<'__io>(&'__io self, binder: &mut #rt::Binder<'_, '__io>) -> #rt::Result<()> {
             #unused_binder
             #(#binds)*
+            #(#overridable)*
             ::core::result::Result::Ok(())
         }
 
@@ -400,19 +426,38 @@ fn take_resized_body(b: &BindingImpl<'_>) -> TokenStream {
                 _ => None,
             }
         })
+        .chain(b.overridable.resized.iter().cloned())
         .collect();
     if asks.is_empty() {
         return quote!(false);
     }
-    let method_syntax = resizable
-        .clone()
-        .any(|v| matches!(v.slot, SlotRecipe::Tensor | SlotRecipe::Value));
+    let method_syntax = !b.overridable.resized.is_empty()
+        || resizable
+            .clone()
+            .any(|v| matches!(v.slot, SlotRecipe::Tensor | SlotRecipe::Value));
     let import = method_syntax.then(|| quote!(use #rt::__private::InputShape as _;));
-    // `|`, not `||`: each input forgets its change.
-    let any = joined(asks, '|');
+    // `|`, not `||`: each input forgets its change. Overridable inputs (any number of them,
+    // as many as a model has weights) are asked one statement each, so the expression does
+    // not nest once per input.
+    if b.overridable.resized.is_empty() {
+        let any = joined(asks, '|');
+        return quote! {
+            #import
+            #any
+        };
+    }
+    let inputs = asks.len() - b.overridable.resized.len();
+    let first = if inputs == 0 {
+        quote!(false)
+    } else {
+        joined(asks[..inputs].iter().cloned(), '|')
+    };
+    let rest = &asks[inputs..];
     quote! {
         #import
-        #any
+        let mut resized = #first;
+        #(resized |= #rest;)*
+        resized
     }
 }
 

@@ -139,6 +139,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream 
         )
     };
 
+    let (overrides_field, overrides_init) = super::overridable::io_fields(plan, rt);
     let io = quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc(hidden)]
@@ -147,6 +148,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream 
             dims: Dims,
             #(#io_fields_in)*
             #(#io_fields_out)*
+            #overrides_field
             #device_field
         }
 
@@ -164,6 +166,7 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream 
                 ::core::result::Result::Ok(Io {
                     #(#io_field_names,)*
                     dims,
+                    #overrides_init
                     #device_init
                 })
             }
@@ -200,6 +203,12 @@ pub(crate) fn io(plan: &Plan, rt: &syn::Path, views: &Views<'_>) -> TokenStream 
                 })
             })
             .flatten(),
+        overridable: binding_io::Overridable {
+            specs: super::overridable::specs(plan, rt),
+            binds: super::overridable::binds(plan),
+            resized: super::overridable::resized(plan),
+            items: super::overridable::binding_io_items(plan, rt),
+        },
     });
     quote! {
         #io

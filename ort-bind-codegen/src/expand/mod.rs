@@ -24,6 +24,7 @@ pub(crate) mod dims;
 pub(crate) mod feed_back;
 mod io;
 mod model;
+mod overridable;
 pub(crate) mod pipeline;
 mod serving;
 pub(crate) mod tokens;
@@ -52,6 +53,20 @@ pub struct ExpandOptions {
     pub embed: bool,
     /// Short label for docs (usually the file name).
     pub label: String,
+    /// The LoRA adapter files the bindings are for ([`crate::plan::ModelOptions::adapter`],
+    /// checked against the model): each gets a loader in the module's `adapters`.
+    pub adapters: Vec<AdapterFile>,
+}
+
+/// A LoRA adapter file named in a model's options, as the generated loader finds it.
+#[derive(Debug, Clone, Default)]
+pub struct AdapterFile {
+    /// The name the user gave it (the loader's name).
+    pub name: String,
+    /// Its absolute path at build time (the last place the loader looks).
+    pub path: String,
+    /// Its path as the user wrote it (relative to the crate).
+    pub relative: String,
 }
 
 impl std::fmt::Debug for ExpandOptions {
@@ -62,6 +77,7 @@ impl std::fmt::Debug for ExpandOptions {
             .field("model_relative", &self.model_relative)
             .field("embed", &self.embed)
             .field("label", &self.label)
+            .field("adapters", &self.adapters)
             .finish()
     }
 }
@@ -74,6 +90,7 @@ impl Default for ExpandOptions {
             model_relative: String::new(),
             embed: false,
             label: "model".into(),
+            adapters: Vec::new(),
         }
     }
 }
@@ -117,6 +134,9 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
     let io = io::io(plan, rt, &view_structs);
     let serving = serving::serving(plan, rt);
     let decoder = decoder::items(plan, rt);
+    let overrides = overridable::overrides_struct(plan, rt);
+    let override_methods = overridable::binding_items(plan, rt);
+    let adapters = overridable::adapters_module(opts);
 
     quote! {
         #model_path
@@ -136,6 +156,9 @@ pub fn expand(sig: &ModelSignature, plan: &Plan, opts: &ExpandOptions) -> TokenS
         #model
         #views
         #binding
+        #overrides
+        #override_methods
+        #adapters
         #io
         #serving
         #decoder

@@ -109,6 +109,10 @@ pub(crate) fn model(
 ) -> TokenStream {
     let model_doc = model_doc(sig, plan, &opts.label);
     let (load_body, load_doc) = load(opts);
+    // Checked here too (as binding does), so a session without them fails when wrapped.
+    let check_overridable = (!plan.overridable.is_empty()).then(
+        || quote!(session.check_overridable(<Io<#rt::Cpu> as #rt::BindingIo>::OVERRIDABLE)?;),
+    );
     quote! {
         #[allow(dead_code, unreachable_pub, clippy::type_complexity)]
         #[doc = #model_doc]
@@ -149,6 +153,7 @@ pub(crate) fn model(
                     <Io<#rt::Cpu> as #rt::BindingIo>::INPUTS,
                     <Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS,
                 )?;
+                #check_overridable
                 ::core::result::Result::Ok(Model { session })
             }
 

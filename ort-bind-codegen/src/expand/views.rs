@@ -35,6 +35,9 @@ pub(crate) enum ViewKind {
         /// Borrowed mutably in the inputs view.
         mutable: bool,
     },
+    /// An overridable input (the module route's), in `Io`'s `overrides`: `Option<TensorMut>`
+    /// with these generic arguments after the view lifetime, `Some` while it is set.
+    Override(TokenStream),
     /// The derive's field whose type is already an error that naming it again would
     /// repeat: a marker in its place.
     Absent,
@@ -136,6 +139,9 @@ impl Views<'_> {
             (ViewKind::Slot(ty), false) => quote!(<#ty as #rt::__private::Slot>::Ref<#lt>),
             (ViewKind::Field { ty, mutable: true }, true) => quote!(&#lt mut #ty),
             (ViewKind::Field { ty, .. }, _) => quote!(&#lt #ty),
+            (ViewKind::Override(args), _) => {
+                quote!(::core::option::Option<#rt::TensorMut<#lt, #args>>)
+            }
             (ViewKind::Absent, _) => quote!(::core::marker::PhantomData<&#lt ()>),
         }
     }
@@ -158,6 +164,9 @@ impl Views<'_> {
             (ViewKind::Allocated(_), _) => quote!(#rt::OutputRef::new(&self.#s)),
             (ViewKind::Field { mutable: true, .. }, true) => quote!(&mut self.#s),
             (ViewKind::Field { .. }, _) => quote!(&self.#s),
+            (ViewKind::Override(_), _) => {
+                quote!(self.overrides.#s.as_mut().map(|t| t.view_mut()))
+            }
             (ViewKind::Absent, _) => quote!(::core::marker::PhantomData),
         }
     }
@@ -296,7 +305,7 @@ fn is_bound_buffer(v: &PlannedValue) -> bool {
 /// The generated module's views (`Inputs<'a, D>` / `Outputs<'a, D>`), made from its `Io`.
 pub(crate) fn of_plan<'a>(plan: &Plan, rt: &'a syn::Path) -> Views<'a> {
     let device = quote!(D);
-    let input_fields = plan
+    let input_fields: Vec<ViewField> = plan
         .inputs
         .iter()
         .map(|v| {
@@ -316,6 +325,10 @@ pub(crate) fn of_plan<'a>(plan: &Plan, rt: &'a syn::Path) -> Views<'a> {
                 via_slot: false,
             }
         })
+        .collect();
+    let input_fields = input_fields
+        .into_iter()
+        .chain(super::overridable::view_fields(plan, rt))
         .collect();
     let output_fields = plan
         .outputs

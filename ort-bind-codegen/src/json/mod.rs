@@ -96,6 +96,14 @@ pub fn encode(sig: &ModelSignature) -> Value {
         ("inputs", sig.inputs.iter().map(value_json).collect()),
         ("outputs", sig.outputs.iter().map(value_json).collect()),
     ]);
+    // Only where the model has some, so caches of other models (and their hashes) are what
+    // they were before overridable inputs were read.
+    if !sig.initialized_inputs.is_empty() {
+        json.insert(
+            "initialized_inputs",
+            sig.initialized_inputs.iter().map(value_json).collect(),
+        );
+    }
     // Only where the graph has in-place pairs, so caches of other models (and their
     // hashes) are what they were before decoders were recognised.
     if !sig.in_place.is_empty() {
@@ -230,7 +238,9 @@ fn inferred_from_json(v: &Value) -> Result<InferredShape, String> {
 /// `{"inputs": [{"name", "dtype", "shape"}], "outputs": [...]}`: dtype as the numpy
 /// name, the shape as [`dims`]. A sequence, map or optional has its whole type as `dtype`
 /// (`seq(map(string, float32))`) and a `null` shape. The form `ort-bind inspect --json`
-/// prints; doc strings, producer and opsets are left out (see [`encode`] for all).
+/// prints; doc strings, producer and opsets are left out (see [`encode`] for all). A model
+/// with overridable inputs (inputs with a default, IR version 4 and later) also has
+/// `"overridable"`, listed the same way.
 pub fn summary(sig: &ModelSignature) -> Value {
     let value = |v: &ValueInfo| match &v.kind {
         ValueType::Tensor { elem, dims: d } => Value::object([
@@ -244,10 +254,17 @@ pub fn summary(sig: &ModelSignature) -> Value {
             ("shape", Value::Null),
         ]),
     };
-    Value::object([
+    let mut json = Value::object([
         ("inputs", sig.inputs.iter().map(value).collect()),
         ("outputs", sig.outputs.iter().map(value).collect()),
-    ])
+    ]);
+    if sig.ir_version >= 4 && !sig.initialized_inputs.is_empty() {
+        json.insert(
+            "overridable",
+            sig.initialized_inputs.iter().map(value).collect(),
+        );
+    }
+    json
 }
 
 fn bad(detail: impl Into<String>) -> String {
@@ -400,6 +417,12 @@ pub fn decode(s: &Value) -> Result<ModelSignature, String> {
     Ok(ModelSignature {
         inputs: list("inputs")?,
         outputs: list("outputs")?,
+        // Absent in caches written before overridable inputs were read, and for models
+        // with none.
+        initialized_inputs: match s.get("initialized_inputs") {
+            None => Vec::new(),
+            Some(_) => list("initialized_inputs")?,
+        },
         opsets,
         ir_version: s
             .get("ir_version")

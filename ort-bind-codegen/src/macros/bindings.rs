@@ -18,6 +18,7 @@
 //!     decoder_role("logits", "lm_logits"),          // a role under another name
 //!     decoder_cache("cache_in.0", "cache_out.0"),   // a past/present pair under other names
 //!     decoder_context("cross_k.0"),                 // an input held for a whole sequence
+//!     adapter("math", "adapters/math.onnx_adapter"), // a LoRA adapter, checked now (`adapters::math()`)
 //!     crate = "::ort_bind",
 //! )
 //! ```
@@ -37,6 +38,8 @@ struct Args {
     path: syn::LitStr,
     krate: Option<syn::Path>,
     options: ModelOptions,
+    // `adapter("name", "path")`: each path's literal, for errors spanned on it.
+    adapters: Vec<(String, syn::LitStr)>,
 }
 
 const OPTIONS: &[&str] = &[
@@ -50,6 +53,7 @@ const OPTIONS: &[&str] = &[
     "decoder_role",
     "decoder_cache",
     "decoder_context",
+    "adapter",
     "crate",
 ];
 
@@ -84,6 +88,7 @@ impl Parse for Args {
         })?;
         let mut krate = None;
         let mut options = ModelOptions::new();
+        let mut adapters = Vec::new();
         while !input.is_empty() {
             input.parse::<syn::Token![,]>()?;
             if input.is_empty() {
@@ -133,6 +138,16 @@ impl Parse for Args {
                     arity(&a, 2, "decoder_cache(\"past\", \"present\")")?;
                     options = options.decoder_cache(&string(&a[0])?, &string(&a[1])?);
                 }
+                "adapter" => {
+                    let a = call_args(input)?;
+                    arity(&a, 2, "adapter(\"name\", \"path\")")?;
+                    let name = string(&a[0])?;
+                    let syn::Lit::Str(path) = &a[1] else {
+                        return Err(syn::Error::new(a[1].span(), "expected a string literal"));
+                    };
+                    options = options.adapter(&name, &path.value());
+                    adapters.push((name, path.clone()));
+                }
                 "rename_dim" => {
                     let a = call_args(input)?;
                     arity(&a, 2, "rename_dim(\"from\", \"to\")")?;
@@ -179,6 +194,7 @@ impl Parse for Args {
             path,
             krate,
             options,
+            adapters,
         })
     }
 }
@@ -199,6 +215,7 @@ fn stub(error: syn::Error, krate: &syn::Path) -> TokenStream {
             model_relative: String::new(),
             embed: false,
             label: "a model `bindings!` could not read".to_owned(),
+            adapters: Vec::new(),
         };
         expand(&empty, &plan, &opts)
     });
@@ -259,12 +276,21 @@ fn expand_model(args: &Args, krate: &syn::Path, env: &MacroEnv) -> Result<Expand
     let label = Path::new(&args.path.value())
         .file_name()
         .map_or_else(|| args.path.value(), |n| n.to_string_lossy().into_owned());
+    let adapters = check_adapters(args, &plan, env).map_err(Failure::Stubbed)?;
+    let tracking_adapters: Vec<TokenStream> = adapters
+        .iter()
+        .map(|a| {
+            let site = format!("{}#adapter:{}", env.site, a.name);
+            super::track::tokens(krate, Some(Path::new(&a.path)), None, &site)
+        })
+        .collect();
     let opts = ExpandOptions {
         runtime: krate.clone(),
         model_path: resolved.model.to_string_lossy().into_owned(),
         model_relative: args.path.value(),
         embed: args.options.embeds(),
         label,
+        adapters,
     };
     let module = expand(&resolved.signature, &plan, &opts);
     let tracking = super::track::tokens(
@@ -277,10 +303,51 @@ fn expand_model(args: &Args, krate: &syn::Path, env: &MacroEnv) -> Result<Expand
         tokens: quote! {
             #module
             #tracking
+            #(#tracking_adapters)*
         },
         signature: resolved.signature,
         plan,
     })
+}
+
+/// Reads each adapter file `args` names (relative to the crate's `Cargo.toml`) and checks
+/// it against the plan's overridable inputs; errors are spanned on the adapter's path.
+fn check_adapters(
+    args: &Args,
+    plan: &crate::plan::Plan,
+    env: &MacroEnv,
+) -> Result<Vec<crate::expand::AdapterFile>, syn::Error> {
+    args.adapters
+        .iter()
+        .map(|(name, lit)| {
+            let path = env.manifest_dir.join(lit.value());
+            let bytes = std::fs::read(&path).map_err(|e| {
+                syn::Error::new(
+                    lit.span(),
+                    format!(
+                        "cannot read adapter `{}`: {e}\n  note: adapter paths are relative to \
+                         the crate's Cargo.toml (CARGO_MANIFEST_DIR)",
+                        lit.value()
+                    ),
+                )
+            })?;
+            crate::plan::adapters::check_adapter(plan, &bytes).map_err(|problem| {
+                syn::Error::new(
+                    lit.span(),
+                    format!(
+                        "adapter `{}` does not fit `{}`: {problem}",
+                        lit.value(),
+                        args.path.value()
+                    ),
+                )
+            })?;
+            Ok(crate::expand::AdapterFile {
+                name: name.clone(),
+                path: path.to_string_lossy().into_owned(),
+                relative: lit.value(),
+            })
+        })
+        .collect()
 }
 
 /// Parses one model's arguments as `bindings!` takes them (`"path", options...`) and

@@ -42,15 +42,13 @@ pub(crate) fn convert(
         .filter(|name| !name.is_empty())
         .collect();
 
-    let inputs = values(
-        graph
-            .input
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| !initializers.contains(v.name.as_str())),
-        "input",
-        origin,
-    )?;
+    let (with_default, inputs): (Vec<_>, Vec<_>) = graph
+        .input
+        .iter()
+        .enumerate()
+        .partition(|(_, v)| initializers.contains(v.name.as_str()));
+    let inputs = values(inputs.into_iter(), "input", origin)?;
+    let initialized_inputs = values(with_default.into_iter(), "input", origin)?;
     let outputs = values(graph.output.iter().enumerate(), "output", origin)?;
     let in_place = in_place_pairs(&graph.node, &inputs, &outputs);
     let opset = opset_import
@@ -62,6 +60,7 @@ pub(crate) fn convert(
     Ok(ModelSignature {
         inputs,
         outputs,
+        initialized_inputs,
         opsets: opset_import
             .into_iter()
             .map(|o| (o.domain, o.version))

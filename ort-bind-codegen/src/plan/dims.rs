@@ -333,6 +333,8 @@ pub(super) fn plan_core_named(
         Plan {
             inputs,
             outputs,
+            // Planned by `plan_with` (the derive's structs bind none).
+            overridable: Vec::new(),
             dims,
             feed_back,
             batch: None,

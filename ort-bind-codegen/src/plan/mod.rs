@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 
+pub mod adapters;
 pub mod chain;
 pub mod decoder;
 pub mod pipeline;
@@ -50,6 +51,7 @@ mod feed_back;
 mod fields;
 mod inferred;
 mod options;
+mod overridable;
 mod serving;
 #[cfg(test)]
 mod tests;
@@ -61,6 +63,7 @@ pub use error::*;
 use feed_back::*;
 pub use fields::*;
 pub use options::*;
+use overridable::*;
 use serving::*;
 pub use values::*;
 
@@ -229,6 +232,10 @@ pub struct Plan {
     pub inputs: Vec<PlannedValue>,
     /// Outputs in model order.
     pub outputs: Vec<PlannedValue>,
+    /// Overridable inputs (graph inputs with an initializer as default, IR version 4 and
+    /// later), in model order: numeric tensors, each bound only while the caller sets it,
+    /// never sized by the dims struct.
+    pub overridable: Vec<PlannedValue>,
     /// Fields of the dims struct.
     pub dims: Vec<DimField>,
     /// Output -> input pairs that can be fed back without a copy.
@@ -284,6 +291,7 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
         return Err(PlanError::NoOutputs);
     }
     let (mut plan, _) = plan_core(sig, options, &|_| OutputUse::Auto)?;
+    plan.overridable = plan_overridable(sig, &plan.inputs);
     plan.batch = batch_field(&plan, options.batch_dim.as_deref())?;
     plan.decoder = plan_decoder(sig, options.decoder.as_ref())?;
     Ok(plan)

@@ -27,6 +27,7 @@ pub struct ModelOptions {
     pub(super) embed: bool,
     pub(super) batch_dim: Option<String>,
     pub(super) decoder: Option<DecoderNames>,
+    pub(super) adapters: Vec<(String, String)>,
 }
 
 impl ModelOptions {
@@ -76,6 +77,22 @@ impl ModelOptions {
     pub fn embed(mut self) -> Self {
         self.embed = true;
         self
+    }
+
+    /// Names a LoRA adapter file (ONNX Runtime's `.onnx_adapter`, at `path` relative to the
+    /// crate's `Cargo.toml`) that these bindings are for: it is checked against the model's
+    /// overridable inputs when the bindings are generated (every parameter names one, with
+    /// its element type and fixed sizes, and one size per named dim such as the rank), so a
+    /// file that does not fit fails the build. The module gets `adapters::<name>()`, which
+    /// loads it at run time (found like the model: `adapters::<NAME>_FILE`).
+    pub fn adapter(mut self, name: &str, path: &str) -> Self {
+        self.adapters.push((name.to_owned(), path.to_owned()));
+        self
+    }
+
+    /// The adapters named with [`ModelOptions::adapter`]: `(name, path)`.
+    pub fn adapters(&self) -> &[(String, String)] {
+        &self.adapters
     }
 
     /// Whether [`ModelOptions::embed`] was set.

@@ -427,3 +427,31 @@ fn a_hint_that_would_change_nothing_is_an_error() {
     };
     assert_eq!(axes[1], AxisSize::Field(1));
 }
+
+/// Inputs with an initializer: overridable from IR 4 on (numeric tensors only, named apart
+/// from the inputs), none before it (ONNX Runtime holds them constant).
+#[test]
+fn inputs_with_defaults_are_overridable_from_ir_4() {
+    let sig = |ir| ModelSignature {
+        inputs: vec![t("x", F, Some(vec![named("batch"), Dim::Fixed(8)]))],
+        initialized_inputs: vec![
+            t("lora_a.0", F, Some(vec![Dim::Fixed(8), named("rank")])),
+            // Named like an input after sanitising: it gets a field of its own.
+            t("X", F, Some(vec![])),
+            t("names", ElementType::String, Some(vec![Dim::Fixed(2)])),
+        ],
+        outputs: vec![t("y", F, Some(vec![named("batch"), Dim::Fixed(8)]))],
+        ir_version: ir,
+        ..ModelSignature::default()
+    };
+    let p = plan(&sig(10)).unwrap();
+    let fields: Vec<(&str, &str)> = p
+        .overridable
+        .iter()
+        .map(|v| (v.name.as_str(), v.field.as_str()))
+        .collect();
+    assert_eq!(fields, [("lora_a.0", "lora_a_0"), ("X", "x_2")]);
+    // Nothing of theirs enters the dims: `rank` is the override's own.
+    assert_eq!(p.dims.len(), 1);
+    assert!(plan(&sig(3)).unwrap().overridable.is_empty());
+}

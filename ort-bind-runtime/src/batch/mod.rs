@@ -19,6 +19,10 @@
 //! - **Giving up**: a dropped [`ReplyFuture`], or a request whose timeout passed, is not
 //!   run if no worker has taken it yet (its caller gets [`Error::TimedOut`]). A request
 //!   already in a running batch runs to the end.
+//! - **Adapters**: [`Batcher::submit_with_adapter`] runs a request with a LoRA
+//!   [`Adapter`] (checked against the model when submitted, so a misfit fails alone).
+//!   Requests batch only with requests of the same adapter (or none); a worker sets the
+//!   batch's adapter on its binding when it differs from its last batch's (a rebind).
 //! - **Errors**: a batch that fails gives each of its callers [`Error::Batch`], whose
 //!   `cause` is the batch's own error (shared), to match on.
 //! - **Shutdown**: dropping a batcher never blocks: its workers serve what is queued, then
@@ -42,6 +46,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use crate::adapter::{Adapter, BoundAdapter};
 use crate::binding::{Binding, BindingIo};
 use crate::deadline;
 use crate::error::{Error, Result};
@@ -232,11 +237,22 @@ where
 }
 
 impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
-    fn enqueue(&self, item: B::Item, timeout: Option<Duration>) -> Arc<ReplySlot<B::Reply>> {
+    fn enqueue(
+        &self,
+        item: B::Item,
+        timeout: Option<Duration>,
+        adapter: Option<&Adapter>,
+    ) -> Arc<ReplySlot<B::Reply>> {
         let dims = match self.spec.item_dims(&item) {
             Ok(dims) => dims,
             Err(e) => return ReplySlot::answered(Err(e)),
         };
+        // An adapter that does not fit fails its request alone, before it joins a batch.
+        if let Some(a) = adapter
+            && let Err(e) = BoundAdapter::new(a, Io::OVERRIDABLE, Io::OVERRIDABLE_AXES)
+        {
+            return ReplySlot::answered(Err(e));
+        }
         let reply = ReplySlot::new();
         if let Some(timeout) = timeout
             && let Err(e) = deadline::schedule(&reply, 0, timeout)
@@ -247,6 +263,7 @@ impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
         queue.requests.push_back(Request {
             item,
             dims,
+            adapter: adapter.cloned(),
             at: Instant::now(),
             reply: Arc::clone(&reply),
         });
@@ -258,13 +275,33 @@ impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
     /// Runs `item` in the next batch of its dims and returns its result (blocks until
     /// then). An item [`Batching::item_dims`] refuses fails at once with that error.
     pub fn submit(&self, item: B::Item) -> Result<B::Reply> {
-        self.enqueue(item, None).wait()
+        self.enqueue(item, None, None).wait()
+    }
+
+    /// [`submit`](Self::submit) with a LoRA adapter: `item` runs in a batch of requests with
+    /// the same adapter, its parameters bound as the model's overridable inputs (no copy).
+    /// An adapter that does not fit the model fails this request alone
+    /// ([`Error::Adapter`]).
+    pub fn submit_with_adapter(&self, item: B::Item, adapter: &Adapter) -> Result<B::Reply> {
+        self.enqueue(item, None, Some(adapter)).wait()
+    }
+
+    /// [`submit_async`](Self::submit_async) with a LoRA adapter (see
+    /// [`submit_with_adapter`](Self::submit_with_adapter)).
+    pub fn submit_async_with_adapter(
+        &self,
+        item: B::Item,
+        adapter: &Adapter,
+    ) -> ReplyFuture<B::Reply> {
+        ReplyFuture {
+            slot: self.enqueue(item, None, Some(adapter)),
+        }
     }
 
     /// [`submit`](Self::submit), given up with [`Error::TimedOut`] if no batch has taken
     /// `item` within `timeout` (it is then never run). Once taken it runs to the end.
     pub fn submit_with_timeout(&self, item: B::Item, timeout: Duration) -> Result<B::Reply> {
-        self.enqueue(item, Some(timeout)).wait()
+        self.enqueue(item, Some(timeout), None).wait()
     }
 
     /// Runs `item` in the next batch of its dims; the future resolves to its result (woken
@@ -272,7 +309,7 @@ impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
     /// gives it up (not run if no batch has taken it yet).
     pub fn submit_async(&self, item: B::Item) -> ReplyFuture<B::Reply> {
         ReplyFuture {
-            slot: self.enqueue(item, None),
+            slot: self.enqueue(item, None, None),
         }
     }
 
@@ -284,7 +321,7 @@ impl<Io: BindingIo, B: Batching<Io>> Batcher<Io, B> {
         timeout: Duration,
     ) -> ReplyFuture<B::Reply> {
         ReplyFuture {
-            slot: self.enqueue(item, Some(timeout)),
+            slot: self.enqueue(item, Some(timeout), None),
         }
     }
 
@@ -411,6 +448,9 @@ impl Future for Shutdown {
 fn work<Io: BindingIo, B: Batching<Io>>(shared: &Shared<Io, B>, spec: &B) {
     let options = shared.options;
     let mut bound: Option<Binding<Io>> = None;
+    // The adapter the binding has set (`Some(None)`: none; `None`: not known, after a
+    // failure), so a batch of another adapter sets its own.
+    let mut adapter: Option<Option<usize>> = Some(None);
     let mut batch: Vec<Request<B::Item, Io::Dims, B::Reply>> =
         Vec::with_capacity(options.max_batch);
     // The batch dims this worker has run: ONNX Runtime's first run at new dims plans and
@@ -429,7 +469,7 @@ fn work<Io: BindingIo, B: Batching<Io>>(shared: &Shared<Io, B>, spec: &B) {
         let dims = spec.batch_dims(&batch[0].dims, batch.len());
         // Bounded: past 256 dims, every batch counts.
         let first_at_dims = seen.len() < 256 && !seen.contains(&dims);
-        let ran = run_batch(shared, spec, &mut bound, &batch, &dims);
+        let ran = run_batch(shared, spec, (&mut bound, &mut adapter), &batch, &dims);
         if ran && first_at_dims {
             seen.push(dims);
         }
@@ -469,11 +509,10 @@ fn gather<Io: BindingIo, B: Batching<Io>>(
         let same = queue
             .requests
             .iter()
-            .filter(|r| r.dims == first.dims)
+            .filter(|r| r.batches_with(first))
             .count();
         if same >= limit || queue.closed || now >= deadline {
-            let dims = first.dims.clone();
-            take(&mut queue.requests, &dims, limit, batch);
+            take(&mut queue.requests, limit, batch);
             // Others may be waiting: let the next worker start gathering.
             if !queue.requests.is_empty() {
                 shared.arrived.notify_one();
@@ -492,16 +531,20 @@ fn gather<Io: BindingIo, B: Batching<Io>>(
     }
 }
 
-/// Moves up to `limit` wanted requests of `dims` from the queue into `batch`, oldest first.
-fn take<Item, Dims: PartialEq, Reply>(
+/// Moves up to `limit` wanted requests that batch with the oldest one (its dims and
+/// adapter) from the queue into `batch`, oldest first.
+fn take<Item, Dims: PartialEq + Clone, Reply>(
     requests: &mut VecDeque<Request<Item, Dims, Reply>>,
-    dims: &Dims,
     limit: usize,
     batch: &mut Vec<Request<Item, Dims, Reply>>,
 ) {
+    let Some(first) = requests.front() else {
+        return;
+    };
+    let (dims, adapter) = (first.dims.clone(), first.adapter_id());
     let mut i = 0;
     while i < requests.len() && batch.len() < limit {
-        if requests[i].dims == *dims {
+        if requests[i].dims == dims && requests[i].adapter_id() == adapter {
             if let Some(r) = requests.remove(i)
                 && r.reply.take()
             {
@@ -518,11 +561,11 @@ fn take<Item, Dims: PartialEq, Reply>(
 fn run_batch<Io: BindingIo, B: Batching<Io>>(
     shared: &Shared<Io, B>,
     spec: &B,
-    bound: &mut Option<Binding<Io>>,
+    (bound, adapter): (&mut Option<Binding<Io>>, &mut Option<Option<usize>>),
     batch: &[Request<B::Item, Io::Dims, B::Reply>],
     dims: &Io::Dims,
 ) -> bool {
-    let prepared = prepare(shared, spec, bound, &batch[0].dims, dims).and_then(|b| {
+    let prepared = prepare(shared, spec, bound, &batch[0], adapter, dims).and_then(|b| {
         {
             let mut inputs = b.inputs();
             batch
@@ -553,17 +596,19 @@ fn run_batch<Io: BindingIo, B: Batching<Io>>(
     }
 }
 
-/// The worker's binding set to `dims`: made on the first batch (at `max_batch` items of
-/// `item_dims`, so capacity for a full batch is allocated once).
+/// The worker's binding with the batch's adapter (`first`'s), set to `dims`: made on the
+/// first batch (at `max_batch` items of `first`'s dims, so capacity for a full batch is
+/// allocated once).
 fn prepare<'b, Io: BindingIo, B: Batching<Io>>(
     shared: &Shared<Io, B>,
     spec: &B,
     bound: &'b mut Option<Binding<Io>>,
-    item_dims: &Io::Dims,
+    first: &Request<B::Item, Io::Dims, B::Reply>,
+    adapter: &mut Option<Option<usize>>,
     dims: &Io::Dims,
 ) -> Result<&'b mut Binding<Io>> {
     if bound.is_none() {
-        let full = spec.batch_dims(item_dims, shared.options.max_batch);
+        let full = spec.batch_dims(&first.dims, shared.options.max_batch);
         let mut made = (shared.make)(&full)?;
         // A bucket per batch size (batches that do not fill take any size up to the
         // limit), so that switching sizes makes no ONNX Runtime call.
@@ -571,6 +616,12 @@ fn prepare<'b, Io: BindingIo, B: Batching<Io>>(
         *bound = Some(made);
     }
     let b = bound.as_mut().expect("made above");
+    let wanted = first.adapter_id();
+    if *adapter != Some(wanted) {
+        *adapter = None;
+        b.set_adapter(first.adapter.as_ref())?;
+        *adapter = Some(wanted);
+    }
     b.set_dims(dims)?;
     Ok(b)
 }

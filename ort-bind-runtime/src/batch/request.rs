@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 use crate::deadline::Expire;
 use crate::error::{Error, Result};
 
-/// A queued request: the item, the dims it batches under, and where its reply goes.
+/// A queued request: the item, the dims (and adapter) it batches under, and where its reply
+/// goes.
 pub(super) struct Request<Item, Dims, Reply> {
     pub(super) item: Item,
     pub(super) dims: Dims,
+    /// The LoRA adapter the request runs with (requests batch only with the same one).
+    pub(super) adapter: Option<crate::adapter::Adapter>,
     pub(super) at: Instant,
     pub(super) reply: Arc<ReplySlot<Reply>>,
 }
@@ -186,5 +189,17 @@ impl<R> Future for ReplyFuture<R> {
 impl<R> Drop for ReplyFuture<R> {
     fn drop(&mut self) {
         self.slot.abandon();
+    }
+}
+
+impl<Item, Dims: PartialEq, Reply> Request<Item, Dims, Reply> {
+    /// Whether `self` and `other` can run in one batch: the same dims and the same adapter.
+    pub(super) fn batches_with(&self, other: &Self) -> bool {
+        self.dims == other.dims && self.adapter_id() == other.adapter_id()
+    }
+
+    /// Its adapter's number, `None` without one.
+    pub(super) fn adapter_id(&self) -> Option<usize> {
+        self.adapter.as_ref().map(crate::adapter::Adapter::id)
     }
 }

@@ -22,6 +22,10 @@ pub enum CandidateSource {
     PythonPackage,
     /// The platform's default library name, resolved by the system loader.
     System,
+    /// The library the `ort` crate had loaded before ort-bind needed one (the `ort` feature):
+    /// ort-bind uses the same one.
+    #[cfg(feature = "ort")]
+    OrtCrate,
 }
 
 impl fmt::Display for CandidateSource {
@@ -32,6 +36,8 @@ impl fmt::Display for CandidateSource {
             Self::Cache => "ort-bind cache",
             Self::PythonPackage => "onnxruntime Python package",
             Self::System => "system loader",
+            #[cfg(feature = "ort")]
+            Self::OrtCrate => "the `ort` crate's library",
         })
     }
 }
@@ -78,6 +84,15 @@ pub enum LibraryError {
         /// The library already loaded.
         path: PathBuf,
     },
+    /// The `ort` crate could not be pointed at the library ort-bind loaded (the `ort`
+    /// feature), so the two would not share one ONNX Runtime.
+    #[cfg(feature = "ort")]
+    OrtCrate {
+        /// The library ort-bind loaded.
+        path: PathBuf,
+        /// The `ort` crate's error.
+        message: String,
+    },
 }
 
 impl fmt::Display for LibraryError {
@@ -96,6 +111,12 @@ impl fmt::Display for LibraryError {
             LibraryError::AlreadyInitialized { path } => write!(
                 f,
                 "the ONNX Runtime environment already exists (library `{}`), so init_with cannot configure it; call init_with before anything else uses ort-bind",
+                path.display()
+            ),
+            #[cfg(feature = "ort")]
+            LibraryError::OrtCrate { path, message } => write!(
+                f,
+                "ort-bind loaded ONNX Runtime from `{}`, but the `ort` crate could not load the same library: {message}",
                 path.display()
             ),
         }

@@ -184,6 +184,16 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A LoRA adapter file ([`Adapter`](crate::Adapter)) could not be read, or does not
+    /// fit the model it was set on (a parameter the model has no overridable input for, of
+    /// another element type or size, or a rank that differs between parameters).
+    Adapter {
+        /// The adapter: its file, or `<bytes>` when read from memory.
+        adapter: String,
+        /// What is wrong.
+        problem: String,
+    },
+
     /// A model file was found in none of the places [`ModelFile::find`] looks.
     ///
     /// [`ModelFile::find`]: crate::ModelFile::find
@@ -271,6 +281,7 @@ impl fmt::Display for Error {
             Error::Batch { cause } => write!(f, "the batch this request ran in failed: {cause}"),
             Error::Decode(inner) => fmt::Display::fmt(inner, f),
             Error::Io { path, source } => write!(f, "cannot read `{path}`: {source}"),
+            Error::Adapter { adapter, problem } => write!(f, "adapter {adapter}: {problem}"),
             Error::ModelNotFound { model, looked } => write!(
                 f,
                 "model `{model}` not found; looked at:{}",

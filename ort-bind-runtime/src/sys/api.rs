@@ -19,8 +19,9 @@ pub(crate) const API_VERSION: u32 = ORT_API_VERSION;
 /// The loaded library and its table. Never dropped: it lives in [`TABLE`].
 struct Table {
     api: &'static OrtApi,
-    // Keeps the library mapped for as long as `api` may be called, i.e. forever.
-    _library: libloading::Library,
+    // Keeps the library mapped for as long as `api` may be called, i.e. forever; `None` for
+    // a table adopted from the `ort` crate, which keeps its library loaded for the process.
+    _library: Option<libloading::Library>,
 }
 
 static TABLE: OnceLock<Table> = OnceLock::new();
@@ -103,9 +104,20 @@ pub(crate) fn load(path: &Path) -> Result<String, String> {
     // table stays and this library is unloaded again (nothing of it was used).
     let _ = TABLE.set(Table {
         api,
-        _library: library,
+        _library: Some(library),
     });
     Ok(version)
+}
+
+/// Takes `api`, the table the `ort` crate calls through, as this crate's (where the library
+/// file behind it cannot be named, so [`load`] cannot open it again). A table already taken
+/// stays, as with [`load`].
+#[cfg(feature = "ort")]
+pub(crate) fn adopt(api: &'static OrtApi) {
+    let _ = TABLE.set(Table {
+        api,
+        _library: None,
+    });
 }
 
 /// The loader's message, with its causes.

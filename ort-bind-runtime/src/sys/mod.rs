@@ -11,16 +11,25 @@
 //! | `env.rs` | the process's environment: its logger and telemetry |
 //! | `session.rs` | session options, sessions, the inputs and outputs a model declares |
 //! | `mod.rs` | memory info, values, I/O bindings, runs (also `RunAsync`), providers |
+//! | `ort_crate.rs` | the `ort` crate's library, table, sessions and values (the `ort` feature) |
 
 mod api;
 mod env;
+#[cfg(feature = "ort")]
+mod ort_crate;
 mod session;
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
 pub(crate) use api::address_in_library;
+#[cfg(feature = "ort")]
+pub(crate) use api::adopt;
 pub(crate) use api::{API_VERSION, api, build_info, load};
 pub(crate) use env::Env;
-pub(crate) use session::{Declared, DeclaredType, Session, SessionOptions};
+#[cfg(feature = "ort")]
+pub(crate) use ort_crate::{
+    Placement, ort_api, ort_has_library, ort_tensor_memory, share_library_with_ort,
+};
+pub(crate) use session::{Declared, DeclaredType, Session, SessionOptions, Side};
 
 use std::ffi::{CStr, CString, c_void};
 use std::ptr::{self, NonNull};
@@ -153,6 +162,29 @@ pub struct Value(NonNull<OrtValue>);
 // is sound. It is not `Sync`: reading its shape while another thread runs a session
 // that writes it would race, and nothing here needs shared access.
 unsafe impl Send for Value {}
+
+/// A [`Value`] that is never written after it is made (an adapter's parameters), so it may
+/// be shared between threads: bindings on several threads bind it at once.
+#[derive(Debug)]
+pub(crate) struct ReadOnlyValue(Value);
+
+// SAFETY: no `&mut` access exists after construction (the field is private and `get` hands
+// out `&Value`, whose methods only read or bind it); ONNX Runtime only reads a value bound as
+// an input, and binding one (`BindInput`) takes a reference-counted handle, which it counts
+// atomically. Concurrent reads of an immutable tensor are sound.
+unsafe impl Sync for ReadOnlyValue {}
+
+impl ReadOnlyValue {
+    /// Wraps a value no one will write.
+    pub(crate) fn new(value: Value) -> ReadOnlyValue {
+        ReadOnlyValue(value)
+    }
+
+    /// The value, to bind or read.
+    pub(crate) fn get(&self) -> &Value {
+        &self.0
+    }
+}
 
 impl Value {
     /// Creates a tensor value that views `bytes` bytes at `data` without copying.
@@ -414,6 +446,35 @@ impl Value {
             // refers to the new value yet, and the source is a live Rust slice.
             unsafe {
                 ptr::copy_nonoverlapping(data.as_ptr(), dst.as_ptr().cast::<T>(), data.len());
+            }
+        }
+        Ok(value)
+    }
+
+    /// A host tensor of element code `elem` and `dims` holding a copy of `bytes` (its
+    /// elements, little-endian, as a file stores them), in memory ONNX Runtime owns and
+    /// aligns. `bytes` must be exactly the tensor's size; the caller has checked that the
+    /// bytes are valid elements of `elem` (bools 0 or 1).
+    pub(crate) fn owned_tensor_from_bytes(
+        dims: &[i64],
+        elem: ONNXTensorElementDataType,
+        bytes: &[u8],
+    ) -> Result<Value> {
+        let value = Value::new_owned_tensor(dims, elem)?;
+        let size = value.size_in_bytes()?;
+        if size != bytes.len() {
+            return Err(Error::Ort {
+                context: format!("creating a tensor of dims {dims:?}"),
+                message: format!("{} bytes do not fill its {size} bytes", bytes.len()),
+            });
+        }
+        if size > 0 {
+            let dst = non_null(value.data_ptr()?, "GetTensorMutableData")?;
+            // SAFETY: ONNX Runtime allocated the new tensor's `size` bytes (checked equal to
+            // `bytes.len()` above); nothing else refers to it yet, and the source is a live
+            // Rust slice that cannot overlap memory ONNX Runtime just allocated.
+            unsafe {
+                ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_ptr().cast::<u8>(), size);
             }
         }
         Ok(value)

@@ -91,9 +91,22 @@ fn thread_count(n: usize) -> Result<i32> {
     })
 }
 
-/// An owned `OrtSession`.
-#[derive(Debug)]
-pub(crate) struct Session(NonNull<OrtSession>);
+/// An `OrtSession`: ours (released on drop), or one another owner keeps alive (the `ort`
+/// crate's, see `sys::ort`), released by that owner once nothing holds it.
+pub(crate) struct Session {
+    pub(super) ptr: NonNull<OrtSession>,
+    /// `None`: ours. `Some`: what keeps another owner's session alive while it is held here.
+    pub(super) owner: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("ptr", &self.ptr)
+            .field("borrowed", &self.owner.is_some())
+            .finish()
+    }
+}
 
 // SAFETY: ONNX Runtime sessions may be used from any thread, and `Run`/`RunWithBinding` may
 // be called concurrently on one session (each call with its own binding and values); the
@@ -114,7 +127,7 @@ impl Session {
             (api().CreateSession)(env.as_ptr(), os_path.as_ptr(), options.0.as_ptr(), &mut out)
         };
         check(status, context)?;
-        Ok(Session(non_null(out, "CreateSession")?))
+        Ok(Session::ours(non_null(out, "CreateSession")?))
     }
 
     /// Loads a model from its bytes (ONNX Runtime copies what it keeps).
@@ -135,31 +148,68 @@ impl Session {
             )
         };
         check(status, || "loading a model from memory".into())?;
-        Ok(Session(non_null(out, "CreateSessionFromArray")?))
+        Ok(Session::ours(non_null(out, "CreateSessionFromArray")?))
+    }
+
+    fn ours(ptr: NonNull<OrtSession>) -> Session {
+        Session { ptr, owner: None }
     }
 
     pub(crate) fn as_ptr(&self) -> NonNull<OrtSession> {
-        self.0
+        self.ptr
     }
 
-    /// The model's inputs (`output == false`) or outputs, in the model's order.
-    pub(crate) fn declared(&self, output: bool) -> Result<Vec<Declared>> {
+    /// Whether ONNX Runtime takes each of the session's `count` inputs in host memory
+    /// (`SessionGetMemoryInfoForInputs`): `false` when an execution provider reads one on a
+    /// device, where binding a host buffer copies it at bind time.
+    #[cfg(feature = "ort")]
+    pub(crate) fn inputs_on_host(&self, count: usize) -> Result<bool> {
         let api = api();
-        let side = if output { "output" } else { "input" };
-        let (count_fn, name_fn, type_fn) = if output {
-            (
+        let mut infos: Vec<*const ort_sys::OrtMemoryInfo> = vec![ptr::null(); count];
+        // SAFETY: live session; `infos` has room for exactly `count` pointers, the model's
+        // input count (read from the same session), which ONNX Runtime fills with memory
+        // infos it owns and keeps while the session lives.
+        let status = unsafe {
+            (api.SessionGetMemoryInfoForInputs)(self.ptr.as_ptr(), infos.as_mut_ptr(), count)
+        };
+        check(status, || "reading where the model's inputs live".into())?;
+        Ok(infos.into_iter().all(|info| {
+            if info.is_null() {
+                return true;
+            }
+            let mut device = ort_sys::OrtMemoryInfoDeviceType::OrtMemoryInfoDeviceType_CPU;
+            // SAFETY: a non-null memory info the session owns (alive: `&self`); `device` is a
+            // valid out-pointer.
+            unsafe { (api.MemoryInfoGetDeviceType)(info, &mut device) };
+            device == ort_sys::OrtMemoryInfoDeviceType::OrtMemoryInfoDeviceType_CPU
+        }))
+    }
+
+    /// The model's inputs, outputs or overridable initializers (inputs with a default), in
+    /// the model's order.
+    pub(crate) fn declared(&self, which: Side) -> Result<Vec<Declared>> {
+        let api = api();
+        let (side, count_fn, name_fn, type_fn) = match which {
+            Side::Output => (
+                "output",
                 api.SessionGetOutputCount,
                 api.SessionGetOutputName,
                 api.SessionGetOutputTypeInfo,
-            )
-        } else {
-            (
+            ),
+            Side::Input => (
+                "input",
                 api.SessionGetInputCount,
                 api.SessionGetInputName,
                 api.SessionGetInputTypeInfo,
-            )
+            ),
+            Side::Overridable => (
+                "overridable initializer",
+                api.SessionGetOverridableInitializerCount,
+                api.SessionGetOverridableInitializerName,
+                api.SessionGetOverridableInitializerTypeInfo,
+            ),
         };
-        let session = self.0.as_ptr();
+        let session = self.ptr.as_ptr();
         let mut count = 0usize;
         // SAFETY: live session, valid out-pointer.
         check(unsafe { count_fn(session, &mut count) }, || {
@@ -201,9 +251,13 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.owner.is_some() {
+            // Another owner's: dropping `owner` (after this) lets it release the session.
+            return;
+        }
         // SAFETY: owned, released once, after every binding made from it (bindings hold an
         // `Arc` of the session).
-        unsafe { (api().ReleaseSession)(self.0.as_ptr()) }
+        unsafe { (api().ReleaseSession)(self.ptr.as_ptr()) }
     }
 }
 
@@ -399,4 +453,15 @@ impl TypeInfo {
         )?;
         Ok((elem, dims))
     }
+}
+
+/// Which of a session's lists of values [`Session::declared`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// The inputs a run must be given.
+    Input,
+    /// The outputs.
+    Output,
+    /// The overridable initializers: inputs with a default (IR version 4 and later).
+    Overridable,
 }

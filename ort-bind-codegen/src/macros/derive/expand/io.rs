@@ -182,5 +182,6 @@ pub(super) fn impls(
             .planned
             .filter(|_| cx.from_input_shapes)
             .and_then(|p| dims_of_inputs(cx, &p.plan.plan, &values)),
+        overridable: Default::default(),
     })
 }

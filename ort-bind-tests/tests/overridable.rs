@@ -1,0 +1,257 @@
+//! Overridable inputs and LoRA adapters on the binding path (`lora/`, written by
+//! `make_lora.py`): a model whose LoRA weights, `temperature` and `bias` are inputs with a
+//! default. Results equal Python onnxruntime's `run` (with `RunOptions.add_active_adapter`
+//! for the adapters; `lora/expected.json`).
+
+use ort_bind::{Adapter, Error, Tensor};
+
+mod lora {
+    ort_bind::bindings!("tests/fixtures/lora/lora.onnx");
+}
+
+/// The same model with its adapters named: checked when this test compiled, loaded by
+/// `adapters::math()` / `adapters::code()`.
+mod lora_typed {
+    ort_bind::bindings!(
+        "tests/fixtures/lora/lora.onnx",
+        adapter("math", "tests/fixtures/lora/math.onnx_adapter"),
+        adapter("code", "tests/fixtures/lora/code.onnx_adapter"),
+    );
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    ort_bind_tests::paths::fixture("lora").join(name)
+}
+
+fn expected() -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(fixture("expected.json")).expect("expected.json"))
+        .expect("json")
+}
+
+fn rows(v: &serde_json::Value) -> Vec<f32> {
+    v.as_array()
+        .expect("rows")
+        .iter()
+        .flat_map(|r| r.as_array().expect("row").iter())
+        .map(|x| x.as_f64().expect("number") as f32)
+        .collect()
+}
+
+/// A binding of batch 2 with the fixture's `x`.
+fn bound(model: &lora::Model) -> lora::Binding {
+    let mut binding = model.bind(lora::Dims { batch: 2 }).expect("bind");
+    let x = rows(&expected()["x"]);
+    binding.inputs().x.copy_from_slice(&x).expect("x");
+    binding
+}
+
+fn assert_close(got: &[f32], want: &[f32], case: &str) {
+    assert_eq!(got.len(), want.len(), "{case}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 1e-5, "{case}: y[{i}] = {g}, Python: {w}");
+    }
+}
+
+fn want(case: &str) -> Vec<f32> {
+    rows(&expected()["cases"][case]["y"])
+}
+
+#[test]
+fn defaults_overrides_and_adapters_give_pythons_outputs() {
+    let model = lora::Model::load().expect("load");
+    let mut binding = bound(&model);
+
+    // Nothing set: the model's defaults (rank-0 LoRA weights, temperature 1).
+    binding.run().expect("run");
+    assert_close(binding.outputs().y.as_slice(), &want("default"), "default");
+    assert!(binding.inputs().temperature.is_none());
+
+    // An override, set and filled in place.
+    let mut t = Tensor::new("temperature", &[]).expect("tensor");
+    t.as_mut_slice()[0] = 1.0;
+    let old = binding
+        .override_inputs(|o| o.temperature.replace(t))
+        .expect("set");
+    assert!(old.is_none());
+    binding.inputs().temperature.expect("set").as_mut_slice()[0] = 2.0;
+    binding.run().expect("run");
+    assert_close(
+        binding.outputs().y.as_slice(),
+        &want("temperature_2"),
+        "temperature_2",
+    );
+
+    // Unset again: the default.
+    let back = binding
+        .override_inputs(|o| o.temperature.take())
+        .expect("clear");
+    assert_eq!(back.expect("was set").as_slice(), &[2.0]);
+    binding.run().expect("run");
+    assert_close(
+        binding.outputs().y.as_slice(),
+        &want("default"),
+        "default again",
+    );
+
+    // Adapters: each swaps in its parameters, with no copy; removing restores defaults.
+    let math = Adapter::from_file(fixture("math.onnx_adapter")).expect("math");
+    let code = Adapter::from_file(fixture("code.onnx_adapter")).expect("code");
+    {
+        let mut active = binding.set_adapter(&math).expect("math fits");
+        active.run().expect("run");
+        assert_close(active.outputs().y.as_slice(), &want("math"), "math");
+    }
+    binding.run().expect("run");
+    assert_close(
+        binding.outputs().y.as_slice(),
+        &want("default"),
+        "after math",
+    );
+    let mut active = binding.set_adapter(&code).expect("code fits");
+    active.run().expect("run");
+    assert_close(active.outputs().y.as_slice(), &want("code"), "code");
+    active.remove().expect("remove");
+
+    // An adapter and an override together.
+    let mut t = Tensor::new("temperature", &[]).expect("tensor");
+    t.as_mut_slice()[0] = 2.0;
+    binding
+        .override_inputs(|o| o.temperature = Some(t))
+        .expect("set");
+    let mut active = binding.set_adapter(&math).expect("math fits");
+    active.run().expect("run");
+    assert_close(
+        active.outputs().y.as_slice(),
+        &want("math_temperature_2"),
+        "math + temperature 2",
+    );
+}
+
+#[test]
+fn adapters_that_do_not_fit_are_refused_naming_the_parameter() {
+    let model = lora::Model::load().expect("load");
+    let mut binding = bound(&model);
+    for (file, words) in [
+        (
+            "wide.onnx_adapter",
+            "`lora_a.0` has size 16 on axis 0, which the model fixes to 8",
+        ),
+        (
+            "unknown.onnx_adapter",
+            "`lora_c.0` is not an overridable input",
+        ),
+        (
+            "mixed_rank.onnx_adapter",
+            "dim `rank` is 2 in parameter `lora_a.0` but 3 in `lora_b.0`",
+        ),
+        (
+            "int_typed.onnx_adapter",
+            "`lora_a.0` holds int32 elements, but the model's input `lora_a.0` is float32",
+        ),
+    ] {
+        let adapter = Adapter::from_file(fixture(file)).expect(file);
+        let err = binding.set_adapter(&adapter).expect_err(file);
+        assert!(
+            matches!(&err, Error::Adapter { .. }) && err.to_string().contains(words),
+            "{file}: {err}"
+        );
+        // The binding is unchanged: it still runs with its defaults.
+        binding.run().expect("run");
+        assert_close(binding.outputs().y.as_slice(), &want("default"), file);
+    }
+    // Not an adapter file at all.
+    let err = Adapter::from_bytes(b"not a flatbuffer").expect_err("garbage");
+    assert!(matches!(err, Error::Adapter { .. }), "{err}");
+}
+
+#[test]
+fn one_adapter_serves_bindings_on_several_threads() {
+    let model = lora::Model::load().expect("load");
+    let math = Adapter::from_file(fixture("math.onnx_adapter")).expect("math");
+    let names: Vec<&str> = math.parameters().map(|(n, _)| n).collect();
+    assert_eq!(names, ["lora_a.0", "lora_b.0", "lora_a.1", "lora_b.1"]);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                let mut binding = bound(&model);
+                let mut active = binding.set_adapter(&math).expect("math");
+                for _ in 0..20 {
+                    active.run().expect("run");
+                    assert_close(active.outputs().y.as_slice(), &want("math"), "math");
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn adapters_named_at_compile_time_load_and_run() {
+    let model = lora_typed::Model::load().expect("load");
+    let mut binding = model.bind(lora_typed::Dims { batch: 2 }).expect("bind");
+    let x = rows(&expected()["x"]);
+    binding.inputs().x.copy_from_slice(&x).expect("x");
+    assert!(
+        lora_typed::adapters::MATH_FILE
+            .relative()
+            .ends_with("math.onnx_adapter")
+    );
+    for (adapter, case) in [
+        (lora_typed::adapters::math().expect("math"), "math"),
+        (lora_typed::adapters::code().expect("code"), "code"),
+    ] {
+        let mut active = binding.set_adapter(&adapter).expect(case);
+        active.run().expect("run");
+        assert_close(active.outputs().y.as_slice(), &want(case), case);
+    }
+}
+
+/// A batcher groups requests by adapter: rows with different adapters (or none) never share
+/// a run, and each reply is the row Python computes with its adapter.
+#[test]
+fn a_batcher_groups_requests_by_adapter() {
+    let model = lora::Model::load().expect("load");
+    let batcher = model
+        .batcher(ort_bind::BatchOptions {
+            max_batch: 4,
+            max_delay: std::time::Duration::from_millis(20),
+            workers: 1,
+            sizing: ort_bind::BatchSizing::Fixed,
+        })
+        .expect("batcher");
+    let math = Adapter::from_file(fixture("math.onnx_adapter")).expect("math");
+    let code = Adapter::from_file(fixture("code.onnx_adapter")).expect("code");
+    let x = rows(&expected()["x"]);
+    let item = |row: usize| lora::Item {
+        x: ort_bind::Row::new(vec![8], x[row * 8..row * 8 + 8].to_vec()).expect("row"),
+    };
+    std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for i in 0..12 {
+            let (batcher, math, code, item) = (&batcher, &math, &code, &item);
+            handles.push(s.spawn(move || {
+                let row = i % 2;
+                let (reply, case) = match i % 3 {
+                    0 => (batcher.submit(item(row)), "default"),
+                    1 => (batcher.submit_with_adapter(item(row), math), "math"),
+                    _ => (batcher.submit_with_adapter(item(row), code), "code"),
+                };
+                let y = reply.expect("reply").y.into_data();
+                assert_close(&y, &want(case)[row * 4..row * 4 + 4], case);
+            }));
+        }
+        for h in handles {
+            h.join().expect("request thread");
+        }
+    });
+    let (runs, items) = batcher.stats();
+    assert_eq!(items, 12);
+    // Three adapters (none, math, code) never share a run.
+    assert!(runs >= 3, "{runs} runs");
+    // An adapter that does not fit fails its request alone.
+    let wide = Adapter::from_file(fixture("wide.onnx_adapter")).expect("wide");
+    let err = batcher
+        .submit_with_adapter(item(0), &wide)
+        .expect_err("wide");
+    assert!(matches!(err, Error::Adapter { .. }), "{err}");
+    assert!(batcher.submit(item(1)).is_ok());
+}
