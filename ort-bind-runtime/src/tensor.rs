@@ -736,15 +736,7 @@ impl<'a, T: Element, S: Shape> TensorRef<'a, T, S, Cpu> {
         data: *const T,
         len: usize,
     ) -> Self {
-        TensorRef {
-            name,
-            dims,
-            data,
-            len,
-            device: &Cpu,
-            buffer: None,
-            _marker: PhantomData,
-        }
+        Self::over_borrowed_value(name, dims, data, len, &Cpu)
     }
 }
 
@@ -752,7 +744,6 @@ impl<'a, T: Element, S: Shape, D: Device> TensorRef<'a, T, S, D> {
     /// A view of `len` values of `T` at `data` on `device`: memory of a value another owner
     /// holds (an `ort` value), which the caller keeps alive and unwritten for `'a` (it lends
     /// that value for `'a`), and which holds at least `len` initialised values.
-    #[cfg(feature = "ort")]
     pub(crate) fn over_borrowed_value(
         name: &'a str,
         dims: &'a [usize],
