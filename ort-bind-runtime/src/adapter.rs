@@ -251,7 +251,7 @@ impl BoundAdapter {
     }
 
     /// Where the adapter was read from.
-    pub(crate) fn source(&self) -> &str {
+    pub fn source(&self) -> &str {
         &self.adapter.inner.source
     }
 }

@@ -255,3 +255,120 @@ fn a_batcher_groups_requests_by_adapter() {
     assert!(matches!(err, Error::Adapter { .. }), "{err}");
     assert!(batcher.submit(item(1)).is_ok());
 }
+
+/// The derive route: overridable inputs are `Option<Tensor<..>>` fields (by ONNX name or
+/// by the field name codegen gives it); the others keep their defaults.
+#[derive(ort_bind::OnnxBinding)]
+#[onnx(model = "tests/fixtures/lora/lora.onnx")]
+struct LoraIo {
+    x: Tensor<f32, (ort_bind::Dyn, ort_bind::Fix<8>)>,
+    y: Tensor<f32, (ort_bind::Dyn, ort_bind::Fix<4>)>,
+    temperature: Option<Tensor<f32, ()>>,
+    #[onnx(name = "lora_a.0")]
+    a0: Option<Tensor<f32, (ort_bind::Fix<8>, ort_bind::Dyn)>>,
+    #[onnx(name = "lora_b.0")]
+    b0: Option<Tensor<f32, (ort_bind::Dyn, ort_bind::Fix<8>)>>,
+    lora_a_1: Option<Tensor<f32, (ort_bind::Fix<8>, ort_bind::Dyn)>>,
+    lora_b_1: Option<Tensor<f32, (ort_bind::Dyn, ort_bind::Fix<4>)>>,
+}
+
+/// Parameter `name` of adapter file `file`, as a tensor named for the model's input.
+fn parameter(file: &str, name: &str) -> Tensor<f32, ort_bind::AnyRank> {
+    let bytes = std::fs::read(fixture(file)).expect("adapter file");
+    let view = ort_bind_adapter::read(&bytes).expect("adapter");
+    let p = view.parameter(name).expect("parameter");
+    let dims: Vec<usize> = p.dims.iter().map(|&d| d as usize).collect();
+    let mut t = Tensor::new(name, &dims).expect("tensor");
+    for (v, b) in t.as_mut_slice().iter_mut().zip(p.data.chunks_exact(4)) {
+        *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    t
+}
+
+/// `parameter` with the field's shape.
+fn shaped<S: ort_bind::Shape>(file: &str, name: &str) -> Tensor<f32, S> {
+    let p = parameter(file, name);
+    let mut t = Tensor::new(name, p.dims()).expect("tensor");
+    t.as_mut_slice().copy_from_slice(p.as_slice());
+    t
+}
+
+#[test]
+fn a_derived_struct_overrides_inputs_through_option_fields() {
+    let session = ort_bind::Session::from_file(
+        LoraIo::MODEL_PATH,
+        &ort_bind::SessionOptions::new().intra_threads(1),
+    )
+    .expect("session");
+    let io = LoraIo::allocate(&ort_bind::Cpu, &LoraIoDims { batch: 2 }).expect("allocate");
+    assert!(io.temperature.is_none() && io.a0.is_none());
+    let mut binding = ort_bind::Binding::new(&session, io).expect("bind");
+    binding
+        .inputs()
+        .x
+        .copy_from_slice(&rows(&expected()["x"]))
+        .expect("x");
+
+    // Every field `None`: the model's defaults.
+    binding.run().expect("run");
+    assert_close(binding.outputs().y.as_slice(), &want("default"), "default");
+    assert!(binding.inputs().temperature.is_none());
+
+    // Set through `modify` (bound like any input), filled in place through `inputs()`.
+    binding
+        .modify(|io| {
+            io.temperature = Some(Tensor::new("temperature", &[])?);
+            Ok(())
+        })
+        .expect("set");
+    binding.inputs().temperature.expect("set").as_mut_slice()[0] = 2.0;
+    binding.run().expect("run");
+    assert_close(
+        binding.outputs().y.as_slice(),
+        &want("temperature_2"),
+        "temperature_2",
+    );
+
+    // The `math` adapter's parameters in the LoRA fields, temperature 1 again: what
+    // Python gives with the adapter active.
+    binding
+        .modify(|io| {
+            io.temperature = None;
+            io.a0 = Some(shaped("math.onnx_adapter", "lora_a.0"));
+            io.b0 = Some(shaped("math.onnx_adapter", "lora_b.0"));
+            io.lora_a_1 = Some(shaped("math.onnx_adapter", "lora_a.1"));
+            io.lora_b_1 = Some(shaped("math.onnx_adapter", "lora_b.1"));
+            Ok(())
+        })
+        .expect("set");
+    binding.run().expect("run");
+    assert_close(binding.outputs().y.as_slice(), &want("math"), "math");
+
+    // Unset: the defaults again.
+    binding
+        .modify(|io| {
+            (io.a0, io.b0, io.lora_a_1, io.lora_b_1) = (None, None, None, None);
+            Ok(())
+        })
+        .expect("clear");
+    binding.run().expect("run");
+    assert_close(
+        binding.outputs().y.as_slice(),
+        &want("default"),
+        "default again",
+    );
+
+    // The struct holds no adapter: `set_adapter` says where adapters go.
+    let math = Adapter::from_file(fixture("math.onnx_adapter")).expect("math");
+    let err = binding.set_adapter(Some(&math)).unwrap_err();
+    assert!(
+        matches!(&err, Error::Adapter { problem, .. } if problem.contains("bindings!")),
+        "{err}"
+    );
+    binding.run().expect("run after a refused adapter");
+    assert_close(
+        binding.outputs().y.as_slice(),
+        &want("default"),
+        "after refusal",
+    );
+}

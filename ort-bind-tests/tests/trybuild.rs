@@ -29,7 +29,16 @@ fn prepare(project: &Path) {
     std::fs::create_dir_all(&models).unwrap();
     let _ = std::fs::remove_dir_all(project.join(ort_bind_codegen::cache::CACHE_DIR));
     for name in [
-        "add", "add16", "alltypes", "dynamic", "messy", "nonzero", "scalar", "state", "narrow",
+        "add",
+        "add16",
+        "alltypes",
+        "dynamic",
+        "messy",
+        "nonzero",
+        "scalar",
+        "state",
+        "narrow",
+        "ir3_init_as_input",
     ] {
         std::fs::copy(
             fixture(&format!("{name}.onnx")),

@@ -21,9 +21,12 @@
 //!   `Fix<N>` or `Dyn`, and an axis the model leaves symbolic may be anything, so a field
 //!   may fix a symbolic dim to a constant;
 //! - inputs are `Tensor`s; outputs are `Tensor`s or `AllocatedOutput`s;
+//! - an overridable input (one the model gives a default, from IR version 4 on) may be
+//!   bound by an `Option<Tensor<..>>` field: `None` runs the default;
 //! - with `#[onnx(device = X)]`, every field lives on `X`.
 
 mod names;
+mod overrides;
 mod suggest;
 pub mod syntax;
 mod tensor;
@@ -39,6 +42,7 @@ use crate::ident::IdentAllocator;
 use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 use crate::written::Written;
 use names::*;
+pub use overrides::{OverrideBinding, option_inner};
 pub use suggest::closest;
 use syntax::{AxisSyntax, ElemSyntax, FieldType, Range, ShapeSyntax, SlotKind};
 use tensor::*;
@@ -182,6 +186,9 @@ pub struct CheckOutcome {
     /// Per field (same order as [`StructSpec::fields`]): what it binds, or `None` when its
     /// name did not resolve.
     pub fields: Vec<Option<FieldBinding>>,
+    /// Per field: the overridable input an `Option<Tensor<..>>` field binds (such a field
+    /// has no entry in [`CheckOutcome::fields`]).
+    pub overrides: Vec<Option<OverrideBinding>>,
     /// Every problem found, in source order of the fields, then struct-wide ones.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -325,6 +332,7 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
         Role::Output => &lookups[1],
     };
     let mut out = CheckOutcome::default();
+    let mut overridable = overrides::Overridable::new(sig);
     let mut bound: HashMap<(Role, usize), &str> = HashMap::new();
     // Values that fields with unresolved names were probably meant for: no second error
     // for the same mistake ("input `y` is not bound" after "no value `yy`, did you mean
@@ -337,6 +345,23 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
             None => (f.ident.as_str(), None),
         };
         let name_span = explicit.unwrap_or(f.ident_span);
+        if let Some(inner) = option_inner(&f.written) {
+            let named = (wanted, explicit.is_some(), name_span);
+            match overridable.resolve(sig, f, inner, named, s.device, &mut out.diagnostics) {
+                overrides::OverrideOutcome::Bound(b) => {
+                    out.fields.push(None);
+                    out.overrides.push(Some(b));
+                    continue;
+                }
+                overrides::OverrideOutcome::Refused => {
+                    out.fields.push(None);
+                    out.overrides.push(None);
+                    continue;
+                }
+                overrides::OverrideOutcome::NotAnOverride => {}
+            }
+        }
+        out.overrides.push(None);
         let resolved = resolve(sig, &side, f, wanted, explicit.is_some(), name_span);
         let binding = match resolved {
             Ok(b) => b,

@@ -44,6 +44,12 @@ pub(super) fn check_type(
                 "write `{}`",
                 suggested_type(SlotKind::Tensor, elem, dims)
             ));
+            if what == "an `Option`" {
+                d = d.help(
+                    "only an overridable input (one the model gives a default) is bound by an \
+                     `Option<Tensor<..>>` field; `ort-bind inspect` lists them",
+                );
+            }
             if what.starts_with("a view") {
                 d = d.help(
                     "the struct owns the tensors; `Binding::inputs()` and `Binding::outputs()` \

@@ -133,7 +133,10 @@ pub(crate) fn view_fields(plan: &Plan, rt: &syn::Path) -> Vec<ViewField> {
                     v.name,
                     type_doc(v)
                 ),
-                kind: ViewKind::Override(quote!(#elem, #shape, D)),
+                kind: ViewKind::Override {
+                    args: quote!(#elem, #shape, D),
+                    nested: true,
+                },
                 via_slot: false,
             }
         })

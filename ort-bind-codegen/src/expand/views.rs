@@ -35,9 +35,15 @@ pub(crate) enum ViewKind {
         /// Borrowed mutably in the inputs view.
         mutable: bool,
     },
-    /// An overridable input (the module route's), in `Io`'s `overrides`: `Option<TensorMut>`
-    /// with these generic arguments after the view lifetime, `Some` while it is set.
-    Override(TokenStream),
+    /// An overridable input, an `Option<Tensor>` of `self`: `Option<TensorMut>` with these
+    /// generic arguments after the view lifetime, `Some` while it is set.
+    Override {
+        /// The `TensorMut`'s arguments after its lifetime.
+        args: TokenStream,
+        /// In `Io`'s `overrides` (the module route's), rather than a field of `self` (the
+        /// derive's).
+        nested: bool,
+    },
     /// The derive's field whose type is already an error that naming it again would
     /// repeat: a marker in its place.
     Absent,
@@ -139,7 +145,7 @@ impl Views<'_> {
             (ViewKind::Slot(ty), false) => quote!(<#ty as #rt::__private::Slot>::Ref<#lt>),
             (ViewKind::Field { ty, mutable: true }, true) => quote!(&#lt mut #ty),
             (ViewKind::Field { ty, .. }, _) => quote!(&#lt #ty),
-            (ViewKind::Override(args), _) => {
+            (ViewKind::Override { args, .. }, _) => {
                 quote!(::core::option::Option<#rt::TensorMut<#lt, #args>>)
             }
             (ViewKind::Absent, _) => quote!(::core::marker::PhantomData<&#lt ()>),
@@ -164,8 +170,11 @@ impl Views<'_> {
             (ViewKind::Allocated(_), _) => quote!(#rt::OutputRef::new(&self.#s)),
             (ViewKind::Field { mutable: true, .. }, true) => quote!(&mut self.#s),
             (ViewKind::Field { .. }, _) => quote!(&self.#s),
-            (ViewKind::Override(_), _) => {
+            (ViewKind::Override { nested: true, .. }, _) => {
                 quote!(self.overrides.#s.as_mut().map(|t| t.view_mut()))
+            }
+            (ViewKind::Override { nested: false, .. }, _) => {
+                quote!(self.#s.as_mut().map(|t| t.view_mut()))
             }
             (ViewKind::Absent, _) => quote!(::core::marker::PhantomData),
         }

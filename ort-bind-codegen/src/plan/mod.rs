@@ -63,6 +63,7 @@ pub use error::*;
 use feed_back::*;
 pub use fields::*;
 pub use options::*;
+pub use overridable::overridable_inputs;
 use overridable::*;
 use serving::*;
 pub use values::*;

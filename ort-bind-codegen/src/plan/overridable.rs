@@ -10,15 +10,12 @@ use super::*;
 /// input and ONNX Runtime holds them all constant (a value given for one is refused as
 /// an unknown input), so there are none; another kind of value keeps its default.
 pub(super) fn plan_overridable(sig: &ModelSignature, inputs: &[PlannedValue]) -> Vec<PlannedValue> {
-    if sig.ir_version < 4 {
-        return Vec::new();
-    }
     let mut idents = IdentAllocator::new();
     for v in inputs {
         idents.reserve(&v.field);
     }
     let mut planned = Vec::new();
-    for v in &sig.initialized_inputs {
+    for (_, v) in overridable_inputs(sig) {
         let Ok((Form::Tensor, elem, dims)) = classify(v, "input") else {
             continue;
         };
@@ -36,4 +33,21 @@ pub(super) fn plan_overridable(sig: &ModelSignature, inputs: &[PlannedValue]) ->
         });
     }
     planned
+}
+
+/// The model's overridable inputs, each with its index in `sig.initialized_inputs`: from
+/// IR version 4 on, the graph inputs that have an initializer and are numeric tensors
+/// (what the plan makes typed overrides of, and what a derive's `Option<Tensor<..>>` field may
+/// bind).
+pub fn overridable_inputs(sig: &ModelSignature) -> impl Iterator<Item = (usize, &ValueInfo)> {
+    let from = if sig.ir_version < 4 {
+        sig.initialized_inputs.len()
+    } else {
+        0
+    };
+    sig.initialized_inputs
+        .iter()
+        .enumerate()
+        .skip(from)
+        .filter(|(_, v)| matches!(classify(v, "input"), Ok((Form::Tensor, _, _))))
 }

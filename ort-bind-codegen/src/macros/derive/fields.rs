@@ -31,6 +31,7 @@ pub(super) fn read<'a>(named: &'a syn::FieldsNamed, errors: &mut Errors) -> Vec<
                 spec,
                 attrs,
                 binding: None,
+                over: None,
                 value,
             })
         })

@@ -29,6 +29,8 @@
 //!   for recurrent pairs (found by name like the generated module's, or declared with
 //!   `#[onnx(feed_back = "stateN -> state")]`);
 //! - `AddIo::MODEL_PATH`;
+//! - for each `Option<Tensor<..>>` field that binds an overridable input (one the model
+//!   gives a default), a bind only while it is `Some` (see [`crate::check`]);
 //! - a `const _` block of trait-bound checks (see `ort_bind_runtime::assert`) for whatever the
 //!   syntactic checks could not settle;
 //! - the dependency tracking of the model file (see [`track`](super::track)).
@@ -55,6 +57,9 @@ struct Field<'a> {
     spec: FieldSpec,
     attrs: attr::FieldAttrs,
     binding: Option<FieldBinding>,
+    /// The overridable input an `Option<Tensor<..>>` field binds (then `binding` is
+    /// `None` and `spec.ty` is the type inside the `Option`).
+    over: Option<check::OverrideBinding>,
     /// Bound through the runtime's value API (string tensors, sequences, maps,
     /// optionals) rather than `Slot`: see [`plan::value_path`].
     value: bool,
@@ -148,8 +153,12 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
                 device: container.device.as_ref(),
             },
         );
-        for (f, b) in fields.iter_mut().zip(outcome.fields) {
+        for ((f, b), o) in fields.iter_mut().zip(outcome.fields).zip(outcome.overrides) {
             f.binding = b;
+            if let (Some(o), Some(inner)) = (o, check::option_inner(f.ty)) {
+                f.over = Some(o);
+                f.spec.ty = check::syntax::parse_field_type(inner);
+            }
         }
         for f in fields.iter_mut() {
             f.value = plan::value_path(f, sig);

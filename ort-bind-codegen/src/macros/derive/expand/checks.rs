@@ -45,14 +45,28 @@ pub(super) fn checks(cx: &Ctx<'_, '_>) -> Vec<TokenStream> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for f in cx.fields {
-        let Some(b) = bindable(f) else {
+        // An overridable input's field: its `Option`'s tensor type, checked as an input.
+        let over = f
+            .over
+            .zip(crate::check::option_inner(f.ty))
+            .map(|(o, inner)| {
+                let b = crate::check::FieldBinding {
+                    role: Role::Input,
+                    index: o.index,
+                    checks: o.checks,
+                };
+                (b, &sig.initialized_inputs[o.index], inner)
+            });
+        let Some((b, value, ty)) = over.or_else(|| {
+            let b = bindable(f)?;
+            let value = match b.role {
+                Role::Input => &sig.inputs[b.index],
+                Role::Output => &sig.outputs[b.index],
+            };
+            Some((b, value, f.ty))
+        }) else {
             continue;
         };
-        let value = match b.role {
-            Role::Input => &sig.inputs[b.index],
-            Role::Output => &sig.outputs[b.index],
-        };
-        let ty = f.ty;
         if f.value || !crate::plan::form_of(value).is_some_and(|(form, _, _)| form.is_tensor()) {
             if !b.checks.value {
                 continue;

@@ -171,7 +171,10 @@ pub(super) fn impls(
         outputs_init: views.init(false),
         // Both views at once borrow disjoint fields, which holds only when every field is
         // in one view: not so for fields whose name did not resolve (already an error).
-        split: cx.fields.iter().all(|f| f.binding.is_some()),
+        split: cx
+            .fields
+            .iter()
+            .all(|f| f.binding.is_some() || f.over.is_some()),
         input_specs,
         output_specs,
         values: &values,
@@ -182,6 +185,53 @@ pub(super) fn impls(
             .planned
             .filter(|_| cx.from_input_shapes)
             .and_then(|p| dims_of_inputs(cx, &p.plan.plan, &values)),
-        overridable: Default::default(),
+        overridable: overridable(cx),
     })
+}
+
+/// The `Option<Tensor<..>>` fields that bind overridable inputs: bound after the inputs
+/// (binder index `INPUTS.len() + k`, `k` in field order) while `Some`; unset, the model's
+/// default. The struct holds no adapter: its `set_adapter` says so.
+fn overridable(cx: &Ctx<'_, '_>) -> binding_io::Overridable {
+    let Some(sig) = cx.sig else {
+        return Default::default();
+    };
+    let krate = cx.krate;
+    let first = sig.inputs.len();
+    let mut out = binding_io::Overridable::default();
+    for (k, f) in cx.fields.iter().filter(|f| f.over.is_some()).enumerate() {
+        let o = f.over.expect("filtered");
+        let v = &sig.initialized_inputs[o.index];
+        let declared = declared(v, Role::Input).expect("overridable inputs are tensors");
+        out.specs.push(spec_tokens(krate, &declared));
+        let (field, i) = (f.ident, first + k);
+        out.binds.push(quote! {
+            if let ::core::option::Option::Some(t) = &self.#field {
+                binder.input(#i, t)?;
+            }
+        });
+        out.resized
+            .push(quote!(self.#field.as_mut().is_some_and(|t| t.take_resized())));
+    }
+    if !out.specs.is_empty() {
+        out.items = quote! {
+            fn set_adapter(
+                &mut self,
+                adapter: ::core::option::Option<#krate::__private::BoundAdapter>,
+            ) -> #krate::Result<()> {
+                match adapter {
+                    ::core::option::Option::None => ::core::result::Result::Ok(()),
+                    ::core::option::Option::Some(a) => ::core::result::Result::Err(#krate::Error::Adapter {
+                        adapter: ::std::string::ToString::to_string(a.source()),
+                        problem: ::std::string::ToString::to_string(
+                            "a struct deriving `OnnxBinding` holds its overridable inputs in its \
+                             own `Option` fields: set them (`Binding::modify`), or bind the model \
+                             with `bindings!` or `build.rs`, whose bindings take adapters"
+                        ),
+                    }),
+                }
+            }
+        };
+    }
+    out
 }

@@ -58,6 +58,10 @@ pub(super) fn allocate(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenS
             // The type, written out, lets rustc resolve each call at once (2,000 calls left to
             // inference until the struct literal cost 25 s of type checking).
             let ty = f.ty;
+            if f.over.is_some() {
+                // An overridable input starts unset: the model's default.
+                return Some(quote!(let #local: #ty = ::core::option::Option::None;));
+            }
             if f.value {
                 let declared = match (cx.sig, f.binding) {
                     (Some(sig), Some(b)) if b.role == Role::Input => {
@@ -110,10 +114,13 @@ pub(super) fn allocate(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> TokenS
             }
         },
         None => {
-            let bounds = fields.iter().filter(|f| !f.value).map(|f| {
-                let ty = f.ty;
-                quote!(#ty: __Slot<Device = __Device>,)
-            });
+            let bounds = fields
+                .iter()
+                .filter(|f| !f.value && f.over.is_none())
+                .map(|f| {
+                    let ty = f.ty;
+                    quote!(#ty: __Slot<Device = __Device>,)
+                });
             quote! {
                 #doc
                 #[allow(dead_code)]

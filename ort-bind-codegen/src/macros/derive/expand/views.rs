@@ -25,6 +25,21 @@ fn slot_args(ty: &syn::Type) -> Option<&syn::AngleBracketedGenericArguments> {
 /// reached through `Slot`.
 fn view_kind(f: &Field<'_>, inputs: bool) -> (ViewKind, bool) {
     let ty = f.ty;
+    if f.over.is_some() {
+        // `Option<Tensor<..>>`: `Some` while set, to fill in place.
+        let inner = check::option_inner(ty).and_then(slot_args);
+        return match inner {
+            Some(a) => {
+                let args = &a.args;
+                let kind = ViewKind::Override {
+                    args: quote!(#args),
+                    nested: false,
+                };
+                (kind, false)
+            }
+            None => (ViewKind::Absent, false),
+        };
+    }
     if f.value {
         let kind = match (&f.spec.ty, inputs, f.binding.map(|b| b.role)) {
             (FieldType::Value(v), true, _) if v.slot == ValueSlot::StringTensor => {
@@ -77,6 +92,15 @@ fn string_shape(ty: &syn::Type) -> proc_macro2::TokenStream {
 }
 
 fn field_doc(cx: &Ctx<'_, '_>, f: &Field<'_>) -> String {
+    if let (Some(sig), Some(o)) = (cx.sig, f.over) {
+        let v = &sig.initialized_inputs[o.index];
+        return format!(
+            "Overridable input `{}`: `{}`. `Some` while the field is set, to fill in place; \
+             `None` while the model runs with its default.",
+            v.name,
+            check::describe_value(v)
+        );
+    }
     match (cx.sig, f.binding) {
         (Some(sig), Some(b)) => {
             let v = match b.role {
@@ -97,6 +121,9 @@ fn field_doc(cx: &Ctx<'_, '_>, f: &Field<'_>) -> String {
 /// Whether field `f` is in the inputs (`inputs`) or outputs view: all but those bound to
 /// the other side.
 fn in_view(f: &Field<'_>, inputs: bool) -> bool {
+    if f.over.is_some() {
+        return inputs;
+    }
     let other = if inputs { Role::Output } else { Role::Input };
     !matches!(f.binding, Some(FieldBinding { role, .. }) if role == other)
 }
