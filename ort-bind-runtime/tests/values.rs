@@ -155,7 +155,7 @@ fn maps_and_sequences_of_maps() {
     probs
         .as_mut_slice()
         .copy_from_slice(&[0.1, 0.2, 0.7, 0.3, 0.3, 0.4]);
-    let m = Map::from_pairs([
+    let m = Map::with_pairs([
         ("c".to_owned(), 3.0f32),
         ("a".to_owned(), 1.0),
         ("z".to_owned(), 5.0),
@@ -200,7 +200,7 @@ fn maps_and_sequences_of_maps() {
     );
 
     // Duplicate keys are an error, not a silent choice.
-    let err = Map::<i64, f32>::from_pairs([(1, 1.0), (2, 2.0), (1, 3.0)]).unwrap_err();
+    let err = Map::<i64, f32>::with_pairs([(1, 1.0), (2, 2.0), (1, 3.0)]).unwrap_err();
     assert!(
         err.to_string().contains("the key 1 appears more than once"),
         "{err}"
@@ -209,8 +209,8 @@ fn maps_and_sequences_of_maps() {
     let seq = MapSequence::from_maps(
         "rows",
         [
-            Map::<i64, f32>::from_pairs([(1, 0.5)]).unwrap(),
-            Map::<i64, f32>::from_pairs([(2, 0.25), (3, 0.125)]).unwrap(),
+            Map::<i64, f32>::with_pairs([(1, 0.5)]).unwrap(),
+            Map::<i64, f32>::with_pairs([(2, 0.25), (3, 0.125)]).unwrap(),
         ],
     )
     .unwrap();
@@ -417,7 +417,7 @@ fn string_and_map_outputs_through_run_async() {
     probs.as_mut_slice().copy_from_slice(&[0.25, 0.5, 0.25]);
     let io = MapsIo {
         probs,
-        m: Map::from_pairs([("b".to_owned(), 2.0f32)]).unwrap(),
+        m: Map::with_pairs([("b".to_owned(), 2.0f32)]).unwrap(),
         by_id: MapSequence::new("by_id"),
         by_name: MapSequence::new("by_name"),
         dense: AllocatedOutput::new_in("dense", ort_bind_runtime::Cpu),

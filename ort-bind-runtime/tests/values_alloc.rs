@@ -120,7 +120,7 @@ fn zipmap_runs_allocate_nothing() {
         .copy_from_slice(&[0.1, 0.2, 0.7, 0.3, 0.3, 0.4, 0.5, 0.25, 0.25, 1.0, 0.0, 0.0]);
     let io = MapsIo {
         probs,
-        m: Map::from_pairs([("a".to_owned(), 1.0f32)]).unwrap(),
+        m: Map::with_pairs([("a".to_owned(), 1.0f32)]).unwrap(),
         by_id: MapSequence::new("by_id"),
         by_name: MapSequence::new("by_name"),
         dense: AllocatedOutput::new_in("dense", Cpu),

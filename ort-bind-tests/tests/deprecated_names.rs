@@ -54,5 +54,11 @@ fn old_names_are_the_new_types() -> ort_bind::Result<()> {
         AddIo::<Cpu>::MODEL.find()?,
         AddIo::<Cpu>::MODEL_FILE.find()?
     );
+
+    // `Map::from_pairs` took a name before; called so, it still builds the same map.
+    let pairs = || [(1i64, 0.5f32), (2, 0.25)];
+    let old = ort_bind::Map::from_pairs("features", pairs())?;
+    let new = ort_bind::Map::with_pairs(pairs())?;
+    assert_eq!(old.to_btree_map(), new.to_btree_map());
     Ok(())
 }

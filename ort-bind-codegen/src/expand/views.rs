@@ -282,7 +282,7 @@ fn value_note(input: bool, v: &PlannedValue) -> String {
              duplicate key is an error)."
         ),
         (true, Form::MapSequence { .. }) => {
-            format!("{fill}. `set_maps(maps)` takes maps built with `Map::from_pairs`.")
+            format!("{fill}. `set_maps(maps)` takes maps built with `Map::with_pairs`.")
         }
         (false, Form::Map { .. }) => format!(
             "ONNX Runtime makes this map during the run; its keys and values are copied \

@@ -180,7 +180,7 @@ impl MapKey for String {
 /// `map(K, V)`: keys and values in two columns, read as `(key, value)` pairs.
 ///
 /// ONNX Runtime gives a map's entries sorted by key (it keeps a `std::map`); a map filled
-/// with [`Map::set_pairs`] or built with [`Map::from_pairs`] keeps the order it was given,
+/// with [`Map::set_pairs`] or built with [`Map::with_pairs`] keeps the order it was given,
 /// and a duplicate key is an error ([`Error::Value`]). [`Map::to_hash_map`] and
 /// [`Map::to_btree_map`] convert to the std collections.
 ///
@@ -189,7 +189,7 @@ impl MapKey for String {
 ///
 /// ```
 /// use ort_bind_runtime::values::Map;
-/// let m = Map::<String, f32>::from_pairs([("a".to_owned(), 1.0), ("c".to_owned(), 3.0)])?;
+/// let m = Map::<String, f32>::with_pairs([("a".to_owned(), 1.0), ("c".to_owned(), 3.0)])?;
 /// assert_eq!(m.get("c"), Some(3.0));
 /// assert_eq!(m.iter().collect::<Vec<_>>(), [("a", 1.0), ("c", 3.0)]);
 /// assert_eq!(m.to_btree_map()["a"], 1.0);
@@ -199,7 +199,7 @@ pub struct Map<K: MapKey, V: MapValue> {
     name: Box<str>,
     keys: K::Column,
     values: V::Column,
-    // The ONNX Runtime value: what a run produced, or what `from_pairs` built to bind.
+    // The ONNX Runtime value: what a run produced, or what `with_pairs` built to bind.
     whole: Option<Value>,
     scratch: Scratch,
 }
@@ -252,8 +252,20 @@ impl<K: MapKey, V: MapValue> Map<K, V> {
     /// model name of its own: an input map is the one a binding's `inputs()` hands out
     /// (fill it with [`Map::set_pairs`]), and a map put in a sequence
     /// ([`MapSequence::from_maps`]) is named after the sequence and its position.
-    pub fn from_pairs(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
+    pub fn with_pairs(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
         let mut map = Map::new("map");
+        map.set_pairs(pairs)?;
+        Ok(map)
+    }
+
+    /// The previous release's constructor, named: now [`Map::with_pairs`] (a map needs no
+    /// name of its own) or, for a binding's input map, `inputs().<map>.set_pairs(pairs)`.
+    #[deprecated(
+        note = "use `Map::with_pairs(pairs)` (no name), or fill a binding's input map in place with `binding.inputs().<map>.set_pairs(pairs)`"
+    )]
+    #[doc(hidden)]
+    pub fn from_pairs(name: &str, pairs: impl IntoIterator<Item = (K, V)>) -> Result<Self> {
+        let mut map = Map::new(name);
         map.set_pairs(pairs)?;
         Ok(map)
     }
@@ -521,7 +533,7 @@ impl<K: MapKey, V: MapValue> MapSequence<K, V> {
         }
     }
 
-    /// An input sequence named `name` of `maps` (each built with [`Map::from_pairs`],
+    /// An input sequence named `name` of `maps` (each built with [`Map::with_pairs`],
     /// and named here `name[i]`). No maps is an [`Error::Value`]: ONNX Runtime's C API
     /// cannot make an empty sequence of maps (empty sequences of tensors,
     /// [`Sequence`](super::Sequence), it can).
