@@ -4,26 +4,21 @@
 ///
 /// Every check that can fail on hostile input ends here; none panics. Parameters are named
 /// by their name in the file, or by their index where they have none.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AdapterError {
     /// Shorter than 8 bytes, or bytes 4..8 are not the file identifier `TORT`.
-    #[error("not an ONNX Runtime adapter file: {}", describe_identifier(found))]
     NotAnAdapter {
         /// Bytes 4..8 of the file; `None` when it is shorter than 8 bytes.
         found: Option<[u8; 4]>,
     },
     /// The flatbuffer failed verification (an offset or length out of bounds, a misaligned
     /// vector, a name that is not UTF-8, a missing `parameters`, `dims` or `raw_data`, ...).
-    #[error("corrupt adapter file: {reason}")]
     Invalid {
         /// The verifier's account of what is wrong and where.
         reason: String,
     },
     /// The file's `format_version` is not one this crate reads.
-    #[error(
-        "adapter format version {found} is not supported (this reader knows version {supported})"
-    )]
     UnsupportedFormatVersion {
         /// The version in the file.
         found: i32,
@@ -31,13 +26,11 @@ pub enum AdapterError {
         supported: i32,
     },
     /// A parameter has no name (ONNX Runtime's writer leaves an empty name out).
-    #[error("adapter parameter #{index} has no name")]
     UnnamedParameter {
         /// Its position among the file's parameters.
         index: usize,
     },
     /// Two parameters have the same name.
-    #[error("adapter parameter `{param}` appears more than once")]
     DuplicateName {
         /// The repeated name.
         param: String,
@@ -45,7 +38,6 @@ pub enum AdapterError {
     /// A parameter's element type has no fixed size this crate knows (strings, complex
     /// numbers, `UNDEFINED`, codes outside the schema); see
     /// [`element_size`](crate::element_size).
-    #[error("adapter parameter `{param}` has element type {code}, which is not supported")]
     UnsupportedElement {
         /// The parameter.
         param: String,
@@ -53,7 +45,6 @@ pub enum AdapterError {
         code: i32,
     },
     /// A parameter has a negative dimension.
-    #[error("adapter parameter `{param}` has negative dimension {dim} on axis {axis}")]
     NegativeDim {
         /// The parameter.
         param: String,
@@ -64,7 +55,6 @@ pub enum AdapterError {
     },
     /// A parameter's size in bytes (the product of its dims times its element size) does not
     /// fit in `usize`.
-    #[error("adapter parameter `{param}` with dims {dims:?} is too large to address")]
     SizeOverflow {
         /// The parameter.
         param: String,
@@ -72,10 +62,6 @@ pub enum AdapterError {
         dims: Vec<i64>,
     },
     /// A parameter's data is not the size its dims and element type call for.
-    #[error(
-        "adapter parameter `{param}` holds {found_bytes} bytes of data, but its dims and element \
-         type call for {expected_bytes}"
-    )]
     SizeMismatch {
         /// The parameter.
         param: String,
@@ -85,6 +71,55 @@ pub enum AdapterError {
         found_bytes: usize,
     },
 }
+
+// Written out rather than derived: `thiserror`'s proc macro (and the `syn` it builds) would
+// sit on the build path of every crate that reads adapters, the runtime's included.
+impl std::fmt::Display for AdapterError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdapterError::NotAnAdapter { found } => write!(
+                f,
+                "not an ONNX Runtime adapter file: {}",
+                describe_identifier(found)
+            ),
+            AdapterError::Invalid { reason } => write!(f, "corrupt adapter file: {reason}"),
+            AdapterError::UnsupportedFormatVersion { found, supported } => write!(
+                f,
+                "adapter format version {found} is not supported (this reader knows version \
+                 {supported})"
+            ),
+            AdapterError::UnnamedParameter { index } => {
+                write!(f, "adapter parameter #{index} has no name")
+            }
+            AdapterError::DuplicateName { param } => {
+                write!(f, "adapter parameter `{param}` appears more than once")
+            }
+            AdapterError::UnsupportedElement { param, code } => write!(
+                f,
+                "adapter parameter `{param}` has element type {code}, which is not supported"
+            ),
+            AdapterError::NegativeDim { param, axis, dim } => write!(
+                f,
+                "adapter parameter `{param}` has negative dimension {dim} on axis {axis}"
+            ),
+            AdapterError::SizeOverflow { param, dims } => write!(
+                f,
+                "adapter parameter `{param}` with dims {dims:?} is too large to address"
+            ),
+            AdapterError::SizeMismatch {
+                param,
+                expected_bytes,
+                found_bytes,
+            } => write!(
+                f,
+                "adapter parameter `{param}` holds {found_bytes} bytes of data, but its dims and \
+                 element type call for {expected_bytes}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AdapterError {}
 
 fn describe_identifier(found: &Option<[u8; 4]>) -> String {
     match found {

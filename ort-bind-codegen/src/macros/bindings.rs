@@ -203,11 +203,22 @@ impl Parse for Args {
 /// `bindings!` fails, so uses of `Model`, `Binding`, `Dims`, `Inputs`, `Outputs`,
 /// `MODEL_PATH` and the rest do not each fail a second time (only uses of the model's own
 /// field names still do). They are what the same emitter writes for a model with no
-/// inputs and no outputs, so they never fall behind the real module; the crate cannot
-/// compile with the error, so no body ever runs.
+/// inputs and one scalar output (the planner refuses a model without outputs), so they
+/// never fall behind the real module; the crate cannot compile with the error, so no body
+/// ever runs.
 fn stub(error: syn::Error, krate: &syn::Path) -> TokenStream {
     let error = error.to_compile_error();
-    let empty = crate::signature::ModelSignature::default();
+    let empty = crate::signature::ModelSignature {
+        outputs: vec![crate::signature::ValueInfo {
+            name: "output".to_owned(),
+            kind: crate::signature::ValueType::Tensor {
+                elem: crate::dtype::ElementType::F32,
+                dims: Some(Vec::new()),
+            },
+            doc_string: String::new(),
+        }],
+        ..Default::default()
+    };
     let items = crate::plan::plan(&empty).map(|plan| {
         let opts = ExpandOptions {
             runtime: krate.clone(),
@@ -219,7 +230,8 @@ fn stub(error: syn::Error, krate: &syn::Path) -> TokenStream {
         };
         expand(&empty, &plan, &opts)
     });
-    // Planning a model with no values cannot fail; if it ever did, the error alone stands.
+    // Planning that model cannot fail (a unit test shows it); if it did, the error alone
+    // stands.
     let items = items.unwrap_or_default();
     quote! {
         #error

@@ -317,6 +317,18 @@ fn bindings_errors_sit_on_the_path() {
 }
 
 #[test]
+fn a_model_bindings_cannot_read_leaves_stand_in_items() {
+    // Next to the error, the module's items (from the same emitter), so uses of `Model`,
+    // `Binding` or `Dims` do not fail a second time.
+    let out = bindings(quote!("tests/fixtures/nope.onnx"), &env());
+    assert_eq!(compile_errors(&out).len(), 1, "{out}");
+    let names = item_names(&out);
+    for item in ["struct Model", "struct Binding", "struct Dims", "struct Io"] {
+        assert!(names.iter().any(|n| n == item), "no `{item}` in {names:?}");
+    }
+}
+
+#[test]
 fn the_offline_switch_uses_the_cache() {
     let root = std::env::temp_dir().join(format!("ort-bind-macros-offline-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
