@@ -4,6 +4,7 @@
 use std::ffi::CString;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use super::buffers::{CacheBuffer, IndexBuffer, cache_buffer};
 use super::context::{Borrowed, FirstRunCache, Held, ScalarBuffer, check_context, context_dims};
@@ -12,6 +13,7 @@ use super::spec::{
     CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput, PositionAxis,
     ScalarSpec,
 };
+use crate::cancel::RunControl;
 use crate::device::{Cpu, Device};
 use crate::element::{Element, onnx_type_name};
 use crate::error::{DecodeError, Error, Result};
@@ -19,6 +21,9 @@ use crate::session::Session;
 use crate::shape::{AnyRank, Shape};
 use crate::sys::{IoBinding, MemoryInfo, Value};
 use crate::tensor::Tensor;
+
+mod generate;
+pub use generate::{GenerateOptions, Generated, TokenStream};
 
 /// How the decoder keeps a growing (key/value) cache; part of the decoder's type.
 pub trait CacheMode: private::Sealed + Send + Sync + 'static {
@@ -304,6 +309,12 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     picked: Vec<i64>,
     dims: Vec<usize>,
     stats: DecodeStats,
+    // The run options of every run, with their terminate flag: `terminator()`, and the
+    // timeout of a generation (`generate`).
+    control: Arc<RunControl>,
+    // Inside `generate`/`stream`: runs share one epoch of `control`, so a stop or timeout
+    // taken for the generation covers all of its runs.
+    generating: bool,
     _mode: PhantomData<fn() -> (T, M)>,
 }
 
@@ -542,6 +553,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             io,
             embedder,
             head,
+            control: Arc::new(RunControl::new(session)?),
+            generating: false,
             session: session.clone(),
             spec,
             ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
@@ -657,15 +670,18 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             // whose shape may not fit the next.
             self.io.bind_output_to_device(name, MemoryInfo::cpu()?)?;
         }
-        if let Some(e) = &mut self.embedder {
-            e.io.run_with(None).map_err(|x| e.session.run_error(x))?;
-        }
-        self.stats.runs += 1;
-        self.io
-            .run_with(None)
-            .map_err(|e| self.session.run_error(e))?;
-        if let Some(h) = &mut self.head {
-            h.io.run_with(None).map_err(|x| h.session.run_error(x))?;
+        let ran = self.run_models();
+        // The runs of a generation share one epoch, closed when it ends (or a run fails);
+        // a run that stopped on request says why.
+        let reason = if self.generating && ran.is_ok() {
+            None
+        } else {
+            self.control.close()
+        };
+        match (ran, reason) {
+            (Err(_), Some(reason)) => return Err(reason.error()),
+            (Err(e), None) => return Err(e),
+            (Ok(()), _) => {}
         }
         self.len = total;
         self.new = new;
@@ -675,6 +691,23 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                 std::mem::swap(&mut cache.past, present);
                 std::mem::swap(&mut cache.past_room, &mut cache.present_room);
             }
+        }
+        Ok(())
+    }
+
+    /// Runs the embedding model (if any), the decoder, then the head (if any), with the
+    /// decoder's run options (so a stop request ends whichever is running).
+    fn run_models(&mut self) -> Result<()> {
+        let options = Some(self.control.options(false));
+        if let Some(e) = &mut self.embedder {
+            e.io.run_with(options).map_err(|x| e.session.run_error(x))?;
+        }
+        self.stats.runs += 1;
+        self.io
+            .run_with(options)
+            .map_err(|e| self.session.run_error(e))?;
+        if let Some(h) = &mut self.head {
+            h.io.run_with(options).map_err(|x| h.session.run_error(x))?;
         }
         Ok(())
     }

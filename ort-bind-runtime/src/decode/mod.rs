@@ -11,6 +11,12 @@
 //! - fixed-shape recurrent state (`past_conv.N` -> `present_conv.N`) ping-pongs between
 //!   two buffers in either mode.
 //!
+//! A whole generation, greedy from a prompt to a stop token, a budget or a timeout, is
+//! [`Decoder::generate`] (a callback per token) or [`Decoder::stream`] (an iterator that
+//! runs a token only when the next is read, so dropping it stops the generation); a
+//! [`Decoder::terminator`] stops one from another thread. Either way the decoder then
+//! serves the next request.
+//!
 //! Codegen recognises decoder signatures (the conventions exporters use) and writes a
 //! [`DecoderSpec`] and typed aliases (`Decoder`, `SharedDecoder`) into the generated
 //! module; the mask and position ids are the decoder's business, never the user's.
@@ -33,7 +39,10 @@ mod logits;
 mod spec;
 
 pub use crate::error::DecodeError;
-pub use decoder::{CacheMode, DecodeStats, Decoder, DecoderModel, Growing, SharedBuffer};
+pub use decoder::{
+    CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions, Generated, Growing,
+    SharedBuffer, TokenStream,
+};
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
 pub use spec::{

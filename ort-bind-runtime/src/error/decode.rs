@@ -93,6 +93,11 @@ pub enum DecodeError {
         /// The capacity asked for.
         capacity: usize,
     },
+    /// A token stream (one token per item) asked of a decoder of more than one row.
+    StreamBatch {
+        /// The decoder's batch.
+        batch: usize,
+    },
 }
 
 impl fmt::Display for DecodeError {
@@ -150,6 +155,10 @@ impl fmt::Display for DecodeError {
             DecodeError::Empty { batch, capacity } => write!(
                 f,
                 "a decoder needs a batch and a capacity of at least 1 (got batch {batch}, capacity {capacity})"
+            ),
+            DecodeError::StreamBatch { batch } => write!(
+                f,
+                "a token stream yields one token per item, so it needs a decoder of one row (this one has {batch}); use `generate`, whose callback gets every row's token"
             ),
         }
     }
