@@ -37,6 +37,14 @@ fn main() {
             ort_bind_codegen::ModelOptions::new().module_name(fixture),
         );
     }
+    // The speculative-decoding pair (`speculative.rs`): an 8-layer target and its first
+    // layer as the draft.
+    for (fixture, module) in [("target", "spec_target"), ("draft", "spec_draft")] {
+        builder = builder.model_with(
+            format!("../ort-bind-tests/tests/fixtures/decoders/speculative/{fixture}/model.onnx"),
+            ort_bind_codegen::ModelOptions::new().module_name(module),
+        );
+    }
     // The encoder-decoder pairs of the seq2seq figures (`seq2seq.rs`): the decoders'
     // roles (self caches, cross caches and encoder states held for a sequence, Marian's
     // recurrent state and `past_key_values_length`) are recognised by their names.

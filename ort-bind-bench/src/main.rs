@@ -16,6 +16,8 @@
 //!                # encoder-decoder generation vs `ort`, Python, genai (see `seq2seq.rs`)
 //! ort-bind-bench argmax [--rounds N]
 //!                # greedy selection: decode::argmax vs the one-pass loop (see `argmax.rs`)
+//! ort-bind-bench speculative [--rounds N] [--k 3 | --k 2,3,4,6] [--steps N] [--mode growing|shared|both]
+//!                # speculative vs plain greedy decoding (see `speculative.rs`)
 //! ```
 
 mod argmax;
@@ -28,6 +30,7 @@ mod peer;
 mod report;
 mod seq2seq;
 mod serving;
+mod speculative;
 mod workloads;
 
 use std::path::{Path, PathBuf};
@@ -255,6 +258,10 @@ fn run() -> Result<()> {
             .ok_or("switch-loop fixed|switch RUNS")?;
         ort_bind_runtime::library::init()?;
         return serving::switch_loop(&mode, runs);
+    }
+    if argv.peek().map(String::as_str) == Some("speculative") {
+        argv.next();
+        return speculative::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("argmax") {
         argv.next();

@@ -78,11 +78,16 @@ fn prepare(project: &Path) {
     ] {
         std::fs::copy(fixture("lora").join(name), lora.join(name)).unwrap();
     }
-    // Decoders: two that recognise, one whose cache pair disagrees.
+    // Decoders: three that recognise, one whose cache pair disagrees.
     for (from, to) in [
         ("decoders/mha_concat/model.onnx", "decoder_mha.onnx"),
         ("decoders/bad_pair.onnx", "decoder_bad_pair.onnx"),
         ("decoders/gpt2_stacked/model.onnx", "decoder_gpt2.onnx"),
+        // vocab 256 (the others 512): a speculative draft that does not fit.
+        (
+            "decoders/speculative/other_vocab/model.onnx",
+            "decoder_other_vocab.onnx",
+        ),
         ("pipelines/speech/encoder.onnx", "speech_encoder.onnx"),
         ("pipelines/speech/decoder.onnx", "speech_decoder.onnx"),
         ("pipelines/marian/encoder.onnx", "marian_encoder.onnx"),

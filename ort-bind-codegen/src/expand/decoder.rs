@@ -185,12 +185,21 @@ fn roles_doc(d: &DecoderPlan) -> String {
     doc
 }
 
+/// The model's vocabulary as a type (`DecoderModel::Vocab`): its size and the element
+/// type of its token ids, `Vocab<SIZE, Id>`.
+pub(crate) fn vocab_tokens(rt: &syn::Path, d: &DecoderPlan) -> TokenStream {
+    let size = proc_macro2::Literal::usize_unsuffixed(d.vocab as usize);
+    let ids = elem_tokens(rt, d.input_ids.1);
+    quote!(#rt::decode::Vocab<#size, #ids>)
+}
+
 /// The module's decoder items, when the plan has a decoder.
 pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let Some(d) = &plan.decoder else {
         return quote!();
     };
     let logits = elem_tokens(rt, d.logits_elem);
+    let vocab = vocab_tokens(rt, d);
     if let Some(e) = &d.embeds {
         // Fed embeddings: it decodes only behind its embedding model (a pipeline's).
         let doc = format!(
@@ -203,6 +212,7 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
             #[doc = #doc]
             impl #rt::decode::DecoderModel for Model {
                 type Logits = #logits;
+                type Vocab = #vocab;
             }
         };
     }
@@ -282,6 +292,7 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
         /// type-checks where this one's is expected.
         impl #rt::decode::DecoderModel for Model {
             type Logits = #logits;
+            type Vocab = #vocab;
         }
 
         #[doc = #decoder_doc]

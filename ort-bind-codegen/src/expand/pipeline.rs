@@ -298,11 +298,13 @@ fn embedded(
     let (head_static, head_field, head_session) = match e.head {
         Some(h) => {
             let logits = super::tokens::elem_tokens(rt, e.plan.logits_elem);
+            let vocab = super::decoder::vocab_tokens(rt, &plan);
             let model_impl = quote! {
                 /// The split decoder is typed by its transformer's model (alone it has no
                 /// logits, so its module does not say so).
                 impl #rt::decode::DecoderModel for #dec::Model {
                     type Logits = #logits;
+                    type Vocab = #vocab;
                 }
             };
             let model = entries[h.model];

@@ -13,6 +13,7 @@ use super::spec::{
     CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput, PositionAxis,
     ScalarSpec,
 };
+use super::speculative::Vocabulary;
 use crate::cancel::RunControl;
 use crate::device::{Cpu, Device};
 use crate::element::{Element, onnx_type_name};
@@ -84,10 +85,16 @@ impl CacheMode for SharedBuffer {
 pub trait DecoderModel: 'static {
     /// The element type of the model's logits.
     type Logits: Logit;
+    /// The model's vocabulary as a type: [`Vocab<SIZE, Id>`](super::Vocab) (its size and
+    /// the element type of its token ids) for a generated model, [`AnyVocab`](super::AnyVocab)
+    /// for an untyped decoder. A speculative pair ([`Speculative`](super::Speculative))
+    /// must agree on it at compile time.
+    type Vocab: Vocabulary;
 }
 
 impl<L: Logit> DecoderModel for L {
     type Logits = L;
+    type Vocab = super::AnyVocab;
 }
 
 /// What a decoder has done, for tests and benchmarks.

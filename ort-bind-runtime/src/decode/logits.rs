@@ -1,4 +1,4 @@
-//! The logits of the last position, read in place, and greedy selection.
+//! The logits of a run's new positions, read in place, and greedy selection.
 
 use std::fmt;
 
@@ -46,8 +46,20 @@ impl Logit for bf16 {
     }
 }
 
-/// The logits of the last position of every batch row after a run: one row of `vocab`
-/// values per batch row, read in place (no copy).
+/// The logits of a run, read in place (no copy): `vocab` values for each new position of
+/// each batch row. [`row`](Self::row) is a row's last position (what the next token is
+/// picked from); [`at`](Self::at) reads any position of the run, as a speculative
+/// verification does after appending several tokens at once.
+///
+/// ```no_run
+/// # fn demo(decoder: &mut ort_bind_runtime::decode::Decoder<f32>) -> ort_bind_runtime::Result<()> {
+/// decoder.append(&[17, 4, 9])?;            // batch 1: three new positions in one run
+/// let logits = decoder.logits()?;
+/// assert_eq!(logits.positions(), 3);
+/// let after_17 = logits.argmax_at(0, 0);   // the pick after token 17
+/// let next = logits.argmax(0);             // the pick after token 9 (= argmax_at(0, 2))
+/// # let _ = (after_17, next); Ok(()) }
+/// ```
 #[derive(Clone, Copy)]
 pub struct Logits<'a, L: Logit> {
     pub(crate) data: &'a [L],
@@ -60,6 +72,7 @@ impl<L: Logit> fmt::Debug for Logits<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Logits")
             .field("batch", &self.batch)
+            .field("positions", &self.new)
             .field("vocab", &self.vocab)
             .finish()
     }
@@ -76,13 +89,36 @@ impl<'a, L: Logit> Logits<'a, L> {
         self.vocab
     }
 
+    /// New positions per row in the run (the tokens each row was given by the last
+    /// `append`; 1 after a `step`). A model that fixes its positions per run takes a
+    /// longer `append` in several runs, and holds only the last run's positions.
+    pub fn positions(&self) -> usize {
+        self.new
+    }
+
     /// The logits of batch row `row` at the last position.
     ///
     /// # Panics
     /// When `row >= self.batch()`, as slice indexing does.
     pub fn row(&self, row: usize) -> &'a [L] {
+        self.at(row, self.new - 1)
+    }
+
+    /// The logits of batch row `row` at new position `position` of the run (0: after the
+    /// first token given, [`positions`](Self::positions)` - 1`: the last, as
+    /// [`row`](Self::row)).
+    ///
+    /// # Panics
+    /// When `row >= self.batch()` or `position >= self.positions()`, as slice indexing
+    /// does.
+    pub fn at(&self, row: usize, position: usize) -> &'a [L] {
         assert!(row < self.batch, "row {row} of {} rows", self.batch);
-        let start = (row * self.new + self.new - 1) * self.vocab;
+        assert!(
+            position < self.new,
+            "position {position} of {} new positions",
+            self.new
+        );
+        let start = (row * self.new + position) * self.vocab;
         &self.data[start..start + self.vocab]
     }
 
@@ -95,6 +131,12 @@ impl<'a, L: Logit> Logits<'a, L> {
     /// The index of the largest logit of `row` (the first one on ties; NaN never wins).
     pub fn argmax(&self, row: usize) -> usize {
         argmax(self.row(row))
+    }
+
+    /// The index of the largest logit of `row` at new position `position` (see
+    /// [`at`](Self::at); the first on ties, NaN never wins).
+    pub fn argmax_at(&self, row: usize, position: usize) -> usize {
+        argmax(self.at(row, position))
     }
 }
 
@@ -220,5 +262,39 @@ mod tests {
         assert_eq!(logits.argmax(0), 1);
         assert_eq!(logits.argmax(1), 0);
         assert_eq!(logits.rows().count(), 2);
+        assert_eq!(logits.positions(), 3);
+    }
+
+    #[test]
+    fn every_new_position_is_readable() {
+        // batch 2, 3 new positions, vocab 2: position p of row r starts at (3r + p) * 2.
+        let data: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let logits = Logits {
+            data: &data[..],
+            batch: 2,
+            new: 3,
+            vocab: 2,
+        };
+        for row in 0..2 {
+            for position in 0..3 {
+                let start = ((3 * row + position) * 2) as f32;
+                assert_eq!(logits.at(row, position), &[start, start + 1.0]);
+                assert_eq!(logits.argmax_at(row, position), 1);
+            }
+            assert_eq!(logits.at(row, 2), logits.row(row));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "position 3 of 3 new positions")]
+    fn a_position_past_the_run_panics() {
+        let data = [0.0f32; 6];
+        let logits = Logits {
+            data: &data[..],
+            batch: 1,
+            new: 3,
+            vocab: 2,
+        };
+        let _ = logits.at(0, 3);
     }
 }

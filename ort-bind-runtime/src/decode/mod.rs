@@ -30,6 +30,14 @@
 //!   decoder run, writing into the buffer the decoder reads
 //!   ([`Decoder::with_parts_on`]); a vision model feeding it is an `EncoderDecoder`'s
 //!   encoder.
+//!
+//! [`Speculative`] is greedy decoding with a draft model: each round a small draft decoder
+//! proposes `k` tokens, the target runs all of them in one [`Decoder::append`] and reads
+//! the logits of every position ([`Logits::at`]); the proposals it would have picked
+//! itself are kept, the rest rewound in both decoders, and the target's own pick follows.
+//! The tokens are the target's greedy tokens; what changes is how many target runs they
+//! take. The pair's vocabulary (size and id type, [`DecoderModel::Vocab`]) is checked at
+//! compile time for generated models.
 
 mod buffers;
 mod context;
@@ -37,6 +45,7 @@ mod decoder;
 mod encoder_decoder;
 mod logits;
 mod spec;
+mod speculative;
 
 pub use crate::error::DecodeError;
 pub use decoder::{
@@ -49,3 +58,4 @@ pub use spec::{
     CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,
     PositionAxis, ScalarRole, ScalarSpec,
 };
+pub use speculative::{AnyVocab, SameVocab, Speculative, SpeculativeStats, Vocab, Vocabulary};

@@ -98,6 +98,35 @@ pub enum DecodeError {
         /// The decoder's batch.
         batch: usize,
     },
+    /// Speculative decoding with no draft tokens per round (`k == 0`).
+    NoDraftTokens,
+    /// A speculative pair whose vocabulary sizes differ (untyped decoders; typed ones
+    /// do not compile).
+    VocabMismatch {
+        /// The target's vocabulary size.
+        target: usize,
+        /// The draft's.
+        draft: usize,
+    },
+    /// A speculative pair whose token ids are of different element types (untyped
+    /// decoders; typed ones do not compile).
+    IdsMismatch {
+        /// The target's ids, as ONNX names the type.
+        target: &'static str,
+        /// The draft's.
+        draft: &'static str,
+    },
+    /// Speculative decoding over decoders of more than one batch row.
+    SpeculativeBatch {
+        /// The batch of the decoder that has more than one row.
+        batch: usize,
+    },
+    /// A speculative target (or draft) that fixes its new positions per run: the target
+    /// must verify all of a round's positions in one run.
+    NotVerifiable {
+        /// The model's positions per run.
+        step: usize,
+    },
 }
 
 impl fmt::Display for DecodeError {
@@ -159,6 +188,25 @@ impl fmt::Display for DecodeError {
             DecodeError::StreamBatch { batch } => write!(
                 f,
                 "a token stream yields one token per item, so it needs a decoder of one row (this one has {batch}); use `generate`, whose callback gets every row's token"
+            ),
+            DecodeError::NoDraftTokens => f.write_str(
+                "speculative decoding needs at least one draft token per round (k >= 1)",
+            ),
+            DecodeError::VocabMismatch { target, draft } => write!(
+                f,
+                "the draft's vocabulary ({draft} tokens) is not the target's ({target}): a draft proposes ids the target verifies"
+            ),
+            DecodeError::IdsMismatch { target, draft } => write!(
+                f,
+                "the draft's token ids are {draft} and the target's {target}: a speculative pair takes the same ids"
+            ),
+            DecodeError::SpeculativeBatch { batch } => write!(
+                f,
+                "speculative decoding runs one sequence: make both decoders with batch 1 (got {batch})"
+            ),
+            DecodeError::NotVerifiable { step } => write!(
+                f,
+                "the model takes {step} new position(s) per run, so it cannot verify a round of draft tokens in one run (as a speculative target or draft)"
             ),
         }
     }

@@ -39,6 +39,7 @@ pub(super) fn items(
         &quote!(&[#(#outputs),*]),
     );
     let logits = elem_tokens(krate, d.logits_elem);
+    let vocab = crate::expand::decoder::vocab_tokens(krate, &d);
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let shared = d.shared_buffer.then(|| {
@@ -69,6 +70,7 @@ pub(super) fn items(
         /// model never type-checks where this one's is expected.
         impl #impl_generics #krate::decode::DecoderModel for #name #ty_generics #where_clause {
             type Logits = #logits;
+            type Vocab = #vocab;
         }
 
         #[allow(dead_code, unreachable_pub)]
