@@ -1081,13 +1081,15 @@ pub fn codegen(sig: &ModelSignature) -> Outcome {
         }
         Ok(p) => p,
     };
-    // Size of the generated module: about one field per value and per dim.
+    // Size of the generated module: about one field per value and per dim, overridable
+    // inputs included (each is a typed field, a bind line and a view field).
     let values: usize = sig
         .inputs
         .iter()
         .chain(&sig.outputs)
         .map(|v| 1 + v.tensor().and_then(|(_, d)| d).map_or(0, <[_]>::len))
-        .sum();
+        .sum::<usize>()
+        + plan.overridable.len();
     for list in [&plan.inputs, &plan.outputs] {
         let mut fields = HashSet::new();
         assert!(
