@@ -19,6 +19,24 @@ mod lora_typed {
     );
 }
 
+/// The same model with no typed overrides (`no_overrides`): every default stays.
+mod lora_plain {
+    ort_bind::bindings!("tests/fixtures/lora/lora.onnx", no_overrides);
+}
+
+#[test]
+fn no_overrides_keeps_every_default() {
+    let model = lora_plain::Model::load().expect("load");
+    let mut binding = model.bind(lora_plain::Dims { batch: 2 }).expect("bind");
+    binding
+        .inputs()
+        .x
+        .copy_from_slice(&rows(&expected()["x"]))
+        .expect("x");
+    binding.run().expect("run");
+    assert_close(binding.outputs().y.as_slice(), &want("default"), "default");
+}
+
 fn fixture(name: &str) -> std::path::PathBuf {
     ort_bind_tests::paths::fixture("lora").join(name)
 }

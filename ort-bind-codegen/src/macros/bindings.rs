@@ -12,6 +12,7 @@
 //!     rename_dim("N", "batch"),
 //!     feed_back("stateN", "state"),
 //!     no_auto_feed_back,
+//!     no_overrides,        // inputs with a default keep it: no typed `Overrides`
 //!     embed,               // the model's bytes in the binary: no file needed at run time
 //!     batch_dim("batch"),  // dynamic batching along this dim (`Model::batcher`)
 //!     decoder,             // require a decoder (`Model::decoder`); conventional names are found without it
@@ -47,6 +48,7 @@ const OPTIONS: &[&str] = &[
     "rename_dim",
     "feed_back",
     "no_auto_feed_back",
+    "no_overrides",
     "embed",
     "batch_dim",
     "decoder",
@@ -111,6 +113,7 @@ impl Parse for Args {
                     })?);
                 }
                 "no_auto_feed_back" => options = options.no_auto_feed_back(),
+                "no_overrides" => options = options.no_overrides(),
                 "embed" => options = options.embed(),
                 "decoder" => options = options.decoder(),
                 "decoder_role" => {

@@ -292,7 +292,9 @@ pub fn plan_with(sig: &ModelSignature, options: &ModelOptions) -> Result<Plan, P
         return Err(PlanError::NoOutputs);
     }
     let (mut plan, _) = plan_core(sig, options, &|_| OutputUse::Auto)?;
-    plan.overridable = plan_overridable(sig, &plan.inputs);
+    if !options.no_overrides {
+        plan.overridable = plan_overridable(sig, &plan.inputs);
+    }
     plan.batch = batch_field(&plan, options.batch_dim.as_deref())?;
     plan.decoder = plan_decoder(sig, options.decoder.as_ref())?;
     Ok(plan)

@@ -28,6 +28,7 @@ pub struct ModelOptions {
     pub(super) batch_dim: Option<String>,
     pub(super) decoder: Option<DecoderNames>,
     pub(super) adapters: Vec<(String, String)>,
+    pub(super) no_overrides: bool,
 }
 
 impl ModelOptions {
@@ -153,6 +154,14 @@ impl ModelOptions {
     /// [`ModelOptions::feed_back`] are made.
     pub fn no_auto_feed_back(mut self) -> Self {
         self.no_auto_feed_back = true;
+        self
+    }
+
+    /// Types no overridable input: every input the model gives a default keeps it (no
+    /// `Overrides`, no `set_adapter`). For exports that list every weight as an input with
+    /// a default (thousands of typed overrides nobody sets).
+    pub fn no_overrides(mut self) -> Self {
+        self.no_overrides = true;
         self
     }
 }

@@ -454,4 +454,8 @@ fn inputs_with_defaults_are_overridable_from_ir_4() {
     // Nothing of theirs enters the dims: `rank` is the override's own.
     assert_eq!(p.dims.len(), 1);
     assert!(plan(&sig(3)).unwrap().overridable.is_empty());
+    // Turned off: the defaults stay, nothing is typed.
+    let off = plan_with(&sig(10), &ModelOptions::new().no_overrides()).unwrap();
+    assert!(off.overridable.is_empty());
+    assert_eq!(off.inputs.len(), 1);
 }
