@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use libfuzzer_sys::fuzz_target;
-use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
+use ort_bind_codegen::__private::model::{MAX_TYPE_DEPTH, signature_from_bytes};
 use ort_bind_codegen::{Dim, ElementType, ModelError, ValueInfo, ValueType};
 
 fn check_kind(kind: &ValueType, depth: usize) {

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ort_bind_codegen::model::signature_from_bytes;
+use ort_bind_codegen::__private::model::signature_from_bytes;
 use ort_bind_fuzz::GraphSpec;
 
 fuzz_target!(|spec: GraphSpec| {

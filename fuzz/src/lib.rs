@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 
 use arbitrary::{Arbitrary, Unstructured};
-use ort_bind_codegen::expand::{ExpandOptions, expand};
-use ort_bind_codegen::plan::{PlanError, plan};
-use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueInfo, ValueType};
+use ort_bind_codegen::__private::expand::{ExpandOptions, expand};
+use ort_bind_codegen::__private::plan::plan;
+use ort_bind_codegen::{Dim, ElementType, ModelSignature, PlanError, ValueInfo, ValueType};
 
 /// Name fragments that make sanitised identifiers collide, hit keywords and reserved
 /// words, and build feed-back pairs (`state` / `stateN`, `x` / `x_into_y`).
@@ -90,7 +90,7 @@ fn tensor_kind(elem: u8, dims: Option<&Vec<ArbDim>>) -> ValueType {
 
 /// The kind `k` stands for, as the decoder would build it (nesting cut at its limit).
 fn kind(k: &ArbKind, depth: usize) -> ValueType {
-    if depth >= ort_bind_codegen::model::MAX_TYPE_DEPTH {
+    if depth >= ort_bind_codegen::__private::model::MAX_TYPE_DEPTH {
         return ValueType::Unsupported("<no type>".into());
     }
     match k {
@@ -186,7 +186,7 @@ impl ArbSignature {
 
 /// Decodes `data` as an ONNX model, or failing that, generates a signature from it.
 pub fn signature_for(data: &[u8]) -> Option<ModelSignature> {
-    if let Ok(sig) = ort_bind_codegen::model::signature_from_bytes(data, "fuzz.onnx") {
+    if let Ok(sig) = ort_bind_codegen::__private::model::signature_from_bytes(data, "fuzz.onnx") {
         return Some(sig);
     }
     ArbSignature::arbitrary_take_rest(Unstructured::new(data))
@@ -275,14 +275,14 @@ pub fn check_codegen(sig: &ModelSignature) {
     // What `Builder` writes: formatted, with a header naming the file (any characters).
     // `format_source` falls back to the raw tokens when they do not parse, so a parse
     // failure of either kind surfaces here.
-    let source = ort_bind_codegen::builder::format_source(&tokens, "fuzz\n\r\u{0}.onnx");
+    let source = ort_bind_codegen::__private::builder::format_source(&tokens, "fuzz\n\r\u{0}.onnx");
     let file = syn::parse_file(&source)
         .unwrap_or_else(|e| panic!("generated code does not parse: {e}\n{source}"));
     check_unique_names(&file);
 }
 
 fn planned_message(sig: &ModelSignature, role: &str, name: &str) -> String {
-    ort_bind_codegen::plan::refusals(sig)
+    ort_bind_codegen::__private::plan::refusals(sig)
         .iter()
         .map(ToString::to_string)
         .find(|m| m.starts_with(&format!("{role} `{name}` ")))

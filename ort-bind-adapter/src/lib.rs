@@ -37,6 +37,8 @@ mod schema;
 
 use std::collections::HashSet;
 
+use ort_bind_elements::ElementType;
+
 pub use error::AdapterError;
 pub use expected::{ExpectedAxis, ExpectedParameter, Mismatch, match_parameters};
 
@@ -116,14 +118,18 @@ impl Parameter<'_> {
 /// assert_eq!(element_size(8), None); // string
 /// ```
 pub const fn element_size(code: i32) -> Option<usize> {
-    match code {
-        2 | 3 | 9 | 17..=20 => Some(1),
-        4 | 5 | 10 | 16 => Some(2),
-        1 | 6 | 12 => Some(4),
-        7 | 11 | 13 => Some(8),
+    if code > LAST_SCHEMA_CODE {
+        return None;
+    }
+    match ElementType::from_onnx(code) {
+        Some(t) if t.packing() == 1 => t.size(),
         _ => None,
     }
 }
+
+/// The last element code of the adapter schema's `TensorDataType` (`FLOAT8E5M2FNUZ`); the
+/// codes ONNX added after it (the 4-bit and 2-bit types, `float8e8m0`) are not in it.
+const LAST_SCHEMA_CODE: i32 = 20;
 
 /// Verifies an adapter file and returns a view of it that borrows `bytes`.
 ///

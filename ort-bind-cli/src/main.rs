@@ -55,9 +55,12 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Inspect { json, full, model } => {
             let sig = ort_bind_codegen::read_signature(&model).map_err(|e| e.to_string())?;
             if json {
-                println!("{}", ort_bind_codegen::report::to_json(&sig));
+                println!("{}", ort_bind_codegen::__private::report::to_json(&sig));
             } else {
-                print!("{}", ort_bind_codegen::report::to_table(&sig, full));
+                print!(
+                    "{}",
+                    ort_bind_codegen::__private::report::to_table(&sig, full)
+                );
             }
         }
         Command::Generate { runtime, model } => {

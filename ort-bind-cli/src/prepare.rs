@@ -1,11 +1,11 @@
 //! `ort-bind prepare`: writes (or with `--check`, verifies) the offline signature cache
 //! the derive and `bindings!` fall back on where a model file is absent. A thin front end
-//! over `ort_bind_codegen::cache`.
+//! over `ort-bind-codegen`'s signature cache.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use ort_bind_codegen::cache;
+use ort_bind_codegen::__private::cache;
 
 /// Arguments of `ort-bind prepare`.
 #[derive(Debug, Args)]

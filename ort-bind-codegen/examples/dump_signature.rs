@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, Write};
 
-use ort_bind_codegen::json::{Value, dims as dims_json};
+use ort_bind_codegen::__private::json::{Value, dims as dims_json};
 use ort_bind_codegen::{ValueInfo, ValueType, read_signature};
 
 fn value(v: &ValueInfo) -> Value {

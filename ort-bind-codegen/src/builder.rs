@@ -18,10 +18,10 @@ use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use crate::expand::pipeline::{Part, generate};
 use crate::expand::{ExpandOptions, expand};
 use crate::ident::snake_case;
-use crate::model::{ModelError, read_signature};
-use crate::plan::pipeline::{EdgeDecl, PipelineError};
-use crate::plan::{ModelOptions, PlanError, plan_with};
-use crate::signature::ModelSignature;
+use crate::onnx::{ModelError, read_signature};
+use crate::planner::pipeline::{EdgeDecl, PipelineError};
+use crate::planner::{ModelOptions, PlanError, plan_with};
+use crate::sig::ModelSignature;
 
 /// Why code generation failed.
 #[derive(Debug)]
@@ -451,7 +451,7 @@ fn generate_pipeline(
 /// run) and checks it against `plan`'s overridable inputs.
 fn checked_adapters(
     model: &Path,
-    plan: &crate::plan::Plan,
+    plan: &crate::planner::Plan,
     options: &ModelOptions,
 ) -> Result<Vec<crate::expand::AdapterFile>, CodegenError> {
     options
@@ -464,7 +464,7 @@ fn checked_adapters(
                 problem,
             };
             let bytes = std::fs::read(rel).map_err(|e| fail(format!("cannot read it: {e}")))?;
-            crate::plan::adapters::check_adapter(plan, &bytes).map_err(fail)?;
+            crate::planner::adapters::check_adapter(plan, &bytes).map_err(fail)?;
             let abs = std::fs::canonicalize(rel).unwrap_or_else(|_| PathBuf::from(rel));
             Ok(crate::expand::AdapterFile {
                 name: name.clone(),

@@ -36,8 +36,8 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use crate::json::{self, Value};
-use crate::model::{ModelError, read_signature};
-use crate::signature::{ModelSignature, ValueInfo, ValueType, format_dims};
+use crate::onnx::{ModelError, read_signature};
+use crate::sig::{ModelSignature, ValueInfo, ValueType, format_dims};
 
 /// Folder, next to the crate's `Cargo.toml`, that holds cache files.
 pub const CACHE_DIR: &str = ".ort-bind";
@@ -477,7 +477,7 @@ fn read_cache(path: &Path, rel: &Path) -> Result<ModelSignature, CacheError> {
 }
 
 /// Resolves `model_rel` (as written in a macro) against `root` (the crate's manifest
-/// dir) for the macros: see the [module docs](self). `offline` is [`OFFLINE_ENV`].
+/// dir) for the macros: see the module docs. `offline` is [`OFFLINE_ENV`].
 pub fn resolve(root: &Path, model_rel: &Path, offline: bool) -> Result<Resolved, CacheError> {
     let joined = root.join(model_rel);
     let cache = cache_path(root, model_rel);
@@ -579,8 +579,8 @@ pub fn verify(root: &Path, model_rel: &Path) -> Result<PathBuf, CacheError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::ElementType;
-    use crate::signature::Dim;
+    use crate::element::ElementType;
+    use crate::sig::Dim;
 
     fn fixtures() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests/tests/fixtures")

@@ -1,7 +1,7 @@
 //! Human- and machine-readable descriptions of a model signature (for `ort-bind inspect`).
 
 use crate::json::Value;
-use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
+use crate::sig::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 
 /// `{"inputs": [{"name", "dtype", "shape"}], "outputs": [...]}`: dtype as the numpy
 /// name, each shape entry an integer (fixed), a string (named) or `null` (unnamed
@@ -15,7 +15,7 @@ use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 /// `{"runtime": "why"}` (ONNX Runtime decides it during each run; why, where known).
 pub fn to_json(sig: &ModelSignature) -> Value {
     let mut json = crate::json::summary(sig);
-    let Ok(axes) = crate::plan::axes(sig, &crate::plan::ModelOptions::new()) else {
+    let Ok(axes) = crate::planner::axes(sig, &crate::planner::ModelOptions::new()) else {
         return json;
     };
     let Some(Value::Array(outputs)) = json.get("outputs").cloned() else {
@@ -31,16 +31,18 @@ pub fn to_json(sig: &ModelSignature) -> Value {
                 .to_owned();
             let list: Vec<Value> = axes
                 .iter()
-                .filter(|a| a.role == crate::plan::Role::Output && a.value == name)
+                .filter(|a| a.role == crate::planner::Role::Output && a.value == name)
                 .map(|a| match &a.binding {
-                    crate::plan::AxisBinding::Fixed(n) => Value::object([("fixed", (*n).into())]),
-                    crate::plan::AxisBinding::Field(f) => {
+                    crate::planner::AxisBinding::Fixed(n) => {
+                        Value::object([("fixed", (*n).into())])
+                    }
+                    crate::planner::AxisBinding::Field(f) => {
                         Value::object([("field", f.trim_start_matches("r#").into())])
                     }
-                    crate::plan::AxisBinding::Expr(e) => {
+                    crate::planner::AxisBinding::Expr(e) => {
                         Value::object([("expr", e.as_str().into())])
                     }
-                    crate::plan::AxisBinding::Runtime => {
+                    crate::planner::AxisBinding::Runtime => {
                         Value::object([("runtime", a.why.as_deref().unwrap_or("").into())])
                     }
                 })
@@ -63,7 +65,8 @@ fn kind_text(v: &ValueInfo) -> (String, String) {
         // Sequences, maps and optionals have no shape of their own; say when the
         // generated code cannot bind one (either side: the reason does not depend on it).
         kind => {
-            let shape = if crate::plan::value_refusal(v, crate::plan::Role::Output).is_some() {
+            let shape = if crate::planner::value_refusal(v, crate::planner::Role::Output).is_some()
+            {
                 "(not bindable)"
             } else {
                 ""
@@ -128,8 +131,8 @@ fn metadata_summary(value: &str) -> String {
 /// What `inspect` says of a decoder signature: the roles and each cache pair with what its
 /// axes hold.
 fn decoder_text(sig: &ModelSignature) -> String {
-    use crate::plan::CacheAxis;
-    let plan = match crate::plan::plan_decoder(sig, None) {
+    use crate::planner::CacheAxis;
+    let plan = match crate::planner::plan_decoder(sig, None) {
         Ok(Some(plan)) => plan,
         // A refused decoder fails the whole plan: the table says so above.
         Ok(None) | Err(_) => return String::new(),
@@ -218,7 +221,7 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
         );
     }
 
-    match crate::plan::axes(sig, &crate::plan::ModelOptions::new()) {
+    match crate::planner::axes(sig, &crate::planner::ModelOptions::new()) {
         Ok(axes) if axes.iter().any(|a| a.rename.is_some()) => {
             out.push_str(
                 "\ndynamic axes (the `Dims` field each becomes; the option that names it):\n",
@@ -226,8 +229,8 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
             let mut rows = Vec::new();
             for a in axes.iter().filter(|a| a.rename.is_some()) {
                 let role = match a.role {
-                    crate::plan::Role::Input => "input",
-                    crate::plan::Role::Output => "output",
+                    crate::planner::Role::Input => "input",
+                    crate::planner::Role::Output => "output",
                 };
                 let declared = match &a.declared {
                     Dim::Fixed(n) => n.to_string(),
@@ -235,10 +238,12 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
                     Dim::Dynamic => "?".to_owned(),
                 };
                 let becomes = match &a.binding {
-                    crate::plan::AxisBinding::Field(f) => format!("Dims.{f}"),
-                    crate::plan::AxisBinding::Fixed(n) => format!("fixed {n}"),
-                    crate::plan::AxisBinding::Expr(e) => format!("{e} (inferred from the graph)"),
-                    crate::plan::AxisBinding::Runtime => match &a.why {
+                    crate::planner::AxisBinding::Field(f) => format!("Dims.{f}"),
+                    crate::planner::AxisBinding::Fixed(n) => format!("fixed {n}"),
+                    crate::planner::AxisBinding::Expr(e) => {
+                        format!("{e} (inferred from the graph)")
+                    }
+                    crate::planner::AxisBinding::Runtime => match &a.why {
                         Some(why) => format!("decided by ONNX Runtime each run: {why}"),
                         None => "decided by ONNX Runtime each run".into(),
                     },
@@ -256,7 +261,7 @@ pub fn to_table(sig: &ModelSignature, full: bool) -> String {
         Err(e) => out.push_str(&format!("\nnot bindable as generated code: {e}\n")),
     }
     out.push_str(&decoder_text(sig));
-    if let Ok(plan) = crate::plan::plan_with(sig, &crate::plan::ModelOptions::new()) {
+    if let Ok(plan) = crate::planner::plan_with(sig, &crate::planner::ModelOptions::new()) {
         let notes = plan.inference_notes();
         if !notes.is_empty() {
             out.push_str("\nsized as the graph computes, not as declared:\n");

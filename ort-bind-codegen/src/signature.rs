@@ -1,7 +1,7 @@
 //! The model signature: what ort-bind needs to know about an ONNX model to
 //! generate and check bindings. Plain data, independent of how it was decoded.
 
-use crate::dtype::ElementType;
+use crate::element::ElementType;
 
 /// Everything codegen and the checks read from an ONNX model file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -36,8 +36,8 @@ pub struct ModelSignature {
     pub in_place: Vec<(String, String)>,
     /// What shape inference computed for each output, in the order of `outputs` (empty
     /// when the graph was not read, as for a signature built by hand): the size of each
-    /// axis as an expression of the inputs' dims (see [`crate::shape`]).
-    pub inferred: Vec<crate::shape::InferredShape>,
+    /// axis as an expression of the inputs' dims (see [`InferredShape`](crate::InferredShape)).
+    pub inferred: Vec<crate::shapes::InferredShape>,
 }
 
 /// One graph input or output, as the model declares it: its name and [`ValueType`].
@@ -56,7 +56,7 @@ pub struct ValueInfo {
 /// runtime's `ort_bind::ValueType` is the same, read from a loaded session.)
 ///
 /// Sequences, maps and optionals nest arbitrarily (up to
-/// [`MAX_TYPE_DEPTH`](crate::model::MAX_TYPE_DEPTH) levels, past which reading the model
+/// [`MAX_TYPE_DEPTH`](crate::onnx::MAX_TYPE_DEPTH) levels, past which reading the model
 /// is an error). A part of a type that ort-bind cannot represent (an unknown element
 /// type, a sparse or opaque type, a map key ONNX does not allow, a missing element type)
 /// is an [`Unsupported`](ValueType::Unsupported) leaf, so the rest of the type stays

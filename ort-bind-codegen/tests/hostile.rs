@@ -18,9 +18,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 use hostile_cases::*;
-use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
-use ort_bind_codegen::plan::{PlanError, plan};
-use ort_bind_codegen::{Dim, ModelError, ValueType};
+use ort_bind_codegen::__private::model::{MAX_TYPE_DEPTH, signature_from_bytes};
+use ort_bind_codegen::__private::plan::plan;
+use ort_bind_codegen::{Dim, ModelError, PlanError, ValueType};
 
 /// Runs the pipeline on one input; a panic fails the test with the case's name.
 fn run(bytes: &[u8], name: &str) -> Outcome {

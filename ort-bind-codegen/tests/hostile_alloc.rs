@@ -10,7 +10,7 @@
 mod hostile_cases;
 
 use hostile_cases::*;
-use ort_bind_codegen::model::signature_from_bytes;
+use ort_bind_codegen::__private::model::signature_from_bytes;
 use ort_bind_testkit::alloc::{Counting, peak_bytes};
 
 #[global_allocator]
@@ -113,7 +113,7 @@ fn decoding_memory_is_linear_in_the_input() {
     for c in count_cases() {
         let ((), peak) = peak_bytes(|| {
             if let Ok(sig) = signature_from_bytes(&c.bytes, "alloc.onnx") {
-                drop(ort_bind_codegen::plan::plan(&sig));
+                drop(ort_bind_codegen::__private::plan::plan(&sig));
             }
         });
         let ratio = peak as f64 / c.bytes.len() as f64;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ort_bind_codegen::model::signature_from_bytes;
+use ort_bind_codegen::__private::model::signature_from_bytes;
 use ort_bind_codegen::{Dim, ElementType, ModelError, ModelSignature, ValueType, read_signature};
 
 fn fixture(name: &str) -> PathBuf {
@@ -230,7 +230,7 @@ fn narrow() {
         assert_eq!(tensor(&sig, &format!("q_{name}")).0, t);
         assert_eq!(t.numpy_name(), name);
     }
-    assert!(ort_bind_codegen::plan::plan(&sig).is_ok());
+    assert!(ort_bind_codegen::__private::plan::plan(&sig).is_ok());
 }
 
 #[test]

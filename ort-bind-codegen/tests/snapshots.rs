@@ -15,7 +15,7 @@ fn check_with(model: &str, snapshot: &str, options: &ModelOptions) {
     let path = root.join("tests/fixtures").join(format!("{model}.onnx"));
     let sig = ort_bind_codegen::read_signature(&path).expect("fixture decodes");
     // A fixed model path keeps snapshots independent of where the repo is checked out.
-    let source = ort_bind_codegen::builder::generate_source_with(
+    let source = ort_bind_codegen::__private::builder::generate_source_with(
         &sig,
         Path::new(&format!("tests/fixtures/{model}.onnx")),
         &syn::parse_quote!(::ort_bind),

@@ -14,7 +14,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ort_bind_codegen::macros::{self, MacroEnv};
+use ort_bind_codegen::__private::macros::{self, MacroEnv};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -59,9 +59,12 @@ fn struct_for(dir: &Path, file: &str) -> TokenStream {
     let sig = ort_bind_codegen::read_signature(dir.join(file)).expect("model reads");
     let fields = sig.inputs.iter().chain(&sig.outputs).map(|v| {
         let (elem, dims) = v.tensor().expect("tensors only");
-        let id = format_ident!("{}", ort_bind_codegen::ident::snake_case(&v.name));
+        let id = format_ident!(
+            "{}",
+            ort_bind_codegen::__private::ident::snake_case(&v.name)
+        );
         let elem = format_ident!("{}", elem.rust_name());
-        let shape: TokenStream = ort_bind_codegen::check::shape_type_text(dims)
+        let shape: TokenStream = ort_bind_codegen::__private::check::shape_type_text(dims)
             .parse()
             .expect("a type");
         quote!(#id: Tensor<#elem, #shape>,)

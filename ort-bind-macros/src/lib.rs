@@ -1,14 +1,14 @@
 //! Procedural macros for ort-bind: `#[derive(OnnxBinding)]`, `bindings!` and `pipeline!`.
 //!
-//! This crate is a thin shell: every macro hands its tokens to
-//! [`ort_bind_codegen::macros`], where parsing, checking against the model and expansion
-//! live (and are unit-tested). Use the macros through the `ort_bind` facade, whose docs
+//! This crate is a thin shell: every macro hands its tokens to `ort_bind_codegen`'s
+//! `macros` stage (not a public API), where parsing, checking against the model and
+//! expansion live (and are unit-tested). Use the macros through the `ort_bind` facade, whose docs
 //! describe them; the generated code names the facade as `::ort_bind` (override with
 //! `crate = "..."`).
 
 use proc_macro::TokenStream;
 
-use ort_bind_codegen::macros::{self, MacroEnv};
+use ort_bind_codegen::__private::macros::{self, MacroEnv};
 
 /// `file:line:column` of the macro call, to tell invocations apart.
 fn call_site() -> String {
@@ -47,7 +47,7 @@ pub fn pipeline(input: TokenStream) -> TokenStream {
 }
 
 /// Internal: points a dependency-tracking link at a model file (see
-/// `ort_bind_codegen::macros::track`). Expands to nothing.
+/// `track` in `ort_bind_codegen`'s `macros` stage). Expands to nothing.
 #[doc(hidden)]
 #[proc_macro]
 pub fn track_model(input: TokenStream) -> TokenStream {

@@ -149,12 +149,14 @@ impl Adapter {
     }
 }
 
-/// The element type of ONNX code `code`, when ort-bind binds it.
+/// The element type of ONNX file-format code `code` (an adapter file's), when ort-bind
+/// binds it. (ONNX Runtime's C enum numbers `float8e8m0`, `uint2` and `int2` differently.)
 fn numeric(code: i32) -> Option<NumericType> {
+    let ort = ort_bind_elements::ElementType::from_onnx(code)?.ort_code();
     NumericType::ALL
         .iter()
         .copied()
-        .find(|t| t.onnx() as i32 == code)
+        .find(|t| t.onnx() as i32 == ort)
 }
 
 /// How messages name element type `code`: `float32`, or the code when ort-bind has no name.

@@ -24,8 +24,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use ort_bind_codegen::ident::{snake_case, to_ident};
-use ort_bind_codegen::plan::{Form, Plan, Storage, plan};
+use ort_bind_codegen::__private::ident::{snake_case, to_ident};
+use ort_bind_codegen::__private::plan::{Form, Plan, Storage, plan};
 use ort_bind_codegen::{Dim, ValueType, read_signature};
 use ort_bind_fetch::{ENV_VARS, WheelCache};
 
@@ -350,7 +350,7 @@ fn proto_kind(form: Form) -> &'static str {
 fn runner(case: &CaseFiles, group: &str, plan: &Plan) -> String {
     let module = &case.module;
     let bindings = format!("conformance/{}/{module}", snake_case(group));
-    let kinds = |values: &[ort_bind_codegen::plan::PlannedValue]| {
+    let kinds = |values: &[ort_bind_codegen::__private::plan::PlannedValue]| {
         values
             .iter()
             .map(|v| format!("::ort_bind_cli::data::ProtoKind::{}", proto_kind(v.form)))

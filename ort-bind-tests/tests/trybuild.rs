@@ -27,7 +27,7 @@ fn project_dir() -> PathBuf {
 fn prepare(project: &Path) {
     let models = project.join("models");
     std::fs::create_dir_all(&models).unwrap();
-    let _ = std::fs::remove_dir_all(project.join(ort_bind_codegen::cache::CACHE_DIR));
+    let _ = std::fs::remove_dir_all(project.join(ort_bind_codegen::__private::cache::CACHE_DIR));
     for name in [
         "add",
         "add16",
@@ -105,12 +105,12 @@ fn prepare(project: &Path) {
 
     // `models/stale.onnx`: its cache was written for add.onnx, the model is now add16.onnx.
     std::fs::copy(fixture("add.onnx"), models.join("stale.onnx")).unwrap();
-    ort_bind_codegen::cache::write(project, Path::new("models/stale.onnx")).unwrap();
+    ort_bind_codegen::__private::cache::write(project, Path::new("models/stale.onnx")).unwrap();
     std::fs::copy(fixture("add16.onnx"), models.join("stale.onnx")).unwrap();
 
     // `models/offline.onnx`: only its cache exists (written from add.onnx).
     std::fs::copy(fixture("add.onnx"), models.join("offline.onnx")).unwrap();
-    ort_bind_codegen::cache::write(project, Path::new("models/offline.onnx")).unwrap();
+    ort_bind_codegen::__private::cache::write(project, Path::new("models/offline.onnx")).unwrap();
     std::fs::remove_file(models.join("offline.onnx")).unwrap();
 }
 

@@ -18,39 +18,22 @@ use std::path::Path;
 
 use super::onnx_proto::TensorProto;
 use super::{DataError, element_count, read_file, write_file};
+use ort_bind_elements::{ElementType, OTHER_ONNX_CODES};
 use ort_bind_runtime::{
     DynValue, Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0,
     HostArray, HostArrayRef, HostData, HostDataRef, Int2x4, Int4x2, NumericType, Strings, UInt2x4,
     UInt4x2, bf16, f16,
 };
 
-/// ONNX `TensorProto.DataType` codes of the element types ort-bind binds.
-const CODES: &[(i32, NumericType)] = &[
-    (1, NumericType::F32),
-    (2, NumericType::U8),
-    (3, NumericType::I8),
-    (4, NumericType::U16),
-    (5, NumericType::I16),
-    (6, NumericType::I32),
-    (7, NumericType::I64),
-    (9, NumericType::Bool),
-    (10, NumericType::F16),
-    (11, NumericType::F64),
-    (12, NumericType::U32),
-    (13, NumericType::U64),
-    (16, NumericType::BF16),
-    (17, NumericType::F8E4M3FN),
-    (18, NumericType::F8E4M3FNUZ),
-    (19, NumericType::F8E5M2),
-    (20, NumericType::F8E5M2FNUZ),
-    (21, NumericType::U4),
-    (22, NumericType::I4),
-    (23, NumericType::F4E2M1),
-    // ONNX's codes (ONNX Runtime's C enum numbers these three differently).
-    (24, NumericType::F8E8M0),
-    (25, NumericType::U2),
-    (26, NumericType::I2),
-];
+/// The element type ort-bind binds of an ONNX `TensorProto.DataType` code (the shared
+/// element table's; ONNX Runtime numbers three of them differently).
+fn from_code(code: i32) -> Option<NumericType> {
+    let ort = ElementType::from_onnx(code)?.ort_code();
+    NumericType::ALL
+        .iter()
+        .copied()
+        .find(|d| d.onnx() as i32 == ort)
+}
 
 /// Calls `$mac!` with `Variant: RustType,` for each of ONNX's narrow element types.
 macro_rules! narrow_types {
@@ -109,21 +92,17 @@ fn narrow_bytes(data: HostDataRef<'_>) -> Option<Vec<u8>> {
 
 /// Names of the codes ort-bind does not bind, for messages.
 fn unbound_code_name(code: i32) -> &'static str {
-    match code {
-        0 => "undefined",
-        14 => "complex64",
-        15 => "complex128",
-        _ => "unknown",
-    }
+    OTHER_ONNX_CODES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map_or("unknown", |(_, name)| name)
 }
 
 /// The ONNX `TensorProto.DataType` code of `dtype`.
 pub fn onnx_code(dtype: NumericType) -> i32 {
-    CODES
-        .iter()
-        .find(|(_, d)| *d == dtype)
-        .map(|(c, _)| *c)
-        .expect("every NumericType has an ONNX code")
+    ElementType::from_ort(dtype.onnx() as i32)
+        .expect("every NumericType is in the element table")
+        .onnx_code()
 }
 
 /// Reads a `TensorProto` file: the tensor's name (may be empty) and its values.
@@ -155,7 +134,7 @@ pub fn decode_value(bytes: &[u8], origin: &str) -> Result<(String, DynValue), Da
 }
 
 /// `TensorProto.DataType.STRING`.
-pub(crate) const STRING_CODE: i32 = 8;
+pub(crate) const STRING_CODE: i32 = ElementType::String.onnx_code();
 
 /// The value of a decoded `TensorProto`: a numeric tensor, or strings.
 pub(crate) fn value_from_proto(proto: TensorProto, origin: &str) -> Result<DynValue, DataError> {
@@ -227,18 +206,14 @@ pub(crate) fn array_from_proto(
             proto.name
         )));
     }
-    let dtype = CODES
-        .iter()
-        .find(|(c, _)| *c == proto.data_type)
-        .map(|(_, d)| *d)
-        .ok_or_else(|| {
-            unsupported(format!(
-                "tensor `{}` has element type {} (code {}), which ort-bind does not bind",
-                proto.name,
-                unbound_code_name(proto.data_type),
-                proto.data_type
-            ))
-        })?;
+    let dtype = from_code(proto.data_type).ok_or_else(|| {
+        unsupported(format!(
+            "tensor `{}` has element type {} (code {}), which ort-bind does not bind",
+            proto.name,
+            unbound_code_name(proto.data_type),
+            proto.data_type
+        ))
+    })?;
     if proto.data_location == 1 {
         return Err(unsupported(format!(
             "tensor `{}` keeps its data in an external file, which this reader does not follow",

@@ -37,9 +37,9 @@ use std::fmt;
 
 use proc_macro2::Span;
 
-use crate::dtype::ElementType;
+use crate::element::ElementType;
 use crate::ident::IdentAllocator;
-use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
+use crate::sig::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 use crate::written::Written;
 use names::*;
 pub use overrides::{OverrideBinding, option_inner};
@@ -51,7 +51,7 @@ pub use value::*;
 /// Largest rank a tuple shape can have; higher ranks need `AnyRank`.
 pub const MAX_TUPLE_RANK: usize = 12;
 
-pub use crate::plan::Role;
+pub use crate::planner::Role;
 
 /// One field of the user's struct.
 #[derive(Clone)]
@@ -324,7 +324,7 @@ fn list_values(values: &[ValueInfo], max: usize) -> String {
     }
 }
 
-/// Checks `s` against `sig`; see the [module docs](self) for the rules.
+/// Checks `s` against `sig`; see the module docs for the rules.
 pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
     let lookups = [Lookup::new(&sig.inputs), Lookup::new(&sig.outputs)];
     let side = |role: Role| match role {
@@ -420,7 +420,7 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
     // The field to add: named like the value when that name is free (and then found by
     // name), else under another name with `#[onnx(name = ...)]`.
     let field_for = |i: usize, v: &ValueInfo| {
-        let ty = match crate::plan::form_of(v) {
+        let ty = match crate::planner::form_of(v) {
             Some((form, elem, dims)) => suggested_value_type(Role::Input, form, elem, dims),
             None => suggested_type(SlotKind::Tensor, ElementType::F32, None),
         };
@@ -476,7 +476,7 @@ pub fn check_struct(sig: &ModelSignature, s: &StructSpec<'_>) -> CheckOutcome {
     let output_meant = meant.iter().any(|(r, _)| *r == Role::Output);
     if !sig.outputs.is_empty() && !bound.keys().any(|(r, _)| *r == Role::Output) && !output_meant {
         let v = &sig.outputs[0];
-        let suggested = match crate::plan::form_of(v) {
+        let suggested = match crate::planner::form_of(v) {
             Some((form, elem, dims)) => suggested_value_type(Role::Output, form, elem, dims),
             None => suggested_type(SlotKind::Tensor, ElementType::F32, None),
         };

@@ -1,5 +1,5 @@
 //! Fields of type `Option<Tensor<..>>` that bind an overridable input (an input the model
-//! gives a default, [`crate::plan::overridable_inputs`]): `None` runs the model's default,
+//! gives a default, [`crate::planner::overridable_inputs`]): `None` runs the model's default,
 //! `Some` binds the field's tensor in its place.
 
 use super::*;
@@ -53,7 +53,7 @@ pub(super) struct Overridable<'s> {
 
 impl<'s> Overridable<'s> {
     pub(super) fn new(sig: &'s ModelSignature) -> Self {
-        let values: Vec<(usize, &ValueInfo)> = crate::plan::overridable_inputs(sig).collect();
+        let values: Vec<(usize, &ValueInfo)> = crate::planner::overridable_inputs(sig).collect();
         let mut alloc = IdentAllocator::new();
         Overridable {
             by_name: values

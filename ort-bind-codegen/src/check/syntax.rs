@@ -8,7 +8,7 @@ use std::fmt;
 use proc_macro2::Span;
 use quote::ToTokens;
 
-use crate::dtype::ElementType;
+use crate::element::ElementType;
 use crate::written::written_opt;
 
 /// Where something is written: the spans of its first and last tokens (on stable Rust a

@@ -12,7 +12,7 @@ pub(super) fn check_type(
     diags: &mut Vec<Diagnostic>,
 ) -> TraitChecks {
     let none = TraitChecks::NONE;
-    let Some((form, elem, dims)) = crate::plan::form_of(value) else {
+    let Some((form, elem, dims)) = crate::planner::form_of(value) else {
         // Unreachable after `plan::refusals`; nothing more to say about the type.
         return none;
     };

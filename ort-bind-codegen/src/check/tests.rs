@@ -360,7 +360,7 @@ fn devices() {
 
 #[test]
 fn model_level_problems() {
-    use crate::plan::refusals;
+    use crate::planner::refusals;
     let mut s = sig("add");
     assert!(refusals(&s).is_empty());
     // Sequences, maps of the types ONNX Runtime's C API reads, optionals, strings: bound.

@@ -13,11 +13,11 @@ pub(super) fn value_elem_name(elem: ElementType) -> &'static str {
 /// `Optional<AllocatedOutput<f32, (Dyn,)>>`.
 pub fn suggested_value_type(
     role: Role,
-    form: crate::plan::Form,
+    form: crate::planner::Form,
     elem: ElementType,
     dims: Option<&[Dim]>,
 ) -> String {
-    use crate::plan::Form;
+    use crate::planner::Form;
     let shape = shape_type_text(dims);
     let strings = match role {
         Role::Input => format!("StringTensor<{shape}>"),
@@ -53,8 +53,8 @@ pub(super) fn slot_words(slot: syntax::ValueSlot) -> &'static str {
 }
 
 /// The value type that holds a model value of `form` in `role` (`None`: a numeric tensor).
-fn want_slot(form: crate::plan::Form, role: Role) -> Option<syntax::ValueSlot> {
-    use crate::plan::Form;
+fn want_slot(form: crate::planner::Form, role: Role) -> Option<syntax::ValueSlot> {
+    use crate::planner::Form;
     use syntax::ValueSlot as V;
     match (form, role) {
         (Form::Tensor, _) => None,
@@ -75,10 +75,10 @@ pub(super) fn check_value(
     f: &FieldSpec,
     role: Role,
     value: &ValueInfo,
-    (form, elem, dims): (crate::plan::Form, ElementType, Option<&[Dim]>),
+    (form, elem, dims): (crate::planner::Form, ElementType, Option<&[Dim]>),
     diags: &mut Vec<Diagnostic>,
 ) -> TraitChecks {
-    use crate::plan::Form;
+    use crate::planner::Form;
     use syntax::ValueSlot as V;
     let none = TraitChecks::NONE;
     let trait_check = TraitChecks {

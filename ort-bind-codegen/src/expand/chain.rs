@@ -8,9 +8,9 @@ use quote::quote;
 use super::pipeline::Part;
 use super::tokens::size_expr_tokens;
 use crate::ident::to_ident;
-use crate::plan::Plan;
-use crate::plan::chain::{ChainDims, DimValue, plan_chain_dims};
-use crate::plan::pipeline::PlannedEdge;
+use crate::planner::Plan;
+use crate::planner::chain::{ChainDims, DimValue, plan_chain_dims};
+use crate::planner::pipeline::PlannedEdge;
 
 /// `Dims`, `Pipeline` and `Chain` for `parts` joined by `edges`; `edge_doc` lists the
 /// edges for the docs.

@@ -6,10 +6,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::tokens::elem_tokens;
-use crate::plan::{CacheAxis, DecoderPlan, Plan, PositionAxis, ScalarRole};
+use crate::planner::{CacheAxis, DecoderPlan, Plan, PositionAxis, ScalarRole};
 
 /// The spec's integer input.
-fn index_input(rt: &syn::Path, input: &(String, crate::dtype::ElementType)) -> TokenStream {
+fn index_input(rt: &syn::Path, input: &(String, crate::element::ElementType)) -> TokenStream {
     let (name, elem) = input;
     let ty = elem_tokens(rt, *elem);
     quote!(#rt::decode::IndexInput { name: #name, elem: <#ty as #rt::Element>::ONNX_TYPE })
@@ -36,7 +36,7 @@ fn axes_tokens(rt: &syn::Path, axes: &[CacheAxis]) -> TokenStream {
 }
 
 /// A `ContextSpec` literal.
-pub(crate) fn context_spec(rt: &syn::Path, c: &crate::plan::ContextPlan) -> TokenStream {
+pub(crate) fn context_spec(rt: &syn::Path, c: &crate::planner::ContextPlan) -> TokenStream {
     let name = &c.name;
     let ty = elem_tokens(rt, c.elem);
     let axes = axes_tokens(rt, &c.axes);

@@ -9,7 +9,7 @@ use quote::quote;
 
 use super::tokens::type_doc;
 use crate::ident::to_ident;
-use crate::plan::{AxisSize, DimSource, Plan, PlannedValue, Storage};
+use crate::planner::{AxisSize, DimSource, Plan, PlannedValue, Storage};
 
 /// What a dims field stands for, in words (`Symbolic dimension `batch``).
 pub(crate) fn dim_what(source: &DimSource) -> String {

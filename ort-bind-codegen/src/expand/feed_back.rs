@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::{in_field, out_field};
-use crate::plan::Plan;
+use crate::planner::Plan;
 
 /// The `Binding` methods for the plan's recurrent pairs.
 pub(crate) fn methods(plan: &Plan, rt: &syn::Path) -> TokenStream {

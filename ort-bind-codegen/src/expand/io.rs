@@ -9,7 +9,7 @@ use super::tokens::{Side, dims_expr, io_type, new_input_value, new_output_slot, 
 use super::views::Views;
 use super::{in_field, out_field};
 use crate::ident::to_ident;
-use crate::plan::{Form, Plan, PlannedValue, Storage};
+use crate::planner::{Form, Plan, PlannedValue, Storage};
 
 /// The `ValueSpec` of every value, the list `BindingIo` checks sessions against.
 fn specs<'a>(

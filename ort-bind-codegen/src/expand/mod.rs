@@ -33,8 +33,8 @@ pub(crate) mod views;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::plan::{Plan, PlannedValue};
-use crate::signature::ModelSignature;
+use crate::planner::{Plan, PlannedValue};
+use crate::sig::ModelSignature;
 use crate::written::Written;
 
 /// Options that shape the generated code without changing what it binds.
@@ -53,7 +53,7 @@ pub struct ExpandOptions {
     pub embed: bool,
     /// Short label for docs (usually the file name).
     pub label: String,
-    /// The LoRA adapter files the bindings are for ([`crate::plan::ModelOptions::adapter`],
+    /// The LoRA adapter files the bindings are for ([`crate::planner::ModelOptions::adapter`],
     /// checked against the model): each gets a loader in the module's `adapters`.
     pub adapters: Vec<AdapterFile>,
 }

@@ -6,8 +6,8 @@ use quote::quote;
 
 use super::ExpandOptions;
 use super::tokens::{model_text, type_doc};
-use crate::plan::Plan;
-use crate::signature::ModelSignature;
+use crate::planner::Plan;
+use crate::sig::ModelSignature;
 
 /// `pub const MODEL_PATH`, `pub const MODEL_FILE` (where `Model::load` looks after
 /// deployment) and, with `embed`, the model's bytes.

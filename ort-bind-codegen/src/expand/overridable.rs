@@ -9,8 +9,8 @@ use quote::{format_ident, quote};
 use super::tokens::{elem_tokens, shape_tokens, type_doc};
 use super::views::{ViewField, ViewKind};
 use crate::ident::to_ident;
-use crate::plan::{Plan, PlannedValue};
-use crate::signature::Dim;
+use crate::planner::{Plan, PlannedValue};
+use crate::sig::Dim;
 
 /// The tensor type of overridable input `v` on device `D`.
 fn tensor_type(rt: &syn::Path, v: &PlannedValue) -> TokenStream {

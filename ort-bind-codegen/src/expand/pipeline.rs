@@ -6,13 +6,13 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::dtype::ElementType;
-use crate::plan::pipeline::{
+use crate::element::ElementType;
+use crate::planner::pipeline::{
     EdgeDecl, PipelineError, PipelineModel, PlannedEdge, pipeline_models, plan_pipeline,
     split_decoders,
 };
-use crate::plan::{ContextPlan, DecoderPlan, Plan};
-use crate::signature::{Dim, ModelSignature};
+use crate::planner::{ContextPlan, DecoderPlan, Plan};
+use crate::sig::{Dim, ModelSignature};
 
 /// One model of a pipeline, expanded: its module's name, what it was made from, and its
 /// items (what `bindings!` generates for it).
@@ -224,7 +224,7 @@ struct Embedding<'a> {
     decoder: usize,
     plan: &'a DecoderPlan,
     /// The decoder's language-model head, for a decoder split before it.
-    head: Option<&'a crate::plan::pipeline::HeadPlan>,
+    head: Option<&'a crate::planner::pipeline::HeadPlan>,
     /// The embedding model's ids input.
     ids: (String, ElementType),
     /// Its other inputs (image features), given for a sequence's first run.
@@ -263,7 +263,7 @@ fn find_embedding<'a>(models: &[PipelineModel<'a>]) -> Option<Embedding<'a>> {
             Some(ContextPlan {
                 name: v.name.clone(),
                 elem,
-                axes: crate::plan::decoder::context_axes(dims?, batch.as_deref()),
+                axes: crate::planner::decoder::context_axes(dims?, batch.as_deref()),
                 present: None,
             })
         })

@@ -8,7 +8,7 @@ use quote::quote;
 
 use super::tokens::{elem_tokens, type_doc};
 use crate::ident::to_ident;
-use crate::plan::{Plan, PlannedValue, Storage};
+use crate::planner::{Plan, PlannedValue, Storage};
 
 /// `Pool`/`PooledBinding` aliases and `Model::pool`, `Model::pool_on`, then the batching items.
 pub(crate) fn serving(plan: &Plan, rt: &syn::Path) -> TokenStream {
@@ -88,7 +88,7 @@ fn no_batching(rt: &syn::Path) -> TokenStream {
 fn batching(plan: &Plan, rt: &syn::Path, batch: usize) -> TokenStream {
     let batch_field = to_ident(&plan.dims[batch].field);
     let batch_name = match &plan.dims[batch].source {
-        crate::plan::DimSource::Named(n) => n.clone(),
+        crate::planner::DimSource::Named(n) => n.clone(),
         _ => plan.dims[batch].field.clone(),
     };
     let row_doc = |role: &str, v: &PlannedValue| {

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use proc_macro2::{Delimiter, Literal, Spacing, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
-use crate::dtype::ElementType;
+use crate::element::ElementType;
 use crate::ident::to_ident;
-use crate::plan::{AxisSize, Form, Plan, PlannedValue, Storage};
-use crate::signature::{Dim, format_dims};
+use crate::planner::{AxisSize, Form, Plan, PlannedValue, Storage};
+use crate::sig::{Dim, format_dims};
 
 /// The Rust element type: a primitive, or the runtime's (`f16`, `bf16`, the narrow types
 /// such as `Float8E4M3FN` and `Int4x2`).
@@ -127,10 +127,10 @@ pub(crate) fn size_expr_tokens(
     rt: &syn::Path,
     output: &str,
     axis: usize,
-    e: &crate::shape::DimExpr,
+    e: &crate::shapes::DimExpr,
     dims: &TokenStream,
 ) -> TokenStream {
-    use crate::shape::Op;
+    use crate::shapes::Op;
     let symbols = e.symbols();
     let names: Vec<&str> = symbols.iter().map(|s| &**s).collect();
     let program = e

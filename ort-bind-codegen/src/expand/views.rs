@@ -10,7 +10,7 @@ use quote::{format_ident, quote};
 use super::tokens::{Side, elem_tokens, io_type, model_text, shape_tokens, type_doc};
 use super::{in_field, out_field};
 use crate::ident::to_ident;
-use crate::plan::{AxisSize, Form, Plan, PlannedValue, Storage};
+use crate::planner::{AxisSize, Form, Plan, PlannedValue, Storage};
 
 /// What one field of a view hands out, which decides its type and how it is made.
 pub(crate) enum ViewKind {

@@ -11,9 +11,9 @@ mod value;
 
 pub use value::{MAX_DEPTH, ParseError, Value, write_string};
 
-use crate::dtype::ElementType;
-use crate::shape::{DimExpr, InferredShape, Op, Stop, StopReason};
-use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType};
+use crate::element::ElementType;
+use crate::shapes::{DimExpr, InferredShape, Op, Stop, StopReason};
+use crate::sig::{Dim, ModelSignature, ValueInfo, ValueType};
 
 /// A tensor's dims: `null` for unknown rank, otherwise a list whose entries are an
 /// integer (fixed), a string (named) or `null` (unnamed dynamic).
@@ -339,7 +339,7 @@ fn tensor_from_json(v: &Value, name: &str) -> Result<(ElementType, Option<Vec<Di
 
 /// The inverse of [`kind_json`], with the decoder's depth limit.
 fn kind_from_json(v: &Value, name: &str, depth: usize) -> Result<ValueType, String> {
-    if depth > crate::model::MAX_TYPE_DEPTH {
+    if depth > crate::onnx::MAX_TYPE_DEPTH {
         return Err(bad(format!("value `{name}`: type nested too deeply")));
     }
     let entry = match v.as_object() {

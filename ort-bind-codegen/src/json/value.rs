@@ -12,7 +12,7 @@ use std::fmt;
 /// A JSON value. Objects are key-value pairs in the order written; numbers are integers.
 ///
 /// ```
-/// use ort_bind_codegen::json::Value;
+/// use ort_bind_codegen::__private::json::Value;
 ///
 /// let v = Value::parse(r#"{"name": "x", "shape": [1, "n", null]}"#).unwrap();
 /// assert_eq!(v.get("name").and_then(Value::as_str), Some("x"));

@@ -68,7 +68,7 @@ pub struct ContainerAttrs {
     /// `decoder_role("role", "name")`, `decoder_cache("past", "present")`,
     /// `decoder_context("input")`: the decoder's roles under other names, as `bindings!`
     /// takes them (each implies `decoder`).
-    pub decoder_names: crate::plan::DecoderNames,
+    pub decoder_names: crate::planner::DecoderNames,
     /// `from_input_shapes`: `<Struct>Dims::from_input_shapes` is required, an error naming
     /// the dims where the input shapes do not determine them (without it, the function is
     /// emitted where they do, and left out silently where they do not).
@@ -198,13 +198,13 @@ pub fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttr
                 let names = &mut out.decoder_names;
                 match (key.as_str(), args.as_slice()) {
                     ("decoder_role", [role, name]) => {
-                        match crate::plan::DecoderRole::from_name(&role.value()) {
+                        match crate::planner::DecoderRole::from_name(&role.value()) {
                             Some(r) => names.set_role(r, name.value()),
                             None => errors.at(
                                 role.span(),
                                 format!(
                                     "expected a decoder role: {}",
-                                    crate::plan::DecoderRole::names_list()
+                                    crate::planner::DecoderRole::names_list()
                                 ),
                             ),
                         }

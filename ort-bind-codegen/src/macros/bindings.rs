@@ -33,7 +33,7 @@ use syn::parse::{Parse, ParseStream};
 use super::{MacroEnv, resolve_model};
 use crate::check::closest;
 use crate::expand::{ExpandOptions, expand};
-use crate::plan::{ModelOptions, plan_with};
+use crate::planner::{ModelOptions, plan_with};
 
 struct Args {
     path: syn::LitStr,
@@ -119,16 +119,17 @@ impl Parse for Args {
                 "decoder_role" => {
                     let a = call_args(input)?;
                     arity(&a, 2, "decoder_role(\"role\", \"name\")")?;
-                    let role =
-                        crate::plan::DecoderRole::from_name(&string(&a[0])?).ok_or_else(|| {
+                    let role = crate::planner::DecoderRole::from_name(&string(&a[0])?).ok_or_else(
+                        || {
                             syn::Error::new(
                                 a[0].span(),
                                 format!(
                                     "expected a decoder role: {}",
-                                    crate::plan::DecoderRole::names_list()
+                                    crate::planner::DecoderRole::names_list()
                                 ),
                             )
-                        })?;
+                        },
+                    )?;
                     options = options.decoder_role(role, &string(&a[1])?);
                 }
                 "decoder_context" => {
@@ -211,18 +212,18 @@ impl Parse for Args {
 /// ever runs.
 fn stub(error: syn::Error, krate: &syn::Path) -> TokenStream {
     let error = error.to_compile_error();
-    let empty = crate::signature::ModelSignature {
-        outputs: vec![crate::signature::ValueInfo {
+    let empty = crate::sig::ModelSignature {
+        outputs: vec![crate::sig::ValueInfo {
             name: "output".to_owned(),
-            kind: crate::signature::ValueType::Tensor {
-                elem: crate::dtype::ElementType::F32,
+            kind: crate::sig::ValueType::Tensor {
+                elem: crate::element::ElementType::F32,
                 dims: Some(Vec::new()),
             },
             doc_string: String::new(),
         }],
         ..Default::default()
     };
-    let items = crate::plan::plan(&empty).map(|plan| {
+    let items = crate::planner::plan(&empty).map(|plan| {
         let opts = ExpandOptions {
             runtime: krate.clone(),
             model_path: String::new(),
@@ -247,9 +248,9 @@ pub(super) struct Expanded {
     /// The module's items and the model file's tracking.
     pub(super) tokens: TokenStream,
     /// The model's signature.
-    pub(super) signature: crate::signature::ModelSignature,
+    pub(super) signature: crate::sig::ModelSignature,
     /// Its plan.
-    pub(super) plan: crate::plan::Plan,
+    pub(super) plan: crate::planner::Plan,
 }
 
 /// Why a model could not be expanded.
@@ -329,7 +330,7 @@ fn expand_model(args: &Args, krate: &syn::Path, env: &MacroEnv) -> Result<Expand
 /// it against the plan's overridable inputs; errors are spanned on the adapter's path.
 fn check_adapters(
     args: &Args,
-    plan: &crate::plan::Plan,
+    plan: &crate::planner::Plan,
     env: &MacroEnv,
 ) -> Result<Vec<crate::expand::AdapterFile>, syn::Error> {
     args.adapters
@@ -346,7 +347,7 @@ fn check_adapters(
                     ),
                 )
             })?;
-            crate::plan::adapters::check_adapter(plan, &bytes).map_err(|problem| {
+            crate::planner::adapters::check_adapter(plan, &bytes).map_err(|problem| {
                 syn::Error::new(
                     lit.span(),
                     format!(

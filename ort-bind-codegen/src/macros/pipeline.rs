@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Each model becomes a module of that name (what `bindings!` generates for it). Edges not
-//! declared are found by name (see [`crate::plan::pipeline::infer_source`]). Two models
+//! declared are found by name (see [`crate::planner::pipeline::infer_source`]). Two models
 //! where the second is a decoder fed by the first also get `Pipeline` (both models,
 //! `Pipeline::load`) and `Generator` (`decode::EncoderDecoder` over them): the encoder's
 //! buffers are the decoder's inputs, nothing copied.
@@ -25,7 +25,7 @@ use syn::parse::{Parse, ParseStream};
 use super::MacroEnv;
 use super::bindings::model_in_pipeline;
 use crate::expand::pipeline::{Part, generate};
-use crate::plan::pipeline::EdgeDecl;
+use crate::planner::pipeline::EdgeDecl;
 
 /// A model entry: `name = "path"` or `name = ("path", options...)`.
 struct ModelEntry {

@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::*;
-use crate::builder::{format_source, generate_source};
+use crate::build::{format_source, generate_source};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ort-bind-tests")
@@ -268,7 +268,7 @@ fn bindings_take_the_builder_options() {
         .rename_dim("N", "batch")
         .no_auto_feed_back();
     let from_builder =
-        crate::builder::generate_source_with(&sig, &path, &syn::parse_quote!(::ort_bind), &options)
+        crate::build::generate_source_with(&sig, &path, &syn::parse_quote!(::ort_bind), &options)
             .unwrap();
     assert_eq!(
         from_macro,
@@ -469,7 +469,7 @@ fn scratch_env(test: &str, files: &[(&str, Vec<u8>)]) -> MacroEnv {
 
 #[test]
 fn from_input_shapes_is_emitted_wherever_input_shapes_determine_the_dims() {
-    use crate::model::tests::f32_model;
+    use crate::onnx::tests::f32_model;
     // Wide structs get it too, unasked: its cost per input is one entry of a table.
     let n = 40;
     let names: Vec<(String, String)> = (0..n)

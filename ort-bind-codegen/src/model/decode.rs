@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use super::MAX_TYPE_DEPTH;
 use super::error::ModelError;
 use super::proto::{self, tensor_shape_proto::dimension, type_proto};
-use crate::dtype::{ElementType, onnx_code_name};
-use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType};
+use crate::element::{ElementType, onnx_code_name};
+use crate::sig::{Dim, ModelSignature, ValueInfo, ValueType};
 
 /// Converts a decoded model into its signature; `origin` names the file in errors.
 pub(crate) fn convert(
@@ -55,7 +55,7 @@ pub(crate) fn convert(
         .iter()
         .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
         .map_or(0, |o| o.version);
-    let inferred = crate::shape::infer::infer_graph(&graph, &inputs, &outputs, opset);
+    let inferred = crate::shapes::infer::infer_graph(&graph, &inputs, &outputs, opset);
 
     Ok(ModelSignature {
         inputs,

@@ -5,46 +5,8 @@
 //! (weights, node attributes) are sought past without being read, so a model of a few
 //! GiB is read in milliseconds, and external data files are never opened.
 //!
-//! What the signature holds:
-//! - **inputs**: `graph.input` minus every name that is an initializer or sparse
-//!   initializer (before IR version 4 exporters list weights as inputs; from 4 on such
-//!   entries are overridable defaults, which ONNX Runtime does not require either);
-//! - **outputs**: `graph.output`;
-//! - **dims**: `dim_value >= 1` is [`Dim::Fixed`]; `dim_value <= 0` is [`Dim::Dynamic`]
-//!   (real exporters write `0` and `-1` for "any size"); a `dim_param` is [`Dim::Named`]
-//!   unless it is a placeholder without any letter or digit (`?`, `*`, blanks), which is
-//!   dynamic; a dimension with neither is dynamic. A tensor type without a `shape` has
-//!   unknown rank (`dims: None`); an empty shape is a scalar (`Some(vec![])`);
-//! - **kinds**: tensors of an element type in [`ElementType`] (string included) are
-//!   [`ValueType::Tensor`]; `sequence_type`, `map_type` and `optional_type` are
-//!   [`ValueType::Sequence`], [`ValueType::Map`] and [`ValueType::Optional`], nested as
-//!   the model nests them, up to [`MAX_TYPE_DEPTH`] levels (deeper is
-//!   [`ModelError::TypeTooDeep`]); what ort-bind cannot represent (other element types
-//!   such as `complex64`, sparse and opaque types, map keys other than integers and
-//!   strings, a nested type that is not set) is a [`ValueType::Unsupported`] leaf with a
-//!   readable description such as `tensor(complex64)` or `<no type>`.
-//!
-//! Reading never panics on hostile bytes: truncated, random or malformed input,
-//! invalid UTF-8 in names, and lengths that claim more bytes than exist are all a
-//! [`ModelError`]. Nothing is allocated from a claimed length.
-//!
-//! ```no_run
-//! let sig = ort_bind_codegen::read_signature("models/add.onnx")?;
-//! for input in &sig.inputs {
-//!     println!("{}: {:?}", input.name, input.kind);
-//! }
-//! # Ok::<(), ort_bind_codegen::ModelError>(())
-//! ```
-//!
-//! [`ElementType`]: crate::ElementType
-//! [`Dim::Fixed`]: crate::Dim::Fixed
-//! [`Dim::Named`]: crate::Dim::Named
-//! [`Dim::Dynamic`]: crate::Dim::Dynamic
-//! [`ValueType::Tensor`]: crate::ValueType::Tensor
-//! [`ValueType::Unsupported`]: crate::ValueType::Unsupported
-//! [`ValueType::Sequence`]: crate::ValueType::Sequence
-//! [`ValueType::Map`]: crate::ValueType::Map
-//! [`ValueType::Optional`]: crate::ValueType::Optional
+//! What the signature holds, and the rules of the conversion, are documented on
+//! [`read_signature`].
 
 mod decode;
 pub(crate) use decode::NO_TYPE;
@@ -59,7 +21,7 @@ use std::io::{BufReader, ErrorKind};
 use std::path::Path;
 
 pub use self::error::ModelError;
-use crate::signature::ModelSignature;
+use crate::sig::ModelSignature;
 
 /// The deepest type nesting ort-bind reads: a graph value's own type is level 1,
 /// `seq(float32)` has 2 levels, `seq(map(string, float32))` 3. Real models stay under 5;
@@ -71,13 +33,53 @@ pub const MAX_TYPE_DEPTH: usize = 16;
 /// Reads the signature of the ONNX model at `path`.
 ///
 /// Only what the signature needs is read (weights are sought past), decoded and
-/// converted; see the [module docs](self) for the rules. Models with external data load
-/// without their data files.
+/// converted. Models with external data load without their data files.
+///
+/// What the signature holds:
+/// - **inputs**: `graph.input` minus every name that is an initializer or sparse
+///   initializer (before IR version 4 exporters list weights as inputs; from 4 on such
+///   entries are overridable defaults, which ONNX Runtime does not require either);
+/// - **outputs**: `graph.output`;
+/// - **dims**: `dim_value >= 1` is [`Dim::Fixed`]; `dim_value <= 0` is [`Dim::Dynamic`]
+///   (real exporters write `0` and `-1` for "any size"); a `dim_param` is [`Dim::Named`]
+///   unless it is a placeholder without any letter or digit (`?`, `*`, blanks), which is
+///   dynamic; a dimension with neither is dynamic. A tensor type without a `shape` has
+///   unknown rank (`dims: None`); an empty shape is a scalar (`Some(vec![])`);
+/// - **kinds**: tensors of an element type in [`ElementType`] (string included) are
+///   [`ValueType::Tensor`]; `sequence_type`, `map_type` and `optional_type` are
+///   [`ValueType::Sequence`], [`ValueType::Map`] and [`ValueType::Optional`], nested as
+///   the model nests them, up to 16 levels (deeper is [`ModelError::TypeTooDeep`]); what
+///   ort-bind cannot represent (other element types
+///   such as `complex64`, sparse and opaque types, map keys other than integers and
+///   strings, a nested type that is not set) is a [`ValueType::Unsupported`] leaf with a
+///   readable description such as `tensor(complex64)` or `<no type>`.
+///
+/// Reading never panics on hostile bytes: truncated, random or malformed input,
+/// invalid UTF-8 in names, and lengths that claim more bytes than exist are all a
+/// [`ModelError`]. Nothing is allocated from a claimed length.
+///
+/// ```no_run
+/// let sig = ort_bind_codegen::read_signature("models/add.onnx")?;
+/// for input in &sig.inputs {
+///     println!("{}: {:?}", input.name, input.kind);
+/// }
+/// # Ok::<(), ort_bind_codegen::ModelError>(())
+/// ```
+///
+/// [`ElementType`]: crate::ElementType
+/// [`Dim::Fixed`]: crate::Dim::Fixed
+/// [`Dim::Named`]: crate::Dim::Named
+/// [`Dim::Dynamic`]: crate::Dim::Dynamic
+/// [`ValueType::Tensor`]: crate::ValueType::Tensor
+/// [`ValueType::Unsupported`]: crate::ValueType::Unsupported
+/// [`ValueType::Sequence`]: crate::ValueType::Sequence
+/// [`ValueType::Map`]: crate::ValueType::Map
+/// [`ValueType::Optional`]: crate::ValueType::Optional
 ///
 /// # Errors
 /// [`ModelError::NotFound`] / [`ModelError::Io`] / [`ModelError::NotAFile`] when the file
-/// cannot be read, [`ModelError::Empty`] for an empty file, and the errors of
-/// [`signature_from_bytes`] for its contents.
+/// cannot be read, [`ModelError::Empty`] for an empty file, and [`ModelError::Decode`]
+/// and the other errors of decoding for its contents.
 pub fn read_signature(path: impl AsRef<Path>) -> Result<ModelSignature, ModelError> {
     read_signature_with(path.as_ref(), IN_MEMORY)
 }

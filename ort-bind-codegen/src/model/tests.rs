@@ -15,8 +15,8 @@ use super::{
     IN_MEMORY, MAX_TYPE_DEPTH, ModelError, read_signature, read_signature_with,
     signature_from_bytes,
 };
-use crate::dtype::ElementType;
-use crate::signature::{Dim, ValueType};
+use crate::element::ElementType;
+use crate::sig::{Dim, ValueType};
 
 // ---- writer helpers -------------------------------------------------------------------
 

@@ -697,18 +697,18 @@ macro_rules! message {
         $(#[$meta])*
         #[derive(Debug, Clone, Default, PartialEq)]
         $vis struct $name {
-            $( $(#[$field_meta])* pub(crate) $field: $crate::model::wire::field_type!($kind $(<$ty>)?), )*
+            $( $(#[$field_meta])* pub(crate) $field: $crate::onnx::wire::field_type!($kind $(<$ty>)?), )*
         }
 
-        impl $crate::model::wire::Message for $name {
+        impl $crate::onnx::wire::Message for $name {
             const NAME: &'static str = $proto;
 
             fn merge_field(
                 &mut self,
                 number: u32,
-                wire: $crate::model::wire::Wire,
-                r: &mut $crate::model::wire::Reader<'_>,
-            ) -> Result<(), $crate::model::wire::WireError> {
+                wire: $crate::onnx::wire::Wire,
+                r: &mut $crate::onnx::wire::Reader<'_>,
+            ) -> Result<(), $crate::onnx::wire::WireError> {
                 match number {
                     $( $number => r
                         .$kind(wire, &mut self.$field)
@@ -718,7 +718,7 @@ macro_rules! message {
             }
 
             #[cfg(test)]
-            fn encode(&self, w: &mut $crate::model::wire::Writer) {
+            fn encode(&self, w: &mut $crate::onnx::wire::Writer) {
                 $( w.$kind($number, &self.$field); )*
             }
         }
@@ -745,7 +745,7 @@ pub(crate) use {field_type, message};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::proto::{GraphProto, ModelProto, OperatorSetIdProto};
+    use crate::onnx::proto::{GraphProto, ModelProto, OperatorSetIdProto};
 
     fn key(number: u32, wire: u8) -> u8 {
         u8::try_from(number << 3).unwrap() | wire

@@ -43,5 +43,5 @@ pub fn check_adapter(plan: &Plan, bytes: &[u8]) -> Result<(), String> {
         .collect();
     ort_bind_adapter::match_parameters(&params, &expected)
         .map(drop)
-        .map_err(|e| e.describe(crate::dtype::onnx_code_name))
+        .map_err(|e| e.describe(crate::element::onnx_code_name))
 }

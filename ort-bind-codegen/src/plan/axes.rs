@@ -1,10 +1,10 @@
-//! How each axis is sized in the bindings ([`axes`]): what `ort-bind inspect` shows
+//! How each axis is sized in the bindings (`axes`): what `ort-bind inspect` shows
 //! and the derive suggests in `#[onnx(dims = ..)]`.
 
 use super::*;
 
 /// How one axis of a value is sized in the bindings: what `ort-bind inspect` shows next
-/// to it ([`axes`]).
+/// to it (`axes`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AxisBinding {
     /// Fixed by the model: no field.
@@ -44,8 +44,8 @@ pub struct AxisInfo {
 /// of unknown rank have no axes listed. Pure: for `ort-bind inspect`.
 ///
 /// ```
-/// use ort_bind_codegen::plan::{AxisBinding, ModelOptions, axes};
-/// use ort_bind_codegen::{Dim, ElementType, ModelSignature, ValueInfo, ValueType};
+/// use ort_bind_codegen::__private::plan::{AxisBinding, axes};
+/// use ort_bind_codegen::{Dim, ModelOptions, ElementType, ModelSignature, ValueInfo, ValueType};
 /// let t = |name: &str, dims| ValueInfo {
 ///     name: name.into(),
 ///     kind: ValueType::Tensor { elem: ElementType::F32, dims: Some(dims) },
@@ -118,7 +118,7 @@ pub fn axes(sig: &ModelSignature, options: &ModelOptions) -> Result<Vec<AxisInfo
 /// Why an axis of an output ONNX Runtime allocates has no size before the run.
 /// `declared_wrong`: the model declares a shape the graph does not compute.
 fn runtime_reason(
-    inferred: Option<&crate::shape::InferredShape>,
+    inferred: Option<&crate::shapes::InferredShape>,
     axis: usize,
     declared_wrong: bool,
 ) -> Option<String> {
@@ -137,7 +137,7 @@ fn runtime_reason(
     }
 }
 
-/// The derive's way to name the axes of `value` ([`axes`] of one value): the
+/// The derive's way to name the axes of `value` (`axes` of one value): the
 /// `#[onnx(dims = "..")]` attribute a field binding it would carry to get the same dims
 /// fields as the generated module (fixed axes as their size, axes ONNX Runtime sizes as
 /// `_`), as a template to edit: `dims = "x_dim0, 3, x_dim2, x_dim3"`. `None` when `axes`

@@ -6,9 +6,9 @@
 //! A view edge (`as view`) equates no axes: the input reads the source's elements in its
 //! own shape, and the runtime checks that the element counts agree.
 
-use crate::plan::pipeline::PlannedEdge;
-use crate::plan::{AxisSize, Plan, Storage};
-use crate::shape::DimExpr;
+use crate::planner::pipeline::PlannedEdge;
+use crate::planner::{AxisSize, Plan, Storage};
+use crate::shapes::DimExpr;
 
 /// How one dims field of one model is had from the chain's dims.
 #[derive(Debug, Clone, PartialEq, Eq)]

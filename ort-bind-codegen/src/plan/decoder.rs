@@ -30,8 +30,8 @@
 //! sides while the mask holds the real length, which the plan expresses by role rather
 //! than by dim name.
 
-use crate::dtype::ElementType;
-use crate::signature::{Dim, ModelSignature, ValueInfo, format_dims};
+use crate::element::ElementType;
+use crate::sig::{Dim, ModelSignature, ValueInfo, format_dims};
 
 use super::PlanError;
 

@@ -201,7 +201,7 @@ pub fn plan_struct(
                         let pinned = e.substitute(&|s| {
                             fixed_by_name
                                 .get(s)
-                                .map(|&n| crate::shape::DimExpr::int(n as i64))
+                                .map(|&n| crate::shapes::DimExpr::int(n as i64))
                         });
                         if let Some(p) = pinned {
                             *e = p;

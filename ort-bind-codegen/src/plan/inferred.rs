@@ -1,4 +1,4 @@
-//! Output sizes from shape inference ([`crate::shape`]): an output axis the model leaves
+//! Output sizes from shape inference ([`crate::shapes`]): an output axis the model leaves
 //! open (`?`, a fresh symbol) but the graph computes from the inputs' dims is sized by an
 //! expression of `Dims` fields, so the output is pre-allocated like any other. Where the
 //! declaration and the graph disagree (another rank, another fixed size), the graph wins,
@@ -7,7 +7,7 @@
 //! the sizes are equal, as a decoder's cache and mask share `total_sequence_length`).
 
 use super::*;
-use crate::shape::{DimExpr, InferredShape, axis_symbol};
+use crate::shapes::{DimExpr, InferredShape, axis_symbol};
 
 /// How inference sizes one output: the dims its type is written with, each axis's size
 /// (`None`: not settled), and what differs from the declaration, in words.

@@ -3,30 +3,8 @@
 //! which outputs feed back into inputs), validated in one place so expansion can
 //! assume valid input.
 //!
-//! # Dims that are really the same
-//!
-//! Exporters often name (or leave unnamed) dims that are equal in fact: an output
-//! `[N, 3]` whose `N` is the input's `batch`, a state output `[?, ?, ?]` that has
-//! exactly the shape of the state input `[2, ?, 128]`. Guessing such equalities from
-//! positions would be wrong for many models, so the plan only unifies what it can
-//! justify, and lets the user state the rest ([`ModelOptions`]):
-//!
-//! - [`ModelOptions::rename_dim`]: every occurrence of one named dim is another one
-//!   (`N` is `batch`);
-//! - [`ModelOptions::dim`]: axis `k` of a value is a given named dim (names an
-//!   unnamed `?`/`-1`/unset axis, or renames one occurrence);
-//! - recurrent pairs ([`FeedBack`]): an output that feeds the next run's input must
-//!   have that input's shape, so pairing them unifies the output's dims with the
-//!   input's. Pairs are found by name (one name is a prefix of the other, e.g.
-//!   `state` / `stateN`), equal element type and rank, and dims that do not
-//!   contradict each other axis by axis (equal, or left open on the output: `?`, or a
-//!   named dim no input carries); a pair whose dims differ is only made when it is the
-//!   only candidate on both sides. [`ModelOptions::feed_back`] declares a pair
-//!   explicitly and [`ModelOptions::no_auto_feed_back`] turns the search off.
-//!
-//! If a unification is wrong for a model, nothing unsafe follows: ONNX Runtime checks
-//! the shape of every pre-allocated output at each run and fails the run with an
-//! error that names the output.
+//! What the user states about dims and recurrent pairs, and how the plan unifies dims,
+//! is documented on [`ModelOptions`].
 
 use std::collections::HashMap;
 
@@ -40,9 +18,9 @@ pub use decoder::{
     PositionAxis, ScalarPlan, ScalarRole, plan_decoder,
 };
 
-use crate::dtype::ElementType;
+use crate::element::ElementType;
 use crate::ident::IdentAllocator;
-use crate::signature::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
+use crate::sig::{Dim, ModelSignature, ValueInfo, ValueType, format_dims};
 
 mod axes;
 mod dims;
@@ -77,7 +55,7 @@ pub enum AxisSize {
     Field(usize),
     /// Computed from the dims struct: an expression of its fields (by field name), as
     /// shape inference derived it from the graph (an output axis only).
-    Expr(crate::shape::DimExpr),
+    Expr(crate::shapes::DimExpr),
 }
 
 /// How a tensor's storage is provided.

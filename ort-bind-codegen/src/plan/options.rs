@@ -5,10 +5,37 @@
 use super::*;
 
 /// Settings of one model that the signature alone cannot give: dims that are really
-/// the same, and recurrent (output -> input) pairs. See the [module docs](super).
+/// the same, and recurrent (output -> input) pairs.
+///
+/// # Dims that are really the same
+///
+/// Exporters often name (or leave unnamed) dims that are equal in fact: an output
+/// `[N, 3]` whose `N` is the input's `batch`, a state output `[?, ?, ?]` that has
+/// exactly the shape of the state input `[2, ?, 128]`. Guessing such equalities from
+/// positions would be wrong for many models, so the plan only unifies what it can
+/// justify, and lets the user state the rest:
+///
+/// - [`ModelOptions::rename_dim`]: every occurrence of one named dim is another one
+///   (`N` is `batch`);
+/// - [`ModelOptions::dim`]: axis `k` of a value is a given named dim (names an
+///   unnamed `?`/`-1`/unset axis, or renames one occurrence);
+/// - recurrent pairs: an output that feeds the next run's input must
+///   have that input's shape, so pairing them unifies the output's dims with the
+///   input's. Pairs are found by name (one name is a prefix of the other, e.g.
+///   `state` / `stateN`), equal element type and rank, and dims that do not
+///   contradict each other axis by axis (equal, or left open on the output: `?`, or a
+///   named dim no input carries); a pair whose dims differ is only made when it is the
+///   only candidate on both sides. [`ModelOptions::feed_back`] declares a pair
+///   explicitly and [`ModelOptions::no_auto_feed_back`] turns the search off.
+///
+/// If a unification is wrong for a model, nothing unsafe follows: ONNX Runtime checks
+/// the shape of every pre-allocated output at each run and fails the run with an
+/// error that names the output.
+///
+/// # Example
 ///
 /// ```
-/// use ort_bind_codegen::plan::ModelOptions;
+/// use ort_bind_codegen::ModelOptions;
 /// // Silero VAD (silero_vad.onnx) leaves every dynamic dim unnamed.
 /// let options = ModelOptions::new()
 ///     .dim("input", 0, "batch")

@@ -7,9 +7,9 @@
 //! decoder's inputs held for a sequence must each be fed.
 
 use crate::check::closest;
-use crate::dtype::ElementType;
-use crate::shape::DimExpr;
-use crate::signature::{Dim, ModelSignature};
+use crate::element::ElementType;
+use crate::shapes::DimExpr;
+use crate::sig::{Dim, ModelSignature};
 
 use super::DecoderPlan;
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::dtype::ElementType;
+use crate::element::ElementType;
 
 fn t(name: &str, elem: ElementType, dims: Option<Vec<Dim>>) -> ValueInfo {
     ValueInfo {

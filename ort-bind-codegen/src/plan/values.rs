@@ -125,7 +125,7 @@ pub(super) fn kind_word(kind: &ValueType) -> String {
 pub(super) fn why_unsupported(part: &str) -> &'static str {
     if part.starts_with("map(") {
         "ONNX allows map keys of integer types and string only"
-    } else if part == crate::model::NO_TYPE {
+    } else if part == crate::onnx::NO_TYPE {
         "the model leaves that element type unset"
     } else if part.starts_with("sparse_tensor(") || part.starts_with("opaque(") {
         "ort-bind does not bind sparse or opaque types"

@@ -62,7 +62,7 @@ type Monomial = Vec<Atom>;
 /// An integer expression over named dims in canonical form (see the [module docs](self)).
 ///
 /// ```
-/// use ort_bind_codegen::shape::DimExpr;
+/// use ort_bind_codegen::DimExpr;
 /// let w = DimExpr::sym("w");
 /// // floor((w + 2 - 3) / 2) + 1, twice: a recognizer's stride-2 convs.
 /// let conv = |x: &DimExpr| x.add(&DimExpr::int(-1))?.floor_div(&DimExpr::int(2))?.add(&DimExpr::int(1));

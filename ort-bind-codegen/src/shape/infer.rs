@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::expr::DimExpr;
 use super::ops;
 use super::{InferredShape, Stop, StopReason, axis_symbol};
-use crate::model::proto::{AttributeProto, GraphProto, NodeProto, SmallTensor};
-use crate::signature::{Dim, ValueInfo, ValueType};
+use crate::onnx::proto::{AttributeProto, GraphProto, NodeProto, SmallTensor};
+use crate::sig::{Dim, ValueInfo, ValueType};
 
 /// Values with more elements than this keep no values (only shape tensors need them).
 pub(crate) const MAX_VALUES: usize = 64;

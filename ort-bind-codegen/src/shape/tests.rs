@@ -1,17 +1,17 @@
 //! Unit tests of the operators' rules: tiny models written with the model reader's own
-//! messages (`crate::model::proto`, encoded by the test-only writer), read back through
+//! messages (`crate::onnx::proto`, encoded by the test-only writer), read back through
 //! [`signature_from_bytes`], and each output's inferred shape compared as text (`?` for an
 //! axis left open, `unknown rank`). The sizes of the ONNX backend cases come from ONNX's
 //! own test data (`tests/shape_inference.rs` in ort-bind-tests measures all of them).
 
 use super::{InferredShape, StopReason};
-use crate::model::proto::{
+use crate::onnx::proto::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SmallTensor,
     TensorShapeProto, TypeProto, ValueInfoProto, tensor_shape_proto::Dimension,
     tensor_shape_proto::dimension, type_proto,
 };
-use crate::model::signature_from_bytes;
-use crate::model::wire::Message as _;
+use crate::onnx::signature_from_bytes;
+use crate::onnx::wire::Message as _;
 
 const F32: i32 = 1;
 const I32: i32 = 6;
@@ -801,7 +801,7 @@ fn scan_before_opset_9_has_a_batch_axis() {
 /// `max(length, 0)`, and broadcasts against the axis it came from.
 #[test]
 fn a_range_over_a_computed_length_keeps_that_length() {
-    use crate::shape::DimExpr;
+    use crate::shapes::DimExpr;
     let f = DimExpr::sym("num_frames");
     let t = f
         .add(&DimExpr::int(1))

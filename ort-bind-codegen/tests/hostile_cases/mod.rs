@@ -8,10 +8,10 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use ort_bind_codegen::expand::{ExpandOptions, expand};
-use ort_bind_codegen::model::{MAX_TYPE_DEPTH, signature_from_bytes};
-use ort_bind_codegen::plan::{PlanError, plan};
-use ort_bind_codegen::{ModelError, ModelSignature, ValueInfo, ValueType};
+use ort_bind_codegen::__private::expand::{ExpandOptions, expand};
+use ort_bind_codegen::__private::model::{MAX_TYPE_DEPTH, signature_from_bytes};
+use ort_bind_codegen::__private::plan::plan;
+use ort_bind_codegen::{ModelError, ModelSignature, PlanError, ValueInfo, ValueType};
 
 // ---- protobuf writer ------------------------------------------------------------------
 
@@ -1130,7 +1130,7 @@ pub fn codegen(sig: &ModelSignature) -> Outcome {
         };
     }
     let file: syn::File = syn::parse2(tokens.clone()).expect("generated tokens parse");
-    let source = ort_bind_codegen::builder::format_source(&tokens, "hostile\n.onnx");
+    let source = ort_bind_codegen::__private::builder::format_source(&tokens, "hostile\n.onnx");
     let formatted = syn::parse_file(&source).expect("formatted module parses");
     assert_eq!(formatted.items.len(), file.items.len());
     check_unique_names(&formatted);

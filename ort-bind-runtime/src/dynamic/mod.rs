@@ -49,7 +49,7 @@ pub use io::{DynDims, DynInputsMut, DynamicIo};
 
 /// The binding engine's per-type input tensors and output slots, from the element table.
 macro_rules! any_values {
-    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $get:expr);)*) => {
+    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:expr, $get:expr);)*) => {
         /// An owned input tensor of the element type chosen at run time.
         enum AnyTensor {
             $($variant(Tensor<$rust, AnyRank, Cpu>),)*

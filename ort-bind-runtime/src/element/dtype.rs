@@ -1,10 +1,11 @@
-//! The one table of the ONNX element types ort-bind binds (Rust type, ONNX code, name),
-//! and [`NumericType`], such an element type chosen at run time.
+//! [`NumericType`], an element type chosen at run time, and `element_table!`, the rows of
+//! the shared element table (`ort-bind-elements`) with the runtime's own per-type extras.
 //!
-//! `element_table!(callback)` hands every row to `callback!`, so each place that needs a
-//! per-type item (here `NumericType`; the dynamic route's `HostData` and its conversions) is
-//! generated from the same rows: a new element type is one row here (plus its `Element`
-//! impl in `mod.rs`).
+//! `element_table!(callback)` hands every numeric element type's row to `callback!`, so
+//! each place that needs a per-type item (here `NumericType`; the `Element` impls; the
+//! dynamic route's `HostData` and its conversions) is generated from the same rows: a new
+//! element type is one row in `ort-bind-elements` (plus its Rust type, in `narrow.rs` for a
+//! narrow one).
 
 use ort_sys::ONNXTensorElementDataType as Onnx;
 
@@ -16,42 +17,78 @@ use super::narrow::{
 };
 use super::{bf16, f16};
 
-/// Calls `$callback!` with one row per element type: `(Variant, RustType, ONNX_CODE,
-/// "numpy name", "doc", |values, index| element as f64)`.
+/// Calls `$callback!` with one row per numeric element type: `(Variant, RustType,
+/// ONNX_CONSTANT, "numpy name", doc, |values, index| element as f64)`, where
+/// `ONNX_CONSTANT` names ONNX Runtime's `ONNXTensorElementDataType` value, `doc` is an
+/// expression for `#[doc = ...]` and the last a `fn(&[RustType], usize) -> Option<f64>`
+/// (see `HostElement::element_f64`). The rows are `ort-bind-elements`' own
+/// (`element_rows!`), in its order.
 macro_rules! element_table {
     ($callback:ident) => {
-        $callback! {
-            (F32, f32, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32", "`f32`.", |v, i| v.get(i).map(|&x| x as f64));
-            (F64, f64, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64", "`f64`.", |v, i| v.get(i).copied());
-            (F16, f16, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16", "`f16`.", |v, i| v.get(i).map(|x| x.to_f64()));
-            (BF16, bf16, ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, "bfloat16", "`bf16`.", |v, i| v.get(i).map(|x| x.to_f64()));
-            (I8, i8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8", "`i8`.", |v, i| v.get(i).map(|&x| x as f64));
-            (I16, i16, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16", "`i16`.", |v, i| v.get(i).map(|&x| x as f64));
-            (I32, i32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32", "`i32`.", |v, i| v.get(i).map(|&x| x as f64));
-            (I64, i64, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64", "`i64`.", |v, i| v.get(i).map(|&x| x as f64));
-            (U8, u8, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8", "`u8`.", |v, i| v.get(i).map(|&x| x as f64));
-            (U16, u16, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, "uint16", "`u16`.", |v, i| v.get(i).map(|&x| x as f64));
-            (U32, u32, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, "uint32", "`u32`.", |v, i| v.get(i).map(|&x| x as f64));
-            (U64, u64, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, "uint64", "`u64`.", |v, i| v.get(i).map(|&x| x as f64));
-            (Bool, bool, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, "bool", "`bool`.", |v, i| v.get(i).map(|&x| if x { 1.0 } else { 0.0 }));
-            (F8E4M3FN, Float8E4M3FN, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, "float8e4m3fn", "[`Float8E4M3FN`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-            (F8E4M3FNUZ, Float8E4M3FNUZ, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, "float8e4m3fnuz", "[`Float8E4M3FNUZ`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-            (F8E5M2, Float8E5M2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, "float8e5m2", "[`Float8E5M2`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-            (F8E5M2FNUZ, Float8E5M2FNUZ, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", "[`Float8E5M2FNUZ`]: 8-bit float, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-            (F8E8M0, Float8E8M0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, "float8e8m0", "[`Float8E8M0`]: 8-bit power-of-two scale, one per byte.", |v, i| v.get(i).map(|x| x.to_f32().into()));
-            (I4, Int4x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, "int4", "[`Int4x2`]: 4-bit signed integers, two per byte.", packed_f64);
-            (U4, UInt4x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, "uint4", "[`UInt4x2`]: 4-bit unsigned integers, two per byte.", packed_f64);
-            (F4E2M1, Float4E2M1x2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, "float4e2m1", "[`Float4E2M1x2`]: 4-bit floats, two per byte.", packed_f64);
-            (I2, Int2x4, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2, "int2", "[`Int2x4`]: 2-bit signed integers, four per byte.", packed_f64);
-            (U2, UInt2x4, ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2, "uint2", "[`UInt2x4`]: 2-bit unsigned integers, four per byte.", packed_f64);
-        }
+        ort_bind_elements::element_rows! { $crate::element::runtime_rows[$callback] }
     };
 }
 #[cfg(feature = "dynamic")]
 pub(crate) use element_table;
 
+/// The runtime's rows from the shared ones: the doc and the `f64` getter follow from each
+/// type's kind.
+macro_rules! runtime_rows {
+    ([$callback:ident] $(($variant:ident, $rust:ident, $onnx:literal, $ort:literal, $constant:ident,
+        $name:literal, $size:literal, $packing:literal, $kind:ident, $description:literal);)*) => {
+        $callback! {
+            $((
+                $variant,
+                $rust,
+                $constant,
+                $name,
+                $crate::element::element_doc!($kind, $rust, $description),
+                $crate::element::element_getter!($kind)
+            );)*
+        }
+    };
+}
+pub(crate) use runtime_rows;
+
+/// The doc of a row's variant: the Rust type, and for a narrow type (linked) what it holds.
+macro_rules! element_doc {
+    (Float8, $rust:ident, $description:literal) => {
+        concat!("[`", stringify!($rust), "`]: ", $description, ".")
+    };
+    (Packed, $rust:ident, $description:literal) => {
+        concat!("[`", stringify!($rust), "`]: ", $description, ".")
+    };
+    ($kind:ident, $rust:ident, $description:literal) => {
+        concat!("`", stringify!($rust), "`.")
+    };
+}
+pub(crate) use element_doc;
+
+/// Tensor element `index` of a slice of a row's Rust type, as `f64`, by its kind.
+#[cfg_attr(not(feature = "dynamic"), allow(unused_macros))] // the dynamic route's items use it
+macro_rules! element_getter {
+    (Bool) => {
+        |v, i| v.get(i).map(|&x| if x { 1.0 } else { 0.0 })
+    };
+    (Half) => {
+        |v, i| v.get(i).map(|x| x.to_f64())
+    };
+    (Float8) => {
+        |v, i| v.get(i).map(|x| x.to_f32().into())
+    };
+    (Packed) => {
+        packed_f64
+    };
+    // The primitives: `Float`, `Int`, `UInt`.
+    ($kind:ident) => {
+        |v, i| v.get(i).map(|&x| x as f64)
+    };
+}
+#[cfg(feature = "dynamic")]
+pub(crate) use element_getter;
+
 macro_rules! dtype_enum {
-    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $get:expr);)*) => {
+    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:expr, $get:expr);)*) => {
         /// A tensor element type that has a Rust element type ([`Element`]): every numeric
         /// (and bool) ONNX element type ort-bind binds, chosen at run time. What the dynamic
         /// route's `HostArray`s hold; a model declares an
@@ -105,5 +142,35 @@ element_table!(dtype_enum);
 impl std::fmt::Display for NumericType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ort_bind_elements::ElementType;
+
+    /// Each `NumericType` is the shared table's type of its ONNX Runtime code, with that
+    /// row's name, size (its Rust type's `size_of`) and packing; and every bindable type of
+    /// the table is one.
+    #[test]
+    fn numeric_types_agree_with_the_shared_table() {
+        for &t in NumericType::ALL {
+            let e = ElementType::from_ort(t.onnx() as i32).expect("a code of the table");
+            assert_eq!(e.numpy_name(), t.name(), "{t}");
+            assert_eq!(e.ort_code(), t.onnx() as i32, "{t}");
+            assert_eq!(e.size(), Some(t.size()), "{t}");
+            assert_eq!(e.packing(), t.packing(), "{t}");
+            assert_eq!(format!("{e:?}"), format!("{t:?}"));
+            assert_eq!(NumericType::from_onnx(t.onnx()), Some(t));
+        }
+        assert_eq!(
+            NumericType::ALL.len(),
+            ElementType::all().filter(|e| e.is_bindable()).count()
+        );
+        // The three codes ONNX Runtime numbers differently from the file format.
+        assert_eq!(NumericType::F8E8M0.onnx() as i32, 26);
+        assert_eq!(NumericType::U2.onnx() as i32, 24);
+        assert_eq!(NumericType::I2.onnx() as i32, 25);
     }
 }

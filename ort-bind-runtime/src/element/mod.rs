@@ -11,8 +11,9 @@ mod dtype;
 pub mod narrow;
 
 pub use dtype::NumericType;
+pub(crate) use dtype::{element_doc, runtime_rows};
 #[cfg(feature = "dynamic")]
-pub(crate) use dtype::element_table;
+pub(crate) use dtype::{element_getter, element_table};
 
 pub use narrow::{
     Float4E2M1x2, Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float8E8M0, Int2x4,
@@ -67,91 +68,33 @@ pub(crate) const fn storage_len<T: Element>(elements: usize) -> usize {
     elements.div_ceil(T::PACKING)
 }
 
-macro_rules! element {
-    ($($rust:ty => $onnx:ident, $name:literal;)*) => {$(
+/// `Element` (and `Unpacked`, for a type stored one element per value) for every row of
+/// the element table.
+macro_rules! element_impls {
+    ($(($variant:ident, $rust:ident, $onnx:literal, $ort:literal, $constant:ident, $name:literal,
+        $size:literal, $packing:tt, $kind:ident, $description:literal);)*) => {$(
         impl sealed::Sealed for $rust {}
         impl Element for $rust {
-            const ONNX_TYPE: Onnx = Onnx::$onnx;
-            const NAME: &'static str = $name;
-        }
-        impl Unpacked for $rust {}
-    )*};
-}
-
-impl Unpacked for Float8E4M3FN {}
-impl Unpacked for Float8E4M3FNUZ {}
-impl Unpacked for Float8E5M2 {}
-impl Unpacked for Float8E5M2FNUZ {}
-impl Unpacked for Float8E8M0 {}
-
-/// The narrow types: one byte each, holding `$packing` elements.
-macro_rules! narrow_element {
-    ($($rust:ty => $onnx:ident, $name:literal, $packing:literal;)*) => {$(
-        impl sealed::Sealed for $rust {}
-        impl Element for $rust {
-            const ONNX_TYPE: Onnx = Onnx::$onnx;
+            const ONNX_TYPE: Onnx = Onnx::$constant;
             const NAME: &'static str = $name;
             const PACKING: usize = $packing;
         }
+        unpacked!($packing, $rust);
     )*};
 }
 
-narrow_element! {
-    Float8E4M3FN => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, "float8e4m3fn", 1;
-    Float8E4M3FNUZ => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, "float8e4m3fnuz", 1;
-    Float8E5M2 => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, "float8e5m2", 1;
-    Float8E5M2FNUZ => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, "float8e5m2fnuz", 1;
-    Float8E8M0 => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, "float8e8m0", 1;
-    Int4x2 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, "int4", 2;
-    UInt4x2 => ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, "uint4", 2;
-    Float4E2M1x2 => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, "float4e2m1", 2;
-    Int2x4 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2, "int2", 4;
-    UInt2x4 => ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2, "uint2", 4;
+/// `Unpacked` for a type of packing 1.
+macro_rules! unpacked {
+    (1, $rust:ident) => {
+        impl Unpacked for $rust {}
+    };
+    ($packing:tt, $rust:ident) => {};
 }
 
-element! {
-    f32 => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32";
-    f64 => ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64";
-    f16 => ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16";
-    bf16 => ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, "bfloat16";
-    i8 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8";
-    i16 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16";
-    i32 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32";
-    i64 => ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64";
-    u8 => ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8";
-    u16 => ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, "uint16";
-    u32 => ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, "uint32";
-    u64 => ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, "uint64";
-    bool => ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, "bool";
-}
+ort_bind_elements::element_rows!(element_impls);
 
 /// The numpy name of an ONNX element code, for messages about values ONNX Runtime produced.
 pub(crate) fn onnx_type_name(t: Onnx) -> &'static str {
-    match t {
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT => "float32",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE => "float64",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 => "float16",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16 => "bfloat16",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 => "int8",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16 => "int16",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 => "int32",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 => "int64",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 => "uint8",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16 => "uint16",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32 => "uint32",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64 => "uint64",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL => "bool",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING => "string",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN => "float8e4m3fn",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ => "float8e4m3fnuz",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2 => "float8e5m2",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ => "float8e5m2fnuz",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0 => "float8e8m0",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4 => "int4",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4 => "uint4",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1 => "float4e2m1",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2 => "int2",
-        Onnx::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2 => "uint2",
-        _ => "an element type ort-bind does not bind",
-    }
+    ort_bind_elements::ElementType::from_ort(t as i32)
+        .map_or("an element type ort-bind does not bind", |e| e.numpy_name())
 }

@@ -48,7 +48,7 @@ where
 }
 
 macro_rules! host_data {
-    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:literal, $get:expr);)*) => {
+    ($(($variant:ident, $rust:ident, $onnx:ident, $name:literal, $doc:expr, $get:expr);)*) => {
         /// Owned values of any element type.
         #[derive(Debug, Clone, PartialEq)]
         pub enum HostData {

@@ -13,8 +13,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::expand::tokens::{elem_tokens, spec_tokens};
-use crate::plan::{DecoderNames, plan, plan_decoder};
-use crate::signature::ModelSignature;
+use crate::planner::{DecoderNames, plan, plan_decoder};
+use crate::sig::ModelSignature;
 
 /// The decoder items for `input`, or the planner's refusal (a message in the model's
 /// terms).

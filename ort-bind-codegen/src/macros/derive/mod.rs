@@ -4,7 +4,7 @@
 //! 2. [`fields`]: each field's type read from its syntax;
 //! 3. check ([`crate::check`]): every field against the model (names, element types,
 //!    ranks, fixed dims, devices), all problems at once;
-//! 4. [`plan`]: the same [`plan`](crate::plan) as `build.rs` and `bindings!`, from the
+//! 4. [`plan`]: the same [`plan`](crate::planner) as `build.rs` and `bindings!`, from the
 //!    model plus the fields (dims no field type fixes, recurrent pairs, who allocates);
 //! 5. [`expand`]: the impls and views;
 //! 6. [`fallback`]: what is emitted when the model cannot be planned at all, so a
@@ -126,7 +126,7 @@ pub fn derive(input: TokenStream, env: &MacroEnv) -> TokenStream {
                 None
             }
             Ok(r) => {
-                let refused = crate::plan::refusals(&r.signature);
+                let refused = crate::planner::refusals(&r.signature);
                 if refused.is_empty() {
                     Some(r)
                 } else {

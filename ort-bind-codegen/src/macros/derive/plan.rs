@@ -11,8 +11,8 @@ use crate::check::syntax::{AxisSyntax, FieldType, Range, ShapeSyntax, SlotKind, 
 use crate::check::{FieldBinding, Role};
 use crate::macros::attr::{ContainerAttrs, Errors};
 use crate::macros::spanned_error;
-use crate::plan::{FieldUse, ModelOptions, PlanError, StructPlan, plan_struct};
-use crate::signature::{Dim, ModelSignature};
+use crate::planner::{FieldUse, ModelOptions, PlanError, StructPlan, plan_struct};
+use crate::sig::{Dim, ModelSignature};
 
 /// The plan of a struct, and how its fields map onto it.
 pub(super) struct Planned {
@@ -51,7 +51,7 @@ pub(super) fn value_path(f: &Field<'_>, sig: &ModelSignature) -> bool {
                 Role::Input => &sig.inputs[b.index],
                 Role::Output => &sig.outputs[b.index],
             };
-            crate::plan::form_of(v).is_some_and(|(form, _, _)| !form.is_tensor())
+            crate::planner::form_of(v).is_some_and(|(form, _, _)| !form.is_tensor())
         }),
     }
 }
@@ -104,7 +104,7 @@ fn dims_attr(
                 entries.len(),
                 if entries.len() == 1 { "axis" } else { "axes" },
                 dims.len(),
-                crate::signature::format_dims(Some(dims))
+                crate::sig::format_dims(Some(dims))
             ),
         );
         return None;

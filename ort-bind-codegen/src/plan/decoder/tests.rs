@@ -1,5 +1,5 @@
 use super::*;
-use crate::signature::ValueType;
+use crate::sig::ValueType;
 
 fn t(name: &str, elem: ElementType, dims: &[&str]) -> ValueInfo {
     let dims = dims

@@ -1,11 +1,11 @@
 use super::*;
-use crate::plan::plan_decoder;
+use crate::planner::plan_decoder;
 
 fn fixture(rel: &str) -> ModelSignature {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ort-bind-tests/tests/fixtures/pipelines")
         .join(rel);
-    crate::model::read_signature(&path).unwrap()
+    crate::onnx::read_signature(&path).unwrap()
 }
 
 fn edge(from: &str, to: &str) -> EdgeDecl {
@@ -240,8 +240,8 @@ fn edge_mistakes_are_refused() {
 /// view edge (the OCR pair) equates nothing.
 #[test]
 fn a_chain_has_one_dims_with_what_edges_equate_left_out() {
-    use crate::plan::chain::{DimValue, plan_chain_dims};
-    let plan_of = |sig: &ModelSignature| crate::plan::plan(sig).unwrap();
+    use crate::planner::chain::{DimValue, plan_chain_dims};
+    let plan_of = |sig: &ModelSignature| crate::planner::plan(sig).unwrap();
     let (vision, embedding) = (
         fixture("vision_text/vision.onnx"),
         fixture("vision_text/embedding.onnx"),

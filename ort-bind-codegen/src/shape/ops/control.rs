@@ -6,7 +6,7 @@ use super::super::StopReason;
 use super::super::expr::DimExpr;
 use super::super::infer::{Fact, INT64, NodeCx, OpResult, Scope, constant_fact, walk};
 use super::{Dims, axis, bad};
-use crate::model::proto::GraphProto;
+use crate::onnx::proto::GraphProto;
 
 /// `Some` when `op` is one of this family's.
 pub(super) fn infer(cx: &NodeCx<'_>, op: &str) -> Option<OpResult> {

@@ -12,7 +12,7 @@ use super::Ctx;
 use crate::check::{MAX_TUPLE_RANK, Role};
 use crate::expand::tokens::{Side, elem_tokens, io_type, token_key};
 use crate::macros::derive::plan::bindable;
-use crate::signature::Dim;
+use crate::sig::Dim;
 
 /// The model's shape as a shape type (`(Fix<1>, Dyn)`, `AnyRank`), through the short
 /// names the generated `const` block imports.
@@ -67,7 +67,7 @@ pub(super) fn checks(cx: &Ctx<'_, '_>) -> Vec<TokenStream> {
         }) else {
             continue;
         };
-        if f.value || !crate::plan::form_of(value).is_some_and(|(form, _, _)| form.is_tensor()) {
+        if f.value || !crate::planner::form_of(value).is_some_and(|(form, _, _)| form.is_tensor()) {
             if !b.checks.value {
                 continue;
             }

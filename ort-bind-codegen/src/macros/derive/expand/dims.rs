@@ -9,7 +9,7 @@ use super::Ctx;
 use crate::check::Role;
 use crate::expand::dims;
 use crate::expand::tokens::dims_expr;
-use crate::plan::Storage;
+use crate::planner::Storage;
 
 /// Per struct field, the expression sizing it from `dims` (`None`: not sized by dims).
 pub(super) fn per_field(cx: &Ctx<'_, '_>) -> Vec<Option<TokenStream>> {

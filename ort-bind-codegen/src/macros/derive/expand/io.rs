@@ -12,13 +12,13 @@ use crate::expand::binding_io::{self, Allocation, BindingImpl, FieldRecipe, SetD
 use crate::expand::tokens::{elem_tokens, field_call, spec_tokens};
 use crate::expand::views::Views;
 use crate::macros::derive::plan::bindable;
-use crate::plan::{PlannedValue, Storage};
-use crate::signature::{Dim, ValueInfo};
+use crate::planner::{PlannedValue, Storage};
+use crate::sig::{Dim, ValueInfo};
 
 /// A model value as the plan would see it, with its declared dims (for the types the
 /// checks and specs write): `None` when it cannot be bound.
 pub(super) fn declared(v: &ValueInfo, role: Role) -> Option<PlannedValue> {
-    let (form, elem, dims) = crate::plan::form_of(v)?;
+    let (form, elem, dims) = crate::planner::form_of(v)?;
     Some(PlannedValue {
         name: v.name.clone(),
         field: String::new(),
@@ -39,7 +39,7 @@ pub(super) fn declared(v: &ValueInfo, role: Role) -> Option<PlannedValue> {
 /// The `ValueSpec` of model value `v`: numeric tensors through the short `__spec`
 /// helpers the derive imports (small tokens for models with thousands of values).
 fn spec(krate: &syn::Path, v: &ValueInfo, role: Role) -> TokenStream {
-    let (form, elem, dims) = crate::plan::form_of(v).expect("plan::refusals passed");
+    let (form, elem, dims) = crate::planner::form_of(v).expect("plan::refusals passed");
     if !form.is_tensor() {
         let planned = declared(v, role).expect("plan::refusals passed");
         return spec_tokens(krate, &planned);
@@ -99,7 +99,7 @@ fn recipes(cx: &Ctx<'_, '_>, dims: &[Option<TokenStream>]) -> Vec<FieldRecipe> {
 /// views do, so a field that is no tensor adds no error of its own.
 fn dims_of_inputs(
     cx: &Ctx<'_, '_>,
-    plan: &crate::plan::Plan,
+    plan: &crate::planner::Plan,
     values: &[FieldRecipe],
 ) -> Option<TokenStream> {
     let (krate, dims_name) = (cx.krate, &cx.dims_name);

@@ -25,7 +25,7 @@ use quote::{format_ident, quote};
 
 use super::Field;
 use super::plan::Planned;
-use crate::signature::ModelSignature;
+use crate::sig::ModelSignature;
 
 /// The model a struct was planned against.
 pub(super) struct Model<'a> {

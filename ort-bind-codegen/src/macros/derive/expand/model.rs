@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::check::Role;
 use crate::check::syntax::{FieldType, SlotKind, ValueSlot};
 use crate::macros::derive::Field;
-use crate::signature::{Dim, ValueType};
+use crate::sig::{Dim, ValueType};
 
 /// `MODEL_PATH` and `MODEL`.
 pub(super) fn consts(cx: &Ctx<'_, '_>) -> TokenStream {
