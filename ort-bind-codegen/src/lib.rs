@@ -41,6 +41,9 @@
 //! (`ort_bind_codegen::plan::ModelOptions`, `ort_bind_codegen::model::read_signature`, ...)
 //! still compile for one release, with a deprecation warning that names the new path.
 
+// The stages, private. Six keep their files but take other names inside the crate: the
+// old names belong to the deprecated public modules at the end of this file until they go
+// (then the `#[path]`s go too).
 #[path = "builder.rs"]
 mod build;
 mod cache;
