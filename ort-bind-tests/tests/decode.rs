@@ -207,6 +207,52 @@ fn recurrent_state_cannot_rewind_but_resets() -> Result<()> {
 }
 
 #[test]
+fn recurrent_state_rewinds_within_the_last_run() -> Result<()> {
+    let one = expected("hybrid_conv", "greedy.json");
+    let (prompt, want) = (&one.prompts[0], &one.tokens[0]);
+    let m = hybrid_conv::Model::load()?;
+    for lazy in [false, true] {
+        let mut decoder = if lazy {
+            m.lazy_decoder_on(ort_bind::Cpu, 1, 256)?
+        } else {
+            m.decoder(1, 256)?
+        };
+        // Six of the greedy tokens in one run, then the last four dropped: the state goes
+        // back to before that run and the first two run again.
+        decoder.prefill(prompt)?;
+        decoder.append(&want[..6])?;
+        let runs = decoder.stats().runs;
+        decoder.rewind(4)?;
+        assert_eq!(decoder.len(), prompt.len() + 2);
+        assert_eq!(decoder.stats().runs, runs + 1, "one run again");
+        let mut got = want[..2].to_vec();
+        for _ in 0..30 {
+            got.push(decoder.step_greedy()?[0]);
+        }
+        assert_eq!(got, want[..32], "lazy: {lazy}");
+
+        // A whole run dropped: nothing runs again, and the next run follows the ones before.
+        decoder.append(&want[32..35])?;
+        let runs = decoder.stats().runs;
+        decoder.rewind(3)?;
+        assert_eq!(decoder.stats().runs, runs);
+        decoder.append(&want[32..34])?;
+        assert_eq!(decoder.pick_greedy()?, &want[34..35]);
+
+        // Further back than the last run: refused, the decoder unchanged.
+        let len = decoder.len();
+        let err = decoder.rewind(3).unwrap_err();
+        assert!(
+            matches!(err, Error::Decode(DecodeError::RecurrentState { .. })),
+            "{err}"
+        );
+        assert_eq!(decoder.len(), len);
+        assert_eq!(decoder.pick_greedy()?, &want[34..35]);
+    }
+    Ok(())
+}
+
+#[test]
 fn bad_input_is_refused_and_the_decoder_stays_usable() -> Result<()> {
     let one = expected("gqa_f32", "greedy.json");
     let prompt = &one.prompts[0];

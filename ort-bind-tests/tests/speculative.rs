@@ -16,7 +16,42 @@ mod draft {
     ort_bind::bindings!("tests/fixtures/decoders/speculative/draft/model.onnx");
 }
 
+/// A decoder with recurrent state (a causal conv layer), as a target.
+mod hybrid_conv {
+    ort_bind::bindings!("tests/fixtures/decoders/hybrid_conv/model.onnx");
+}
+/// Another model of the same vocabulary (512 ids of int64), as its draft.
+mod gqa_f32 {
+    ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
+}
+
 const CAPACITY: usize = 512;
+
+#[test]
+fn a_target_with_recurrent_state_gives_its_greedy_tokens() -> Result<()> {
+    let want = expected("hybrid_conv", "greedy.json");
+    let (prompt, want) = (&want.prompts[0], &want.tokens[0]);
+    let (target, draft) = (hybrid_conv::Model::load()?, gqa_f32::Model::load()?);
+    for k in [1, 3] {
+        let mut g = Speculative::new(target.decoder(1, CAPACITY)?, draft.decoder(1, CAPACITY)?, k)?;
+        assert_eq!(g.generate(prompt, want.len())?, *want, "k = {k}");
+        let s = g.stats();
+        assert!(
+            s.proposed > s.accepted,
+            "k = {k}: some proposals rejected: {s:?}"
+        );
+    }
+    // The other way round: a draft with recurrent state cannot rewind across its runs.
+    let refused = Speculative::new(draft.decoder(1, CAPACITY)?, target.decoder(1, CAPACITY)?, 2);
+    assert!(
+        matches!(
+            refused.map(drop).unwrap_err(),
+            ort_bind::Error::Decode(DecodeError::RecurrentState { .. })
+        ),
+        "a recurrent draft is refused"
+    );
+    Ok(())
+}
 
 fn reference() -> (Vec<i64>, Vec<i64>) {
     let e = expected("speculative", "greedy.json");

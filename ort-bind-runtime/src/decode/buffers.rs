@@ -183,6 +183,16 @@ impl IndexBuffer {
         }
     }
 
+    /// Appends `count` values from element `at` on to `out`.
+    pub(crate) fn read(&self, at: usize, count: usize, out: &mut Vec<i64>) {
+        match self {
+            IndexBuffer::I64(t) => out.extend_from_slice(&t.as_slice()[at..at + count]),
+            IndexBuffer::I32(t) => {
+                out.extend(t.as_slice()[at..at + count].iter().map(|&v| i64::from(v)))
+            }
+        }
+    }
+
     /// The largest value the type holds.
     pub(crate) fn max(&self) -> i64 {
         match self {

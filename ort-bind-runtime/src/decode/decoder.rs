@@ -322,6 +322,8 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     // Inside `generate`/`stream`: runs share one epoch of `control`, so a stop or timeout
     // taken for the generation covers all of its runs.
     generating: bool,
+    // The tokens a rewind of a model with recurrent state runs again (reused).
+    rerun: Vec<i64>,
     _mode: PhantomData<fn() -> (T, M)>,
 }
 
@@ -562,6 +564,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             head,
             control: Arc::new(RunControl::new(session)?),
             generating: false,
+            rerun: Vec::new(),
             session: session.clone(),
             spec,
             ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
@@ -906,7 +909,12 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// Drops the last `n` positions of every row, so that the next tokens follow the ones
     /// before them. Free in the shared-buffer mode; in the growing mode the cache of each
     /// batch row and head moves down in place (nothing moves for one row of one head).
-    /// A model with recurrent state cannot rewind (its state has no history).
+    ///
+    /// A model with recurrent state (`past_conv.N` -> `present_conv.N`) rewinds within its
+    /// last run: the state before that run is still in the buffer it traded places with,
+    /// so the buffers trade back (0 bytes copied), the run's positions are dropped, and its
+    /// first `new - n` tokens run again (one run; none when `n` is the whole run). Further
+    /// back, its state has no history: [`DecodeError::RecurrentState`].
     pub fn rewind(&mut self, n: usize) -> Result<()> {
         if n > self.len {
             return Err(DecodeError::RewindPastStart {
@@ -919,14 +927,49 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             return Ok(());
         }
         if let Some(state) = self.caches.iter().find(|c| !c.spec.grows()) {
-            return Err(DecodeError::RecurrentState {
-                state: state.spec.past,
+            if n > self.new {
+                return Err(DecodeError::RecurrentState {
+                    state: state.spec.past,
+                }
+                .into());
             }
-            .into());
+            return self.rewind_last_run(n);
         }
+        self.drop_positions(n)
+    }
+
+    /// [`rewind`](Self::rewind) of a model with recurrent state, by `n` of the last run's
+    /// `self.new` positions.
+    fn rewind_last_run(&mut self, n: usize) -> Result<()> {
+        let (new, kept) = (self.new, self.new - n);
+        // The tokens to run again, from the ids buffer, which holds the last run's.
+        self.rerun.clear();
+        for row in 0..self.batch {
+            self.ids.buffer.read(row * new, kept, &mut self.rerun);
+        }
+        for cache in self.caches.iter_mut().filter(|c| !c.spec.grows()) {
+            let present = cache
+                .present
+                .as_mut()
+                .expect("recurrent state has two buffers");
+            std::mem::swap(&mut cache.past, present);
+            std::mem::swap(&mut cache.past_room, &mut cache.present_room);
+        }
+        self.drop_positions(new)?;
+        if kept > 0 {
+            let tokens = std::mem::take(&mut self.rerun);
+            let ran = self.append(&tokens);
+            self.rerun = tokens;
+            ran?;
+        }
+        Ok(())
+    }
+
+    /// Drops the last `n` positions of every growing cache.
+    fn drop_positions(&mut self, n: usize) -> Result<()> {
         let keep = self.len - n;
         if !M::SHARED {
-            for cache in &mut self.caches {
+            for cache in self.caches.iter_mut().filter(|c| c.spec.grows()) {
                 let (outer, inner) = cache.spec.outer_inner(self.batch);
                 let moved = cache.past.compact(outer, inner, self.len, keep)?;
                 self.stats.cache_bytes_moved += moved as u64;

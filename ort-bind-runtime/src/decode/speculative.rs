@@ -132,8 +132,10 @@ pub(crate) fn verify(proposed: &[i64], mut picks: impl FnMut(usize) -> i64) -> (
 ///
 /// A round costs up to `k` draft runs (the first also feeds what the draft has not seen
 /// yet) and one target run of `k + 1` positions. Batch 1 only (both decoders); the target
-/// must take several new positions per run (no fixed step), and neither model may carry
-/// recurrent state (it cannot rewind). Both decoders must hold
+/// must take several new positions per run (no fixed step), and the draft may not carry
+/// recurrent state (a target with it rewinds within its verifying run by running the
+/// accepted tokens again: one more target run in a round with a rejection). Both decoders
+/// must hold
 /// `prompt + max_new - 1` positions.
 ///
 /// The draft and the target must agree on the vocabulary: for generated models
@@ -205,8 +207,9 @@ impl<T: DecoderModel, R: DecoderModel, MT: CacheMode, MR: CacheMode, D: Device>
     /// Refused at run time: `k == 0` ([`DecodeError::NoDraftTokens`]), a batch other than
     /// 1 ([`DecodeError::SpeculativeBatch`]), untyped decoders of different vocabularies
     /// or id types ([`DecodeError::VocabMismatch`], [`DecodeError::IdsMismatch`]), a model
-    /// that fixes its positions per run ([`DecodeError::NotVerifiable`]) or carries
-    /// recurrent state ([`DecodeError::RecurrentState`]).
+    /// that fixes its positions per run ([`DecodeError::NotVerifiable`]), or a draft with
+    /// recurrent state ([`DecodeError::RecurrentState`]; a target with it rewinds by running
+    /// the accepted tokens again, one more target run in a round with a rejection).
     pub fn new(target: Decoder<T, MT, D>, draft: Decoder<R, MR, D>, k: usize) -> Result<Self>
     where
         R::Vocab: SameVocab<T::Vocab>,
@@ -241,10 +244,11 @@ impl<T: DecoderModel, R: DecoderModel, MT: CacheMode, MR: CacheMode, D: Device>
         if let Some(step) = target_step.or(draft_step) {
             return Err(DecodeError::NotVerifiable { step }.into());
         }
-        for spec in [target.spec(), draft.spec()] {
-            if let Some(state) = spec.caches.iter().find(|c| !c.grows()) {
-                return Err(DecodeError::RecurrentState { state: state.past }.into());
-            }
+        // A target with recurrent state rewinds within its verifying run (its state goes
+        // back and the accepted tokens run again); a draft rewinds across its proposals'
+        // runs, which such state cannot.
+        if let Some(state) = draft.spec().caches.iter().find(|c| !c.grows()) {
+            return Err(DecodeError::RecurrentState { state: state.past }.into());
         }
         Ok(Speculative {
             target,

@@ -43,7 +43,8 @@ pub enum DecodeError {
         /// Positions held.
         len: usize,
     },
-    /// A rewind on a model with recurrent state, which cannot be undone.
+    /// A rewind of a model with recurrent state further back than its last run (only the
+    /// state before that run is kept).
     RecurrentState {
         /// The state's input name.
         state: &'static str,
@@ -156,7 +157,7 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::RecurrentState { state } => write!(
                 f,
-                "cannot rewind: `{state}` is recurrent state that the model overwrites each step (only `reset` restarts it)"
+                "cannot rewind further back than the last run: `{state}` is recurrent state that the model overwrites each run, and only the state before the last run is kept (`reset` restarts it)"
             ),
             DecodeError::NoLogits => f.write_str(
                 "no logits: append tokens first (a rewind, a reset or a failed run discards them)",
