@@ -509,6 +509,53 @@ fn decode_steps_allocate_nothing() -> R {
     Ok(())
 }
 
+/// Whole generations allocate per generation, never per token: a stream's tokens and a
+/// rewind of recurrent state within the last run (growing caches moved down in place, the
+/// tokens run again from a reused buffer) allocate nothing once warm; `generate` makes one vector per generation (the
+/// rows that ended).
+#[test]
+fn generations_allocate_nothing_per_token() -> R {
+    use ort_bind::decode::GenerateOptions;
+    use std::ops::ControlFlow;
+    let prompt: Vec<i64> = (1..=12).collect();
+    let gqa = decoder_gqa::Model::load()?;
+    let mut decoder = gqa.shared_decoder(1, 512)?;
+    let count = |decoder: &mut ort_bind::decode::Decoder<decoder_gqa::Model, _>, n: usize| {
+        allocations(|| {
+            let stream = decoder
+                .stream(&prompt, GenerateOptions::new(n))
+                .expect("stream");
+            for token in stream {
+                token.expect("token");
+            }
+        })
+    };
+    count(&mut decoder, 200); // warm: the first prefill gives the buffers their room
+    let (short, long) = (count(&mut decoder, 10), count(&mut decoder, 200));
+    assert_eq!((short, long), (0, 0), "a stream of 10 and of 200 tokens");
+    let options = GenerateOptions::new(200);
+    let n = allocations(|| {
+        decoder
+            .generate(&prompt, &options, |_| ControlFlow::Continue(()))
+            .expect("generate");
+    });
+    assert_eq!(n, 1, "generate: one vector per generation");
+
+    let hybrid = decoder_hybrid::Model::load()?;
+    let mut decoder = hybrid.decoder(1, 256)?;
+    decoder.prefill(&prompt)?;
+    decoder.append(&[5, 6, 7, 8])?;
+    decoder.rewind(2)?; // warm: the tokens to run again get their buffer
+    let n = allocations(|| {
+        for _ in 0..20 {
+            decoder.append(&[5, 6, 7, 8]).expect("append");
+            decoder.rewind(2).expect("rewind");
+        }
+    });
+    assert_eq!(n, 0, "recurrent state: 20 rewinds within the last run");
+    Ok(())
+}
+
 mod speech {
     ort_bind::pipeline!(
         encoder = "tests/fixtures/pipelines/speech/encoder.onnx",

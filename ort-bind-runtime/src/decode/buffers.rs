@@ -52,10 +52,11 @@ impl<T: Element, D: Device> CacheBuffer<D> for Tensor<T, AnyRank, D> {
             return Ok(0);
         }
         let capacity = D::capacity(self.buffer());
-        let name = self.name().to_owned();
-        let Some(all) = D::host_slice_mut(self.buffer_mut(), capacity) else {
-            return Err(device_only(&name, D::NAME, "rewind a growing cache"));
-        };
+        // Asked twice rather than naming the tensor up front: a rewind allocates nothing.
+        if D::host_slice_mut(self.buffer_mut(), capacity).is_none() {
+            return Err(device_only(self.name(), D::NAME, "rewind a growing cache"));
+        }
+        let all = D::host_slice_mut(self.buffer_mut(), capacity).expect("a host buffer");
         let run = keep * inner;
         // Row 0 is in place; each later row moves down (destination below source).
         for row in 1..outer {
