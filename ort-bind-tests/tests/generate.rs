@@ -14,7 +14,38 @@ mod gqa_f32 {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
 }
 
+/// The build.rs route (`ort-bind-tests/build.rs`, `ModelOptions::decoder()`), float16.
+mod gqa_f16 {
+    ort_bind::include_bindings!("decoder_gqa_f16");
+}
+
+/// The derive route: a struct without fields gets the decode loop alone.
+#[derive(ort_bind::OnnxBinding)]
+#[onnx(model = "tests/fixtures/decoders/gpt2_stacked/model.onnx", decoder)]
+struct Gpt2Stacked;
+
 const CAPACITY: usize = 4096;
+
+#[test]
+fn every_route_generates_its_greedy_tokens() -> Result<()> {
+    let f16 = expected("gqa_f16", "greedy.json");
+    let mut decoder = gqa_f16::Model::load()?.shared_decoder(1, CAPACITY)?;
+    let options = GenerateOptions::new(f16.tokens[0].len());
+    let (tokens, _) = collect(|o| decoder.generate(&f16.prompts[0], &options, o))?;
+    assert_eq!(tokens, f16.tokens[0], "build.rs route, float16");
+
+    let gpt2 = expected("gpt2_stacked", "greedy.json");
+    let session = ort_bind::Session::from_file(
+        Gpt2Stacked::MODEL_FILE.find()?,
+        &ort_bind::SessionOptions::new().intra_threads(1),
+    )?;
+    let mut decoder = Gpt2Stacked::decoder(&session, 1, CAPACITY)?;
+    let streamed: Vec<i64> = decoder
+        .stream(&gpt2.prompts[0], GenerateOptions::new(gpt2.tokens[0].len()))?
+        .collect::<Result<_>>()?;
+    assert_eq!(streamed, gpt2.tokens[0], "derive route");
+    Ok(())
+}
 
 #[test]
 fn generate_gives_the_greedy_tokens_in_both_cache_modes() -> Result<()> {
