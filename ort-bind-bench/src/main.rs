@@ -18,6 +18,8 @@
 //!                # greedy selection: decode::argmax vs the one-pass loop (see `argmax.rs`)
 //! ort-bind-bench speculative [--rounds N] [--k 3 | --k 2,3,4,6] [--steps N] [--mode growing|shared|both]
 //!                # speculative vs plain greedy decoding (see `speculative.rs`)
+//! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N]
+//!                # continuous batching vs one request after another (see `rows.rs`)
 //! ```
 
 mod argmax;
@@ -28,6 +30,7 @@ mod harness;
 mod metadata;
 mod peer;
 mod report;
+mod rows;
 mod seq2seq;
 mod serving;
 mod speculative;
@@ -258,6 +261,10 @@ fn run() -> Result<()> {
             .ok_or("switch-loop fixed|switch RUNS")?;
         ort_bind_runtime::library::init()?;
         return serving::switch_loop(&mode, runs);
+    }
+    if argv.peek().map(String::as_str) == Some("rows") {
+        argv.next();
+        return rows::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("speculative") {
         argv.next();

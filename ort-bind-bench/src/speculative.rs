@@ -22,7 +22,7 @@ use ort_bind_runtime::{Session, SessionOptions};
 use crate::Result;
 use crate::decode::median;
 
-mod spec_target {
+pub(crate) mod spec_target {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/spec_target.rs"));
 }
 mod spec_draft {

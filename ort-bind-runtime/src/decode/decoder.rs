@@ -24,7 +24,9 @@ use crate::sys::{IoBinding, MemoryInfo, Value};
 use crate::tensor::Tensor;
 
 mod generate;
+mod rows;
 pub use generate::{GenerateOptions, Generated, TokenStream};
+pub use rows::{RowEvent, Rows};
 
 /// How the decoder keeps a growing (key/value) cache; part of the decoder's type.
 pub trait CacheMode: private::Sealed + Send + Sync + 'static {
@@ -324,6 +326,9 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     generating: bool,
     // The tokens a rewind of a model with recurrent state runs again (reused).
     rerun: Vec<i64>,
+    // Continuous batching (`Rows`): each row's positions before the next run; empty when
+    // every row holds `len` positions.
+    row_lens: Vec<usize>,
     _mode: PhantomData<fn() -> (T, M)>,
 }
 
@@ -565,6 +570,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             control: Arc::new(RunControl::new(session)?),
             generating: false,
             rerun: Vec::new(),
+            row_lens: Vec::new(),
             session: session.clone(),
             spec,
             ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
@@ -674,6 +680,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         }
         for scalar in &mut self.scalars {
             scalar.buffer.write(scalar.spec.role, self.len, new);
+        }
+        if !self.row_lens.is_empty() {
+            self.write_row_lengths(total);
         }
         for name in &self.other_outputs {
             // Rebound each run: after a run ONNX Runtime's binding holds the value it made,

@@ -49,8 +49,8 @@ mod speculative;
 
 pub use crate::error::DecodeError;
 pub use decoder::{
-    CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions, Generated, Growing,
-    SharedBuffer, TokenStream,
+    CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions, Generated, Growing, RowEvent,
+    Rows, SharedBuffer, TokenStream,
 };
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};

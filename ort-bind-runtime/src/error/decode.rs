@@ -94,6 +94,17 @@ pub enum DecodeError {
         /// The capacity asked for.
         capacity: usize,
     },
+    /// Continuous batching ([`Rows`](crate::decode::Rows)) asked of a decoder it cannot
+    /// serve; the reason says what is missing.
+    RowsUnsupported {
+        /// Why.
+        reason: &'static str,
+    },
+    /// A request joined [`Rows`](crate::decode::Rows) whose rows are all busy.
+    RowsFull {
+        /// The rows.
+        rows: usize,
+    },
     /// A token stream (one token per item) asked of a decoder of more than one row.
     StreamBatch {
         /// The decoder's batch.
@@ -185,6 +196,13 @@ impl fmt::Display for DecodeError {
             DecodeError::Empty { batch, capacity } => write!(
                 f,
                 "a decoder needs a batch and a capacity of at least 1 (got batch {batch}, capacity {capacity})"
+            ),
+            DecodeError::RowsUnsupported { reason } => {
+                write!(f, "continuous batching cannot run this decoder: {reason}")
+            }
+            DecodeError::RowsFull { rows } => write!(
+                f,
+                "all {rows} rows are busy: a request joins when one finishes or leaves"
             ),
             DecodeError::StreamBatch { batch } => write!(
                 f,
