@@ -75,13 +75,15 @@ pub struct Rows<T: DecoderModel, D: Device = crate::device::Cpu> {
 impl<T: DecoderModel, D: Device> Rows<T, D> {
     /// One row per batch row of `decoder`, all free. Refused (a
     /// [`DecodeError::RowsUnsupported`]): a model without an attention mask (it cannot
-    /// tell rows' lengths apart), with recurrent state, inputs held for a sequence, an
+    /// tell rows' lengths apart) or position ids, with recurrent state, inputs held for a sequence, an
     /// embedding model or a head in parts, or position ids of another layout than
     /// `[batch, sequence]`.
     pub fn new(mut decoder: Decoder<T, SharedBuffer, D>) -> Result<Self> {
         let spec = decoder.spec;
         let reason = if spec.attention_mask.is_none() {
             Some("the model takes no attention mask, which is what tells rows' lengths apart")
+        } else if spec.position_ids.is_none() {
+            Some("the model takes no position ids, so a row's positions would be the longest row's")
         } else if spec.caches.iter().any(|c| !c.grows()) {
             Some("the model carries recurrent state")
         } else if !spec.context.is_empty() || spec.embedder.is_some() || spec.head.is_some() {
