@@ -553,6 +553,20 @@ fn generations_allocate_nothing_per_token() -> R {
         }
     });
     assert_eq!(n, 0, "recurrent state: 20 rewinds within the last run");
+
+    // Continuous batching: a step of four busy rows (one still taking its prompt)
+    // allocates nothing; joining copies the request's prompt once.
+    let mut rows = ort_bind::decode::Rows::new(gqa.shared_decoder(4, 256)?)?;
+    for (i, len) in [3, 12, 1, 30].into_iter().enumerate() {
+        rows.join(&vec![1 + i as i64; len], 100, None)?;
+    }
+    rows.step()?;
+    let n = allocations(|| {
+        for _ in 0..50 {
+            rows.step().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "continuous batching: 50 steps of 4 rows");
     Ok(())
 }
 
