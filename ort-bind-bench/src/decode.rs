@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use crate::Result;
 use crate::contenders::ort_session;
 
-mod gqa_f32 {
+pub(crate) mod gqa_f32 {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/gqa_f32.rs"));
 }
 mod gqa_f16 {

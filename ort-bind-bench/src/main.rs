@@ -18,7 +18,7 @@
 //!                # greedy selection: decode::argmax vs the one-pass loop (see `argmax.rs`)
 //! ort-bind-bench speculative [--rounds N] [--k 3 | --k 2,3,4,6] [--steps N] [--mode growing|shared|both]
 //!                # speculative vs plain greedy decoding (see `speculative.rs`)
-//! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N]
+//! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--model target|gqa_f32]
 //!                # continuous batching vs one request after another (see `rows.rs`)
 //! ```
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""onnxruntime-genai's side of `ort-bind-bench rows` (continuous batching): the same
+requests as the Rust bench (prompt i: 4 + (7 i mod 16) tokens, (5 + 37 i + 53 j) mod 500;
+NEW greedy tokens each), served one after another with a generator per request, on a
+decoder fixture folder with a genai_config.json. Prints tokens per second, all requests
+together, the median over rounds. Tokens are not compared here: the fixture's
+`reference.py` checks genai's greedy tokens against onnxruntime's, and the Rust side
+against the same references.
+
+    python3 scripts/bench_rows_peer.py [--folder ort-bind-tests/tests/fixtures/decoders/gqa_f32]
+                                       [--requests 1,4,8,16] [--new 64] [--rounds 3]
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import onnxruntime_genai as og
+
+
+def prompt(i):
+    return [(5 + 37 * i + 53 * j) % 500 for j in range(4 + (i * 7) % 16)]
+
+
+def one_by_one(model, requests, new):
+    out = []  # each request's tokens, for a caller that wants them
+    start = time.perf_counter()
+    for i in range(requests):
+        p = prompt(i)
+        params = og.GeneratorParams(model)
+        params.set_search_options(max_length=len(p) + new, do_sample=False)
+        gen = og.Generator(model, params)
+        gen.append_tokens(np.array([p], np.int32))
+        tokens = []
+        while len(tokens) < new:
+            gen.generate_next_token()
+            tokens.append(int(gen.get_next_tokens()[0]))
+        out.append(tokens)
+    return requests * new / (time.perf_counter() - start), out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--folder", default="ort-bind-tests/tests/fixtures/decoders/gqa_f32")
+    ap.add_argument("--requests", default="1,4,8,16")
+    ap.add_argument("--new", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    model = og.Model(args.folder)
+    print(f"onnxruntime-genai {og.__version__}, {args.folder}, {args.new} new tokens per request")
+    print("| requests | genai, a generator per request (tokens/s) |")
+    print("| ---: | ---: |")
+    for requests in map(int, args.requests.split(",")):
+        rates = []
+        for _ in range(args.rounds):
+            rate, _ = one_by_one(model, requests, args.new)
+            rates.append(rate)
+        print(f"| {requests} | {statistics.median(rates):.0f} |")
+
+
+if __name__ == "__main__":
+    main()
