@@ -148,3 +148,60 @@ fn bad_requests_fail_alone() -> Result<()> {
     decoder.prefill(&[5, 42, 79, 5, 42, 79])?;
     Ok(())
 }
+
+#[test]
+fn a_scheduler_serves_requests_from_several_threads() -> Result<()> {
+    use ort_bind::decode::Scheduler;
+    let model = gqa_f32::Model::load()?;
+    let scheduler = std::sync::Arc::new(Scheduler::new(Rows::new(
+        model.shared_decoder(3, CAPACITY)?,
+    )?));
+    let mut rng = Lcg(7);
+    let requests: Vec<(Vec<i64>, usize)> = (0..9).map(|i| request(i, &mut rng)).collect();
+    // Three client threads, three requests each, more than the rows at once.
+    let handles: Vec<_> = (0..3)
+        .map(|c| {
+            let scheduler = std::sync::Arc::clone(&scheduler);
+            let mine: Vec<(Vec<i64>, usize)> = requests[c * 3..c * 3 + 3].to_vec();
+            std::thread::spawn(move || {
+                let streams: Vec<_> = mine
+                    .iter()
+                    .map(|(p, n)| scheduler.submit(p, *n, None))
+                    .collect();
+                streams
+                    .into_iter()
+                    .map(|s| s.collect::<Result<Vec<i64>>>())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    // Meanwhile: a bad request fails alone, and a client that leaves after 2 tokens.
+    let bad: Vec<Result<i64>> = scheduler.submit(&[5, 9999], 4, None).collect();
+    assert!(
+        matches!(
+            bad.as_slice(),
+            [Err(Error::Decode(DecodeError::TokenOutOfRange {
+                token: 9999,
+                ..
+            }))]
+        ),
+        "{bad:?}"
+    );
+    let early: Vec<i64> = scheduler
+        .submit(&requests[0].0, 200, None)
+        .take(2)
+        .collect::<Result<_>>()?;
+    assert_eq!(early, alone(&model, &requests[0].0, 2)?);
+    for (c, handle) in handles.into_iter().enumerate() {
+        let got = handle.join().expect("client thread");
+        for (k, tokens) in got.into_iter().enumerate() {
+            let (prompt, n) = &requests[c * 3 + k];
+            assert_eq!(
+                tokens?,
+                alone(&model, prompt, *n)?,
+                "client {c}, request {k}"
+            );
+        }
+    }
+    Ok(())
+}

@@ -44,6 +44,7 @@ mod context;
 mod decoder;
 mod encoder_decoder;
 mod logits;
+mod scheduler;
 mod spec;
 mod speculative;
 
@@ -54,6 +55,7 @@ pub use decoder::{
 };
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
+pub use scheduler::{Scheduler, Tokens};
 pub use spec::{
     CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,
     PositionAxis, ScalarRole, ScalarSpec,
