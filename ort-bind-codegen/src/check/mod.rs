@@ -273,6 +273,8 @@ fn slot_args_mut(
     }
 }
 
+/// Values by ONNX name and by the identifier codegen gives each (their positions in the
+/// list given).
 struct Lookup<'s> {
     by_name: HashMap<&'s str, usize>,
     by_ident: HashMap<String, usize>,
@@ -280,7 +282,8 @@ struct Lookup<'s> {
 }
 
 impl<'s> Lookup<'s> {
-    fn new(values: &'s [ValueInfo]) -> Self {
+    fn new(values: impl IntoIterator<Item = &'s ValueInfo>) -> Self {
+        let values: Vec<&ValueInfo> = values.into_iter().collect();
         let mut alloc = IdentAllocator::new();
         let idents: Vec<String> = values.iter().map(|v| alloc.allocate(&v.name)).collect();
         Lookup {

@@ -46,26 +46,15 @@ pub(super) enum OverrideOutcome {
 /// The overridable inputs by ONNX name and by the identifier codegen would give them.
 pub(super) struct Overridable<'s> {
     values: Vec<(usize, &'s ValueInfo)>,
-    by_name: HashMap<&'s str, usize>,
-    by_ident: HashMap<String, usize>,
+    lookup: Lookup<'s>,
     taken: HashMap<usize, String>,
 }
 
 impl<'s> Overridable<'s> {
     pub(super) fn new(sig: &'s ModelSignature) -> Self {
         let values: Vec<(usize, &ValueInfo)> = crate::planner::overridable_inputs(sig).collect();
-        let mut alloc = IdentAllocator::new();
         Overridable {
-            by_name: values
-                .iter()
-                .enumerate()
-                .map(|(k, (_, v))| (v.name.as_str(), k))
-                .collect(),
-            by_ident: values
-                .iter()
-                .enumerate()
-                .map(|(k, (_, v))| (alloc.allocate(&v.name), k))
-                .collect(),
+            lookup: Lookup::new(values.iter().map(|&(_, v)| v)),
             values,
             taken: HashMap::new(),
         }
@@ -83,9 +72,14 @@ impl<'s> Overridable<'s> {
         diags: &mut Vec<Diagnostic>,
     ) -> OverrideOutcome {
         let found = self
+            .lookup
             .by_name
             .get(wanted)
-            .or_else(|| (!explicit).then(|| self.by_ident.get(wanted)).flatten())
+            .or_else(|| {
+                (!explicit)
+                    .then(|| self.lookup.by_ident.get(wanted))
+                    .flatten()
+            })
             .copied();
         let Some(k) = found else {
             // A default ONNX Runtime holds constant: say so rather than "no such value".

@@ -887,10 +887,16 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         for (row, slot) in self.picked.iter_mut().enumerate() {
             *slot = pick(row, logits.row(row));
         }
+        self.run_picked().map(|()| &self.picked[..])
+    }
+
+    /// Runs the tokens last picked (one per row), as `append` would.
+    fn run_picked(&mut self) -> Result<()> {
+        // Taken out for the call and put back: the buffer is reused, never reallocated.
         let picked = std::mem::take(&mut self.picked);
         let result = self.append(&picked);
         self.picked = picked;
-        result.map(|()| &self.picked[..])
+        result
     }
 
     /// The logits of each row's last position after the last run, read in place.

@@ -170,10 +170,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             if !go_on || g.stopped || g.tokens == options.max_new_tokens {
                 return Ok(g);
             }
-            let picked = std::mem::take(&mut self.picked);
-            let ran = self.append(&picked);
-            self.picked = picked;
-            ran?;
+            self.run_picked()?;
         }
     }
 
@@ -229,10 +226,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> TokenStream<'_, T, M, D> {
 
     fn advance(&mut self) -> Result<i64> {
         if self.produced > 0 {
-            let picked = std::mem::take(&mut self.decoder.picked);
-            let ran = self.decoder.append(&picked);
-            self.decoder.picked = picked;
-            ran?;
+            self.decoder.run_picked()?;
         }
         let token = self.decoder.pick_greedy()?[0];
         self.produced += 1;
