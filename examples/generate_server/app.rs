@@ -96,7 +96,7 @@ impl Server {
 
     /// Generates after `prompt` on a decoder of the pool, sending each token as a line to
     /// `tx`; stops when `tx`'s receiver is gone (the client left).
-    fn generate(&self, prompt: &[i64], max: usize, tx: &mpsc::Sender<Bytes>) {
+    pub(crate) fn generate(&self, prompt: &[i64], max: usize, tx: &mpsc::Sender<Bytes>) {
         let mut decoder = self.checkout();
         let options = GenerateOptions::new(max).timeout(self.limits.timeout);
         let mut left = false;
