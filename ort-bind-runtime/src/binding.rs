@@ -1436,11 +1436,10 @@ impl<Io: BindingIo> Binding<Io> {
             }
         };
         let job = crate::workers::Job {
-            run,
+            runs: [Some(run), None, None],
             completion: Arc::clone(&self.core.completion),
         };
-        if let Err((job, e)) = crate::workers::submit(job) {
-            drop(job);
+        if let Err(e) = crate::workers::submit(job) {
             self.core.completion.abandon();
             return Err(e);
         }

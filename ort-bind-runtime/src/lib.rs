@@ -75,7 +75,7 @@ pub use element::{
 pub use error::{CudaErrorKind, Error, Result};
 pub use feed::Feed;
 pub use model_file::ModelFile;
-pub use pool::{GetFuture, Pool, PooledBinding};
+pub use pool::{CheckedOut, CheckoutFuture, GetFuture, Pool, PoolOf, Poolable, PooledBinding};
 pub use run_async::RunFuture;
 pub use session::{Session, SessionOptions, ValueKind, ValueSpec};
 pub use shape::{AcceptsFixed, AnyRank, Axis, Dyn, Fix, HasRank, Shape};

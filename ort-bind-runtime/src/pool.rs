@@ -47,35 +47,95 @@ use std::task::{Context, Poll, Waker};
 use crate::binding::{Binding, BindingIo};
 use crate::error::Result;
 
-type Make<Io> = dyn Fn(&<Io as BindingIo>::Dims) -> Result<Binding<Io>> + Send + Sync;
+type Make<T> = dyn Fn(&<T as Poolable>::Dims) -> Result<T> + Send + Sync;
 
-/// A pool of at most `capacity` bindings of one model; cheap to clone (shared), `Send +
-/// Sync` when the bindings are `Send`. See the [module docs](self).
-pub struct Pool<Io: BindingIo> {
-    shared: Arc<Shared<Io>>,
+/// A pool of at most `capacity` bindings of one model: [`PoolOf`] of [`Binding`]s. See the
+/// [module docs](self).
+pub type Pool<Io> = PoolOf<Binding<Io>>;
+
+/// A binding checked out of a [`Pool`]; dereferences to the [`Binding`] and goes back to the
+/// pool when dropped.
+pub type PooledBinding<Io> = CheckedOut<Binding<Io>>;
+
+/// The future of [`Pool::get_async`].
+pub type GetFuture<Io> = CheckoutFuture<Binding<Io>>;
+
+/// What a [`PoolOf`] lends: [`Binding`]s (a [`Pool`]) and decoders
+/// ([`DecoderPool`](crate::decode::DecoderPool)). Sealed: the pool relies on how each
+/// gives up its runs when it comes back.
+pub trait Poolable: Sized + fmt::Debug + sealed::Sealed {
+    /// What a checkout asks for ([`BindingIo::Dims`] for a binding; `()` for a decoder).
+    type Dims: Clone;
+
+    /// How well an idle one serves `dims`: 0 while a run of a dropped asynchronous future
+    /// is still stopping (its first use would wait), else 1 + how cheaply it switches.
+    #[doc(hidden)]
+    fn fit(&self, dims: &Self::Dims) -> u8;
+
+    /// Readies it for a checkout for `dims`.
+    #[doc(hidden)]
+    fn prepare(&mut self, dims: &Self::Dims) -> Result<()>;
+
+    /// It came back: every stop taken for its runs ends, so none reaches the next
+    /// checkout's runs.
+    #[doc(hidden)]
+    fn returned(&mut self);
 }
 
-struct Shared<Io: BindingIo> {
-    make: Box<Make<Io>>,
+/// Seals [`Poolable`]: implemented here for bindings and in `decode` for decoders.
+pub(crate) mod sealed {
+    pub trait Sealed {}
+    impl<Io: crate::BindingIo> Sealed for crate::Binding<Io> {}
+}
+
+impl<Io: BindingIo> Poolable for Binding<Io> {
+    type Dims = Io::Dims;
+
+    fn fit(&self, dims: &Io::Dims) -> u8 {
+        if self.busy() {
+            0
+        } else {
+            1 + self.dims_score(dims)
+        }
+    }
+
+    fn prepare(&mut self, dims: &Io::Dims) -> Result<()> {
+        self.set_dims(dims)
+    }
+
+    fn returned(&mut self) {
+        self.end_stops();
+    }
+}
+
+/// A pool of at most `capacity` values of one kind (bindings of one model: [`Pool`];
+/// decoders: [`DecoderPool`](crate::decode::DecoderPool)), made on demand; cheap to clone
+/// (shared), `Send + Sync` when the values are `Send`. See the [module docs](self).
+pub struct PoolOf<T: Poolable> {
+    shared: Arc<Shared<T>>,
+}
+
+struct Shared<T: Poolable> {
+    make: Box<Make<T>>,
     capacity: usize,
-    state: Mutex<State<Io>>,
+    state: Mutex<State<T>>,
 }
 
-struct State<Io: BindingIo> {
-    idle: Vec<Binding<Io>>,
+struct State<T: Poolable> {
+    idle: Vec<T>,
     created: usize,
-    waiters: VecDeque<Arc<Waiter<Io>>>,
+    waiters: VecDeque<Arc<Waiter<T>>>,
 }
 
 /// One checkout waiting for a binding.
-struct Waiter<Io: BindingIo> {
-    slot: Mutex<Slot<Io>>,
+struct Waiter<T: Poolable> {
+    slot: Mutex<Slot<T>>,
     ready: Condvar,
 }
 
-struct Slot<Io: BindingIo> {
+struct Slot<T: Poolable> {
     /// A binding handed over by `put`.
-    bound: Option<Binding<Io>>,
+    bound: Option<T>,
     /// Room to make a binding freed up (one failed to be made): try again.
     retry: bool,
     /// The checkout gave up (its future was dropped): hand nothing over.
@@ -87,18 +147,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl<Io: BindingIo> Clone for Pool<Io> {
+impl<T: Poolable> Clone for PoolOf<T> {
     fn clone(&self) -> Self {
-        Pool {
+        PoolOf {
             shared: Arc::clone(&self.shared),
         }
     }
 }
 
-impl<Io: BindingIo> fmt::Debug for Pool<Io> {
+impl<T: Poolable> fmt::Debug for PoolOf<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = lock(&self.shared.state);
-        f.debug_struct("Pool")
+        f.debug_struct("PoolOf")
             .field("capacity", &self.shared.capacity)
             .field("created", &state.created)
             .field("idle", &state.idle.len())
@@ -110,23 +170,23 @@ impl<Io: BindingIo> fmt::Debug for Pool<Io> {
 /// What an attempt to check out found (moved once; boxing the binding would allocate per
 /// checkout).
 #[allow(clippy::large_enum_variant)]
-enum Attempt<Io: BindingIo> {
-    Got(Binding<Io>),
+enum Attempt<T: Poolable> {
+    Got(T),
     /// Room for one more: the caller makes it (outside the lock).
     Make,
-    Wait(Arc<Waiter<Io>>),
+    Wait(Arc<Waiter<T>>),
     Busy,
 }
 
-impl<Io: BindingIo> Pool<Io> {
+impl<T: Poolable> PoolOf<T> {
     /// A pool of at most `capacity` bindings (at least 1), made on demand by `make` for the
     /// dims of the request that needs one.
     pub fn new(
         capacity: usize,
-        make: impl Fn(&Io::Dims) -> Result<Binding<Io>> + Send + Sync + 'static,
-    ) -> Pool<Io> {
+        make: impl Fn(&T::Dims) -> Result<T> + Send + Sync + 'static,
+    ) -> PoolOf<T> {
         let capacity = capacity.max(1);
-        Pool {
+        PoolOf {
             shared: Arc::new(Shared {
                 make: Box::new(make),
                 capacity,
@@ -157,7 +217,7 @@ impl<Io: BindingIo> Pool<Io> {
     /// Makes bindings until there are `capacity`, each set to `dims` (normally the largest
     /// a request will have), so that later requests up to that size allocate nothing.
     /// Idle bindings are set to `dims` too.
-    pub fn fill(&self, dims: &Io::Dims) -> Result<()> {
+    pub fn fill(&self, dims: &T::Dims) -> Result<()> {
         let mut ready = Vec::new();
         loop {
             match self.attempt(dims, false) {
@@ -169,7 +229,7 @@ impl<Io: BindingIo> Pool<Io> {
         let mut result = Ok(());
         for mut bound in ready {
             if result.is_ok() {
-                result = bound.set_dims(dims);
+                result = bound.prepare(dims);
             }
             self.shared.put(bound);
         }
@@ -178,7 +238,7 @@ impl<Io: BindingIo> Pool<Io> {
 
     /// Checks a binding out for `dims`, blocking while all `capacity` are checked out.
     /// The binding is set to `dims` (see the [module docs](self) for capacity reuse).
-    pub fn get(&self, dims: &Io::Dims) -> Result<PooledBinding<Io>> {
+    pub fn get(&self, dims: &T::Dims) -> Result<CheckedOut<T>> {
         loop {
             let waiter = match self.attempt(dims, true) {
                 Attempt::Got(bound) => return self.prepare(bound, dims),
@@ -205,7 +265,7 @@ impl<Io: BindingIo> Pool<Io> {
 
     /// Checks a binding out for `dims` if one is idle or may be made now; `Ok(None)` when
     /// all `capacity` are checked out.
-    pub fn try_get(&self, dims: &Io::Dims) -> Result<Option<PooledBinding<Io>>> {
+    pub fn try_get(&self, dims: &T::Dims) -> Result<Option<CheckedOut<T>>> {
         match self.attempt(dims, false) {
             Attempt::Got(bound) => self.prepare(bound, dims).map(Some),
             Attempt::Make => self.made(dims).map(Some),
@@ -216,8 +276,8 @@ impl<Io: BindingIo> Pool<Io> {
     /// Checks a binding out for `dims` asynchronously: the future resolves when one is
     /// idle, may be made, or comes back (it is woken then; no polling). Dropping the future
     /// gives up its place in the queue (a binding already handed to it goes to the next).
-    pub fn get_async(&self, dims: &Io::Dims) -> GetFuture<Io> {
-        GetFuture {
+    pub fn get_async(&self, dims: &T::Dims) -> CheckoutFuture<T> {
+        CheckoutFuture {
             pool: self.clone(),
             dims: dims.clone(),
             waiter: None,
@@ -226,7 +286,7 @@ impl<Io: BindingIo> Pool<Io> {
 
     /// An idle binding (the best for `dims`), leave to make one, or (with `wait`) a place
     /// in the queue.
-    fn attempt(&self, dims: &Io::Dims, wait: bool) -> Attempt<Io> {
+    fn attempt(&self, dims: &T::Dims, wait: bool) -> Attempt<T> {
         let mut state = lock(&self.shared.state);
         if !state.idle.is_empty() {
             let best = best_for(&state.idle, dims);
@@ -253,18 +313,18 @@ impl<Io: BindingIo> Pool<Io> {
     }
 
     /// Makes a binding for the room `attempt` reserved, giving the room back on failure.
-    fn make(&self, dims: &Io::Dims) -> Result<Binding<Io>> {
+    fn make(&self, dims: &T::Dims) -> Result<T> {
         (self.shared.make)(dims).inspect_err(|_| self.shared.unreserve())
     }
 
-    fn made(&self, dims: &Io::Dims) -> Result<PooledBinding<Io>> {
+    fn made(&self, dims: &T::Dims) -> Result<CheckedOut<T>> {
         let bound = self.make(dims)?;
         self.prepare(bound, dims)
     }
 
-    fn prepare(&self, mut bound: Binding<Io>, dims: &Io::Dims) -> Result<PooledBinding<Io>> {
-        match bound.set_dims(dims) {
-            Ok(()) => Ok(PooledBinding {
+    fn prepare(&self, mut bound: T, dims: &T::Dims) -> Result<CheckedOut<T>> {
+        match bound.prepare(dims) {
+            Ok(()) => Ok(CheckedOut {
                 bound: Some(bound),
                 shared: Arc::clone(&self.shared),
             }),
@@ -279,16 +339,12 @@ impl<Io: BindingIo> Pool<Io> {
 /// The idle binding to hand out for `dims`: one set to them, else one that kept them among
 /// its recent dims, else the one returned last; a binding whose dropped asynchronous run is
 /// still stopping (its first use would wait for it) only when every idle binding is such.
-fn best_for<Io: BindingIo>(idle: &[Binding<Io>], dims: &Io::Dims) -> usize {
+fn best_for<T: Poolable>(idle: &[T], dims: &T::Dims) -> usize {
     let mut best = idle.len() - 1;
     let mut score = 0;
     for (i, bound) in idle.iter().enumerate().rev() {
         // 1 + how cheaply it switches to `dims`; 0 while busy.
-        let s = if bound.busy() {
-            0
-        } else {
-            1 + bound.dims_score(dims)
-        };
+        let s = bound.fit(dims);
         if s > score {
             (best, score) = (i, s);
             if s == 3 {
@@ -299,11 +355,11 @@ fn best_for<Io: BindingIo>(idle: &[Binding<Io>], dims: &Io::Dims) -> usize {
     best
 }
 
-impl<Io: BindingIo> Shared<Io> {
+impl<T: Poolable> Shared<T> {
     /// Takes a binding back: to the first waiter still waiting, else to the idle list.
     /// Every stop taken for its runs ends here, so none reaches the next checkout's runs.
-    fn put(&self, bound: Binding<Io>) {
-        bound.end_stops();
+    fn put(&self, mut bound: T) {
+        bound.returned();
         let mut state = lock(&self.state);
         let mut bound = Some(bound);
         while let Some(waiter) = state.waiters.pop_front() {
@@ -350,41 +406,41 @@ impl<Io: BindingIo> Shared<Io> {
 
 /// A binding checked out of a [`Pool`]; dereferences to the [`Binding`] and goes back to the
 /// pool when dropped.
-pub struct PooledBinding<Io: BindingIo> {
-    bound: Option<Binding<Io>>,
-    shared: Arc<Shared<Io>>,
+pub struct CheckedOut<T: Poolable> {
+    bound: Option<T>,
+    shared: Arc<Shared<T>>,
 }
 
-impl<Io: BindingIo> fmt::Debug for PooledBinding<Io> {
+impl<T: Poolable> fmt::Debug for CheckedOut<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("PooledBinding").field(&self.bound).finish()
+        f.debug_tuple("CheckedOut").field(&self.bound).finish()
     }
 }
 
-impl<Io: BindingIo> PooledBinding<Io> {
+impl<T: Poolable> CheckedOut<T> {
     /// Takes the binding out of the pool for good; the pool may then make another.
-    pub fn detach(mut self) -> Option<Binding<Io>> {
+    pub fn detach(mut self) -> Option<T> {
         let bound = self.bound.take();
         self.shared.unreserve();
         bound
     }
 }
 
-impl<Io: BindingIo> Deref for PooledBinding<Io> {
-    type Target = Binding<Io>;
-    fn deref(&self) -> &Binding<Io> {
+impl<T: Poolable> Deref for CheckedOut<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
         // Only `detach` and `drop` take it, and both consume the guard.
         self.bound.as_ref().unwrap_or_else(|| unreachable!())
     }
 }
 
-impl<Io: BindingIo> DerefMut for PooledBinding<Io> {
-    fn deref_mut(&mut self) -> &mut Binding<Io> {
+impl<T: Poolable> DerefMut for CheckedOut<T> {
+    fn deref_mut(&mut self) -> &mut T {
         self.bound.as_mut().unwrap_or_else(|| unreachable!())
     }
 }
 
-impl<Io: BindingIo> Drop for PooledBinding<Io> {
+impl<T: Poolable> Drop for CheckedOut<T> {
     fn drop(&mut self) {
         if let Some(bound) = self.bound.take() {
             self.shared.put(bound);
@@ -394,24 +450,24 @@ impl<Io: BindingIo> Drop for PooledBinding<Io> {
 
 /// The future of [`Pool::get_async`].
 #[must_use = "a checkout happens only when its future is polled (`.await`)"]
-pub struct GetFuture<Io: BindingIo> {
-    pool: Pool<Io>,
-    dims: Io::Dims,
-    waiter: Option<Arc<Waiter<Io>>>,
+pub struct CheckoutFuture<T: Poolable> {
+    pool: PoolOf<T>,
+    dims: T::Dims,
+    waiter: Option<Arc<Waiter<T>>>,
 }
 
-impl<Io: BindingIo> fmt::Debug for GetFuture<Io> {
+impl<T: Poolable> fmt::Debug for CheckoutFuture<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GetFuture")
+        f.debug_struct("CheckoutFuture")
             .field("waiting", &self.waiter.is_some())
             .finish_non_exhaustive()
     }
 }
 
-impl<Io: BindingIo> Unpin for GetFuture<Io> {}
+impl<T: Poolable> Unpin for CheckoutFuture<T> {}
 
-impl<Io: BindingIo> Future for GetFuture<Io> {
-    type Output = Result<PooledBinding<Io>>;
+impl<T: Poolable> Future for CheckoutFuture<T> {
+    type Output = Result<CheckedOut<T>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
@@ -447,7 +503,7 @@ impl<Io: BindingIo> Future for GetFuture<Io> {
     }
 }
 
-impl<Io: BindingIo> Drop for GetFuture<Io> {
+impl<T: Poolable> Drop for CheckoutFuture<T> {
     fn drop(&mut self) {
         if let Some(waiter) = self.waiter.take() {
             let mut slot = lock(&waiter.slot);

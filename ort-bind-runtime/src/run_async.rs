@@ -130,7 +130,7 @@ impl Completion {
     }
 
     /// The result, when the run has finished; otherwise `waker` is woken when it does.
-    fn poll(&self, waker: &Waker) -> Option<Result<()>> {
+    pub(crate) fn poll(&self, waker: &Waker) -> Option<Result<()>> {
         let mut state = self.lock();
         if let Some(result) = state.result.take() {
             return Some(result);

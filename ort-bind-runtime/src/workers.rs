@@ -22,11 +22,19 @@ use crate::error::{Error, Result};
 use crate::run_async::Completion;
 use crate::sys::DetachedRun;
 
-/// One run for a worker thread.
+/// Runs for a worker thread, made in order (a decoder's embedding model, decoder and head;
+/// a binding's one run); the first that fails ends the job with its error.
 #[derive(Debug)]
 pub(crate) struct Job {
-    pub(crate) run: DetachedRun,
+    pub(crate) runs: [Option<DetachedRun>; 3],
     pub(crate) completion: Arc<Completion>,
+}
+
+impl Job {
+    /// The runs, one after another, until one fails.
+    fn run(runs: [Option<DetachedRun>; 3]) -> Result<()> {
+        runs.into_iter().flatten().try_for_each(DetachedRun::run)
+    }
 }
 
 #[derive(Debug)]
@@ -70,9 +78,9 @@ fn workers() -> &'static Workers {
 }
 
 /// Queues `job` for a worker thread, starting one when every thread is busy and the pool
-/// is not full. When no thread runs and none can be started, gives the job back with the
-/// error (then nothing will run it).
-pub(crate) fn submit(job: Job) -> std::result::Result<(), (Job, Error)> {
+/// is not full. When no thread runs and none can be started, drops the job unmade and
+/// returns the error.
+pub(crate) fn submit(job: Job) -> Result<()> {
     let workers = workers();
     let mut queue = workers.lock();
     queue.jobs.push_back(job);
@@ -85,13 +93,10 @@ pub(crate) fn submit(job: Job) -> std::result::Result<(), (Job, Error)> {
         match spawned {
             Ok(_) => queue.threads += 1,
             Err(e) if queue.threads == 0 => {
-                let job = queue.jobs.pop_back().expect("the job just queued");
-                return Err((
-                    job,
-                    Error::AsyncRun {
-                        reason: format!("cannot start ort-bind's worker thread: {e}"),
-                    },
-                ));
+                drop(queue.jobs.pop_back());
+                return Err(Error::AsyncRun {
+                    reason: format!("cannot start ort-bind's worker thread: {e}"),
+                });
             }
             // A thread already running takes the job when it is free.
             Err(_) => {}
@@ -117,8 +122,8 @@ impl Workers {
         loop {
             if let Some(job) = queue.jobs.pop_front() {
                 drop(queue);
-                let Job { run, completion } = job;
-                let result: Result<()> = catch_unwind(AssertUnwindSafe(|| run.run()))
+                let Job { runs, completion } = job;
+                let result: Result<()> = catch_unwind(AssertUnwindSafe(|| Job::run(runs)))
                     .unwrap_or_else(|_| {
                         Err(Error::AsyncRun {
                             reason: "ort-bind's worker thread panicked while running".into(),

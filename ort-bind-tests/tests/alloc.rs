@@ -541,6 +541,32 @@ fn generations_allocate_nothing_per_token() -> R {
     });
     assert_eq!(n, 1, "generate: one vector per generation");
 
+    // The same stream made asynchronously (each run on ort-bind's worker thread, woken
+    // through the executor's waker): nothing per token either.
+    let count_async = |decoder: &mut ort_bind::decode::Decoder<decoder_gqa::Model, _>, n| {
+        allocations(|| {
+            futures_executor::block_on(async {
+                let mut stream = decoder
+                    .stream_async(&prompt, GenerateOptions::new(n))
+                    .expect("stream");
+                let mut stream = std::pin::Pin::new(&mut stream);
+                while let Some(token) =
+                    std::future::poll_fn(|cx| futures_core::Stream::poll_next(stream.as_mut(), cx))
+                        .await
+                {
+                    token.expect("token");
+                }
+            })
+        })
+    };
+    count_async(&mut decoder, 200); // warm: the worker thread is started
+    let (short, long) = (
+        count_async(&mut decoder, 10),
+        count_async(&mut decoder, 200),
+    );
+    assert_eq!(short, long, "async streams of 10 and of 200 tokens");
+    assert_eq!(long, 0, "an async stream of 200 tokens");
+
     let hybrid = decoder_hybrid::Model::load()?;
     let mut decoder = hybrid.decoder(1, 256)?;
     decoder.prefill(&prompt)?;

@@ -18,13 +18,16 @@ use crate::cancel::RunControl;
 use crate::device::{Cpu, Device};
 use crate::element::{Element, onnx_type_name};
 use crate::error::{DecodeError, Error, Result};
+use crate::run_async::Completion;
 use crate::session::Session;
 use crate::shape::{AnyRank, Shape};
 use crate::sys::{IoBinding, MemoryInfo, Value};
 use crate::tensor::Tensor;
 
+mod asynchronous;
 mod generate;
 mod rows;
+pub use asynchronous::{AppendFuture, AsyncTokenStream, StepGreedyFuture};
 pub use generate::{GenerateOptions, Generated, TokenStream};
 pub use rows::{RowEvent, Rows};
 
@@ -329,6 +332,11 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     // Continuous batching (`Rows`): each row's positions before the next run; empty when
     // every row holds `len` positions.
     row_lens: Vec<usize>,
+    // Where the worker thread of an asynchronous run reports (`append_async`, ...), and
+    // that run while it is in flight: every method that touches the buffers or the binding
+    // (and `Drop`) waits for it first (`settle`).
+    completion: Arc<Completion>,
+    in_flight: Option<asynchronous::InFlight>,
     _mode: PhantomData<fn() -> (T, M)>,
 }
 
@@ -571,6 +579,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             generating: false,
             rerun: Vec::new(),
             row_lens: Vec::new(),
+            completion: Arc::default(),
+            in_flight: None,
             session: session.clone(),
             spec,
             ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
@@ -660,6 +670,22 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
 
     /// Runs positions `from..from + new` of each row of `tokens` (rows of `row_len`).
     fn run(&mut self, tokens: &[i64], row_len: usize, from: usize, new: usize) -> Result<()> {
+        let total = self.prepare_run(tokens, row_len, from, new)?;
+        let ran = self.run_models();
+        self.finish_run(ran, total, new)
+    }
+
+    /// Everything of a run before ONNX Runtime's: waits for an asynchronous run still in
+    /// flight, binds what changed and writes the ids, positions, scalars and mask. Returns
+    /// the positions per row after the run.
+    fn prepare_run(
+        &mut self,
+        tokens: &[i64],
+        row_len: usize,
+        from: usize,
+        new: usize,
+    ) -> Result<usize> {
+        self.settle();
         let total = self.len + new;
         self.new = 0;
         self.bind(new, total)?;
@@ -689,7 +715,12 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             // whose shape may not fit the next.
             self.io.bind_output_to_device(name, MemoryInfo::cpu()?)?;
         }
-        let ran = self.run_models();
+        Ok(total)
+    }
+
+    /// Everything of a run after ONNX Runtime's, which ended with `ran`: names a stop that
+    /// was requested, and on success takes the run's positions into the sequence.
+    fn finish_run(&mut self, ran: Result<()>, total: usize, new: usize) -> Result<()> {
         // The runs of a generation share one epoch, closed when it ends (or a run fails);
         // a run that stopped on request says why.
         let reason = if self.generating && ran.is_ok() {
@@ -742,6 +773,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         name: &str,
         tensor: Tensor<E, S, D>,
     ) -> Result<()> {
+        self.settle();
         let batch = self.batch;
         let slot = self.held_slot(name, E::ONNX_TYPE, E::NAME)?;
         check_context(slot.spec, tensor.dims(), batch)?;
@@ -757,6 +789,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// The memory `value` points at must stay valid and in place until the context is set
     /// again or the decoder is dropped.
     pub(crate) unsafe fn set_context_value(&mut self, name: &str, value: Value) -> Result<()> {
+        self.settle();
         let mut dims = Vec::new();
         let (dims, elem) = value_dims(&value, &mut dims)?;
         let batch = self.batch;
@@ -770,6 +803,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// Drops every input held for the sequence that was set from outside: a run needs them
     /// set again first.
     pub(crate) fn clear_context(&mut self) {
+        self.settle();
         for c in self.all_context_mut() {
             if c.held.take().is_some() {
                 c.slot.forget();
@@ -931,6 +965,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// first `new - n` tokens run again (one run; none when `n` is the whole run). Further
     /// back, its state has no history: [`DecodeError::RecurrentState`].
     pub fn rewind(&mut self, n: usize) -> Result<()> {
+        self.settle();
         if n > self.len {
             return Err(DecodeError::RewindPastStart {
                 by: n,
@@ -1000,6 +1035,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// Forgets every position (and zeroes recurrent state): the next
     /// [`append`](Self::append) starts a new sequence. Nothing is freed.
     pub fn reset(&mut self) -> Result<()> {
+        self.settle();
         for cache in &mut self.caches {
             if !cache.spec.grows() {
                 cache.past.zero()?;

@@ -15,7 +15,10 @@
 //! [`Decoder::generate`] (a callback per token) or [`Decoder::stream`] (an iterator that
 //! runs a token only when the next is read, so dropping it stops the generation); a
 //! [`Decoder::terminator`] stops one from another thread. Either way the decoder then
-//! serves the next request.
+//! serves the next request. For async handlers, [`Decoder::stream_async`] is the same
+//! generation as a `Stream` (each run made on ort-bind's worker threads, so no executor
+//! thread blocks on one), and [`Decoder::step_async`] and its kin are single runs as
+//! futures; a [`DecoderPool`] lends decoders to concurrent requests.
 //!
 //! Codegen recognises decoder signatures (the conventions exporters use) and writes a
 //! [`DecoderSpec`] and typed aliases (`Decoder`, `SharedDecoder`) into the generated
@@ -44,17 +47,19 @@ mod context;
 mod decoder;
 mod encoder_decoder;
 mod logits;
+mod pool;
 mod scheduler;
 mod spec;
 mod speculative;
 
 pub use crate::error::DecodeError;
 pub use decoder::{
-    CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions, Generated, Growing, RowEvent,
-    Rows, SharedBuffer, TokenStream,
+    AppendFuture, AsyncTokenStream, CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions,
+    Generated, Growing, RowEvent, Rows, SharedBuffer, StepGreedyFuture, TokenStream,
 };
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
+pub use pool::{DecoderPool, PooledDecoder};
 pub use scheduler::{Scheduler, Tokens};
 pub use spec::{
     CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,

@@ -89,7 +89,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     }
 
     /// Starts a generation: its runs share one epoch, timed out after `timeout`.
-    fn begin(&mut self, timeout: Option<Duration>) -> Result<()> {
+    pub(super) fn begin(&mut self, timeout: Option<Duration>) -> Result<()> {
         self.generating = true;
         if let Some(timeout) = timeout
             && let Err(e) = deadline::schedule(&self.control, self.control.epoch(), timeout)
@@ -102,7 +102,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
 
     /// Ends the generation: a stop or timeout taken for it becomes inert; returns the
     /// reason of one that fired.
-    fn end(&mut self) -> Option<Error> {
+    pub(super) fn end(&mut self) -> Option<Error> {
         self.generating = false;
         self.control.close().map(|r| r.error())
     }
