@@ -3,6 +3,11 @@
 //!
 //! - `ort-bind growing` / `ort-bind shared`: the generated `Decoder` / `SharedDecoder`
 //!   (`step_greedy`: argmax, append, run);
+//! - `floor growing` / `floor shared` (`decode_floor.rs`): the same loop written straight
+//!   against the C API on the same session, making only the calls a step cannot avoid; the
+//!   report's last table is ort-bind over it. Each round times ort-bind and the floor of a
+//!   mode one right after the other (the floor first in odd rounds), after an untimed pass
+//!   that lets ONNX Runtime's arena grow on the fresh session;
 //! - `ort (examples)`: the `ort` crate as its examples write a decode loop: `Session::run`
 //!   with the inputs as views of host arrays, and every `present` copied into the host
 //!   array the next step reads as `past`;
@@ -115,6 +120,42 @@ fn time_ort_bind<L: Logit, M: CacheMode>(
         cache_bytes_moved: decoder.stats().cache_bytes_moved - moved,
         tokens,
     })
+}
+
+/// The C API floor (`decode_floor.rs`) on the same session, timed as ort-bind is; `None`
+/// for a fixture the floor does not cover.
+fn time_floor<L: Logit>(
+    session: &Session,
+    spec: &'static DecoderSpec,
+    shared: bool,
+    context: usize,
+    p: Protocol,
+) -> Result<Option<Sample>> {
+    let capacity = context + p.steps + 1;
+    let Some(mut floor) = crate::decode_floor::Floor::<L>::new(session, spec, capacity, shared)?
+    else {
+        return Ok(None);
+    };
+    let mut token = floor.prefill(&prompt_ids(context - p.warmup))?;
+    let mut tokens = Vec::with_capacity(p.warmup + p.steps);
+    for _ in 0..p.warmup {
+        tokens.push(token);
+        token = floor.step(token)?;
+    }
+    let mut step_ns = Vec::with_capacity(p.steps);
+    let allocations = crate::alloc::count();
+    for _ in 0..p.steps {
+        tokens.push(token);
+        let t = Instant::now();
+        token = floor.step(token)?;
+        step_ns.push(t.elapsed().as_nanos() as u64);
+    }
+    Ok(Some(Sample {
+        allocations: crate::alloc::count() - allocations,
+        step_ns,
+        cache_bytes_moved: 0,
+        tokens,
+    }))
 }
 
 /// The `ort` crate as its examples write a decode loop: inputs as views of host arrays,
@@ -255,21 +296,45 @@ where
 }
 
 /// One round of the Rust contenders for `fixture` at `context`: (contender, sample).
-fn rust_round(fixture: &str, context: usize, p: Protocol) -> Result<Vec<(&'static str, Sample)>> {
+fn rust_round(
+    fixture: &str,
+    context: usize,
+    p: Protocol,
+    floor_first: bool,
+) -> Result<Vec<(&'static str, Sample)>> {
     use ort_bind_runtime::decode::{Growing, SharedBuffer};
     let s = session(fixture)?;
     macro_rules! run {
         ($module:ident, $t:ty, $shared:expr) => {{
             let spec = &$module::DECODER;
-            let mut out = vec![(
-                "ort-bind growing",
-                time_ort_bind::<$t, Growing>(&s, spec, context, p)?,
-            )];
+            // A pass that is not timed: ONNX Runtime's arena and caches grow on a fresh
+            // session's first runs of each shape, which would bill whoever runs first.
+            time_ort_bind::<$t, Growing>(&s, spec, context, p)?;
+            // ort-bind and the floor of each mode one right after the other, the floor
+            // first in odd rounds: neither always gets the caches the other left.
+            let mut out = Vec::new();
+            let mut pair = |name, floor_name, shared: bool| -> Result<()> {
+                let ours = || match shared {
+                    true => time_ort_bind::<$t, SharedBuffer>(&s, spec, context, p),
+                    false => time_ort_bind::<$t, Growing>(&s, spec, context, p),
+                };
+                let floor = || time_floor::<$t>(&s, spec, shared, context, p);
+                let (ours, floor) = if floor_first {
+                    let f = floor()?;
+                    (ours()?, f)
+                } else {
+                    let o = ours()?;
+                    (o, floor()?)
+                };
+                out.push((name, ours));
+                if let Some(floor) = floor {
+                    out.push((floor_name, floor));
+                }
+                Ok(())
+            };
+            pair("ort-bind growing", "floor growing", false)?;
             if $shared {
-                out.push((
-                    "ort-bind shared",
-                    time_ort_bind::<$t, SharedBuffer>(&s, spec, context, p)?,
-                ));
+                pair("ort-bind shared", "floor shared", true)?;
             }
             out.push(("ort (examples)", time_ort::<$t>(fixture, spec, context, p)?));
             out
@@ -327,7 +392,7 @@ fn run(
         println!("== round {} of {rounds}", round + 1);
         for fixture in FIXTURES {
             for &context in contexts {
-                let samples = rust_round(fixture, context, p)?;
+                let samples = rust_round(fixture, context, p, round % 2 == 1)?;
                 let reference = samples[0].1.tokens.clone();
                 for (name, s) in samples {
                     if s.tokens != reference {
@@ -487,6 +552,7 @@ fn write_report(
             md.push_str(&format!("| {fixture} | {} |\n", cells.join(" | ")));
         }
     }
+    md.push_str(&floor_table(rows, contexts));
     if mismatches.is_empty() {
         md.push_str("\nEvery Rust contender picked the same tokens at every context.\n");
     } else {
@@ -502,6 +568,40 @@ fn write_report(
     )?;
     println!("{md}");
     Ok(())
+}
+
+/// ort-bind's step over the C API floor's (`decode_floor.rs`: the same session, only the
+/// calls a step cannot avoid), per mode: the ratio of medians, and the difference in µs.
+fn floor_table(rows: &[(String, usize, String, Sample)], contexts: &[usize]) -> String {
+    let mut md = String::from(
+        "\n## ort-bind over the C API floor (same session, same tokens)\n\n\
+         | fixture | context | growing: ort-bind / floor | shared: ort-bind / floor |\n\
+         | --- | ---: | ---: | ---: |\n",
+    );
+    let get = |fixture: &str, context: usize, name: &str| {
+        rows.iter()
+            .find(|r| r.0 == fixture && r.1 == context && r.2 == name)
+            .map(|r| median(&mut r.3.step_ns.clone()))
+    };
+    for fixture in FIXTURES {
+        for &context in contexts {
+            let cell = |mode: &str| match (
+                get(fixture, context, &format!("ort-bind {mode}")),
+                get(fixture, context, &format!("floor {mode}")),
+            ) {
+                (Some(ours), Some(floor)) => {
+                    format!("{:.3}x ({:+.1} µs)", ours / floor, (ours - floor) / 1e3)
+                }
+                _ => "–".to_owned(),
+            };
+            md.push_str(&format!(
+                "| {fixture} | {context} | {} | {} |\n",
+                cell("growing"),
+                cell("shared")
+            ));
+        }
+    }
+    md
 }
 
 /// Parses `decode [--python PY] [--out DIR] [--contexts 16,256,2048] [--rounds N]

@@ -26,6 +26,7 @@ mod argmax;
 mod batching;
 mod contenders;
 mod decode;
+mod decode_floor;
 mod harness;
 mod metadata;
 mod peer;
