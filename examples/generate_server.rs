@@ -41,7 +41,7 @@ fn main() -> Result<(), BoxError> {
         capacity: 2048,
         timeout: Duration::from_secs(30),
     };
-    let server = Arc::new(app::Server::new(&model, decoders, limits)?);
+    let server = Arc::new(app::Server::new(&model, decoders, limits));
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&addr).await?;

@@ -2,17 +2,18 @@
 //! command line so that `ort-bind-tests/tests/generate_server.rs` serves them too.
 //!
 //! `POST /generate/{max}` takes prompt token ids (text, separated by spaces) and answers
-//! with the generated ids, one per line, each sent as soon as it is picked. A generation
-//! runs on a blocking thread with a decoder checked out of a small pool; every token goes
-//! through a channel to the response body. When the client goes away the body is dropped,
-//! the next send fails, and the generation stops there: at most one more run, and the
-//! decoder goes back to the pool for the next request.
+//! with the generated ids, one per line, each sent as soon as it is picked. A generation is
+//! a task on the async runtime: it checks a decoder out of a `DecoderPool` (waiting, without
+//! blocking a thread, while all are busy) and reads the decoder's `stream_async`, whose runs
+//! are made on ort-bind's worker threads; every token goes through a channel to the
+//! response body. When the client goes away the body is dropped and the channel closes;
+//! the task then drops the token stream at once, which stops the run in flight (ONNX
+//! Runtime stops after the kernel it is in), and the decoder goes back to the pool for the
+//! next request.
 
-use std::collections::VecDeque;
-use std::ops::ControlFlow;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -22,14 +23,12 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use ort_bind::decode::{Decoder, GenerateOptions, SharedBuffer};
+use futures_core::Stream;
+use ort_bind::decode::{DecoderPool, GenerateOptions, SharedBuffer};
 use tokio::sync::mpsc;
 
 // The includer's bindings of the decoder fixture (the path is relative to its crate).
 use crate::lm;
-
-/// A decoder of the model, batch 1, one buffer per key/value written in place.
-pub(crate) type LmDecoder = Decoder<lm::Model, SharedBuffer>;
 
 /// The server's limits.
 #[derive(Debug, Clone, Copy)]
@@ -51,74 +50,78 @@ pub(crate) struct Counters {
     pub(crate) tokens: AtomicU64,
 }
 
-/// Decoders to check out (a request waits while all are busy) and the counters.
+/// Decoders to check out and the counters.
 pub(crate) struct Server {
-    idle: Mutex<VecDeque<LmDecoder>>,
-    returned: Condvar,
+    pool: DecoderPool<lm::Model, SharedBuffer>,
     limits: Limits,
     /// What the server has done.
     pub(crate) counters: Counters,
 }
 
+/// How a generation ended.
+enum End {
+    Finished,
+    Left,
+    Failed(ort_bind::Error),
+}
+
 impl Server {
-    /// `decoders` decoders of the model, each of `limits.capacity` positions.
-    pub(crate) fn new(
-        model: &lm::Model,
-        decoders: usize,
-        limits: Limits,
-    ) -> ort_bind::Result<Self> {
-        let idle = (0..decoders)
-            .map(|_| model.shared_decoder(1, limits.capacity))
-            .collect::<ort_bind::Result<_>>()?;
-        Ok(Server {
-            idle: Mutex::new(idle),
-            returned: Condvar::new(),
+    /// A pool of at most `decoders` decoders of the model (made when first needed), each
+    /// of `limits.capacity` positions, batch 1, one buffer per key/value written in place.
+    pub(crate) fn new(model: &lm::Model, decoders: usize, limits: Limits) -> Self {
+        let model = model.clone();
+        Server {
+            pool: DecoderPool::of_decoders(decoders, move || {
+                model.shared_decoder(1, limits.capacity)
+            }),
             limits,
             counters: Counters::default(),
-        })
-    }
-
-    fn checkout(&self) -> LmDecoder {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(d) = idle.pop_front() {
-                return d;
-            }
-            idle = self.returned.wait(idle).unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    fn checkin(&self, decoder: LmDecoder) {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        idle.push_back(decoder);
-        self.returned.notify_one();
-    }
-
     /// Generates after `prompt` on a decoder of the pool, sending each token as a line to
-    /// `tx`; stops when `tx`'s receiver is gone (the client left).
-    pub(crate) fn generate(&self, prompt: &[i64], max: usize, tx: &mpsc::Sender<Bytes>) {
-        let mut decoder = self.checkout();
-        let options = GenerateOptions::new(max).timeout(self.limits.timeout);
-        let mut left = false;
-        let result = decoder.generate(prompt, &options, |tokens| {
-            self.counters.tokens.fetch_add(1, Ordering::Relaxed);
-            match tx.blocking_send(Bytes::from(format!("{}\n", tokens[0]))) {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(_) => {
-                    left = true;
-                    ControlFlow::Break(())
-                }
-            }
-        });
-        match (result, left) {
-            (_, true) => self.counters.abandoned.fetch_add(1, Ordering::Relaxed),
-            (Ok(_), false) => self.counters.finished.fetch_add(1, Ordering::Relaxed),
-            (Err(e), false) => {
-                let _ = tx.blocking_send(Bytes::from(format!("error: {e}\n")));
-                0
+    /// `tx`; stops as soon as `tx`'s receiver is gone (the client left), the run in flight
+    /// included.
+    pub(crate) async fn generate(&self, prompt: &[i64], max: usize, tx: &mpsc::Sender<Bytes>) {
+        let end = self.stream(prompt, max, tx).await;
+        let counter = match end {
+            End::Finished => &self.counters.finished,
+            End::Left => &self.counters.abandoned,
+            End::Failed(e) => {
+                let _ = tx.send(Bytes::from(format!("error: {e}\n"))).await;
+                return;
             }
         };
-        self.checkin(decoder);
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    async fn stream(&self, prompt: &[i64], max: usize, tx: &mpsc::Sender<Bytes>) -> End {
+        let mut decoder = match self.pool.checkout_async().await {
+            Ok(decoder) => decoder,
+            Err(e) => return End::Failed(e),
+        };
+        let options = GenerateOptions::new(max).timeout(self.limits.timeout);
+        let mut tokens = match decoder.stream_async(prompt, options) {
+            Ok(tokens) => tokens,
+            Err(e) => return End::Failed(e),
+        };
+        loop {
+            // The next token, or the client leaving while it is computed: then the stream
+            // is dropped at once, and so is the run it has in flight.
+            let token = tokio::select! {
+                token = std::future::poll_fn(|cx| Pin::new(&mut tokens).poll_next(cx)) => token,
+                () = tx.closed() => return End::Left,
+            };
+            let token = match token {
+                None => return End::Finished,
+                Some(Ok(token)) => token,
+                Some(Err(e)) => return End::Failed(e),
+            };
+            self.counters.tokens.fetch_add(1, Ordering::Relaxed);
+            if tx.send(Bytes::from(format!("{token}\n"))).await.is_err() {
+                return End::Left;
+            }
+        }
     }
 }
 
@@ -147,7 +150,7 @@ async fn generate(
     };
     // One token in flight: the generation runs at the pace the client reads.
     let (tx, rx) = mpsc::channel(1);
-    tokio::task::spawn_blocking(move || server.generate(&prompt, max, &tx));
+    tokio::spawn(async move { server.generate(&prompt, max, &tx).await });
     Body::from_stream(Lines(rx)).into_response()
 }
 

@@ -62,7 +62,7 @@ fn streams_pythons_tokens_and_stops_a_generation_whose_client_left() -> Result<(
         timeout: Duration::from_secs(60),
     };
     // One decoder: each request waits for the one before to give it back.
-    let server = Arc::new(app::Server::new(&model, 1, limits)?);
+    let server = Arc::new(app::Server::new(&model, 1, limits));
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -117,14 +117,19 @@ fn a_generation_stops_at_the_first_token_nobody_takes() -> Result<(), BoxError> 
         capacity: 4200,
         timeout: Duration::from_secs(60),
     };
-    let server = Arc::new(app::Server::new(&model, 1, limits)?);
+    let server = Arc::new(app::Server::new(&model, 1, limits));
     // The route's channel (one token in flight), read three times and then dropped, as
     // the response body is when its client goes.
     let (tx, mut rx) = tokio::sync::mpsc::channel(1);
     let generating = {
         let server = Arc::clone(&server);
         let prompt = want.prompts[0].clone();
-        std::thread::spawn(move || server.generate(&prompt, 4000, &tx))
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("runtime");
+            runtime.block_on(server.generate(&prompt, 4000, &tx));
+        })
     };
     let mut read = Vec::new();
     for _ in 0..3 {
