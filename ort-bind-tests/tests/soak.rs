@@ -29,10 +29,10 @@ const CLIENTS: usize = 4;
 /// Request `i` of a wave: what it sends and what it expects.
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    Good,
-    OutOfVocabulary,
-    OverCapacity,
-    Abandoned,
+    Good = 0,
+    OutOfVocabulary = 1,
+    OverCapacity = 2,
+    Abandoned = 3,
 }
 
 fn kind(i: usize) -> Kind {
@@ -87,26 +87,22 @@ fn wave(
                                 assert_eq!(tokens, greedy[&variant][..max_new], "request {i}");
                                 done[0] += 1;
                             }
-                            Kind::OutOfVocabulary => {
-                                let mut bad = prompt(variant);
-                                bad[1] = 1 << 40;
+                            Kind::OutOfVocabulary | Kind::OverCapacity => {
+                                let bad = match kind(i) {
+                                    Kind::OverCapacity => vec![7; CAPACITY + 1],
+                                    _ => {
+                                        let mut p = prompt(variant);
+                                        p[1] = 1 << 40;
+                                        p
+                                    }
+                                };
                                 let items: Vec<Result<i64>> =
                                     scheduler.submit(&bad, max_new, None).collect();
                                 assert!(
                                     matches!(items[..], [Err(Error::Decode(_))]),
                                     "request {i}: {items:?}"
                                 );
-                                done[1] += 1;
-                            }
-                            Kind::OverCapacity => {
-                                let long = vec![7; CAPACITY + 1];
-                                let items: Vec<Result<i64>> =
-                                    scheduler.submit(&long, max_new, None).collect();
-                                assert!(
-                                    matches!(items[..], [Err(Error::Decode(_))]),
-                                    "request {i}: {items:?}"
-                                );
-                                done[2] += 1;
+                                done[kind(i) as usize] += 1;
                             }
                             Kind::Abandoned => {
                                 let mut tokens = scheduler.submit(&prompt(variant), 100, None);
