@@ -42,6 +42,18 @@
 //! take. The pair's vocabulary (size and id type, [`DecoderModel::Vocab`]) is checked at
 //! compile time for generated models.
 
+//! # The decoder and the binding core
+//!
+//! A decoder runs on the same core as a [`Binding`](crate::Binding): the same I/O binding
+//! layer of `sys`, the same run control (so [`Terminator`](crate::Terminator)s and
+//! timeouts stop either), the same worker threads and completion protocol for
+//! asynchronous runs, and the same pool ([`PoolOf`](crate::PoolOf), which lends bindings
+//! and decoders alike). What it keeps of its own is its slots: a step changes the shape of
+//! the mask and, in the growing mode, of every cache each token, and trades buffers between
+//! past and present, where a `Binding` keeps recently used shapes bound for reuse. A step
+//! costs within a few percent of the fewest C API calls it can make (`ort-bind-bench
+//! decode`, its floor table).
+
 mod buffers;
 mod context;
 mod decoder;
