@@ -1,24 +1,36 @@
 #!/usr/bin/env python3
-"""onnxruntime-genai's side of `ort-bind-bench rows` (continuous batching): the same
-requests as the Rust bench (prompt i: 4 + (7 i mod 16) tokens, (5 + 37 i + 53 j) mod 500;
-NEW greedy tokens each) on a decoder fixture folder with a genai_config.json, served two
-ways: one after another with a generator per request, and all at once through genai's
-continuous-batching `Engine` (requests submitted together; it schedules them in batches
-of its configured size). Prints tokens per second, all requests together, the median
-over rounds, and exits 1 if the two ways give a request other tokens. (The fixture's
-`reference.py` checks genai's greedy tokens against onnxruntime's; the Rust bench checks
-its own against the same references.)
+"""The Python side of `ort-bind-bench rows` (continuous batching): the same requests as the
+Rust bench (prompt i: 4 + (7 i mod 16) tokens, (5 + 37 i + 53 j) mod 500; NEW greedy
+tokens each) on a decoder fixture folder with a genai_config.json, served three ways:
+
+  genai_sequential  onnxruntime-genai, one after another, a generator per request;
+  genai_engine      onnxruntime-genai's continuous-batching `Engine` (requests submitted
+                    together; it schedules them in batches of its configured size);
+  python_sequential onnxruntime through I/O binding, one after another on one
+                    shared-buffer cache (`bench_decode_peer.PythonPeer`, the decode bench's
+                    Python peer).
+
+Prints tokens per second, all requests together, the median over rounds, and exits 1 if
+the ways give a request different tokens. With `--json OUT` it writes each round's rates
+and the tokens (`ort-bind-bench rows --python` runs it once per round, right after its own
+contenders, and checks the tokens against ort-bind's).
 
     python3 scripts/bench_rows_peer.py [--folder ort-bind-tests/tests/fixtures/decoders/gqa_f32]
-                                       [--requests 1,4,8,16] [--new 64] [--rounds 3]
+                                       [--requests 1,4,8,16] [--new 64] [--rounds 3] [--json OUT]
 """
 
 import argparse
+import json
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
 import onnxruntime_genai as og
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_decode_peer import PythonPeer  # noqa: E402
 
 
 def prompt(i):
@@ -38,6 +50,20 @@ def one_by_one(model, requests, new):
         while len(tokens) < new:
             gen.generate_next_token()
             tokens.append(int(gen.get_next_tokens()[0]))
+        out.append(tokens)
+    return requests * new / (time.perf_counter() - start), out
+
+
+def python_sequential(folder, requests, new):
+    peer = PythonPeer(os.path.join(folder, "model.onnx"), 20 + new, shared=True)
+    out = []
+    start = time.perf_counter()
+    for i in range(requests):
+        tok = peer.prefill(prompt(i))
+        tokens = [tok]
+        while len(tokens) < new:
+            tok = peer.step(tok)
+            tokens.append(tok)
         out.append(tokens)
     return requests * new / (time.perf_counter() - start), out
 
@@ -71,23 +97,36 @@ def main():
     ap.add_argument("--requests", default="1,4,8,16")
     ap.add_argument("--new", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", help="write each round's rates and the tokens here")
     args = ap.parse_args()
     model = og.Model(args.folder)
-    print(f"onnxruntime-genai {og.__version__}, {args.folder}, {args.new} new tokens per request")
-    print(f"engine batch size: {og.Engine(model).get_capabilities().configured_max_batch_size}")
-    print("| requests | genai, a generator per request (tokens/s) | genai Engine (tokens/s) |")
-    print("| ---: | ---: | ---: |")
+    quiet = args.json is not None
+    if not quiet:
+        print(f"onnxruntime-genai {og.__version__}, {args.folder}, {args.new} new tokens per request")
+        print(f"engine batch size: {og.Engine(model).get_capabilities().configured_max_batch_size}")
+        print("| requests | genai, a generator per request (tokens/s) | genai Engine (tokens/s) | Python onnxruntime, one after another (tokens/s) |")
+        print("| ---: | ---: | ---: | ---: |")
+    rows = []
     for requests in map(int, args.requests.split(",")):
-        seq, eng = [], []
+        rates = {"genai_sequential": [], "genai_engine": [], "python_sequential": []}
         for _ in range(args.rounds):
             rate, alone = one_by_one(model, requests, args.new)
-            seq.append(rate)
+            rates["genai_sequential"].append(rate)
             rate, batched = engine(model, requests, args.new)
-            eng.append(rate)
-            if alone != batched:
-                print(f"{requests} requests: the Engine gave other tokens")
-                raise SystemExit(1)
-        print(f"| {requests} | {statistics.median(seq):.0f} | {statistics.median(eng):.0f} |")
+            rates["genai_engine"].append(rate)
+            rate, python = python_sequential(args.folder, requests, args.new)
+            rates["python_sequential"].append(rate)
+            for name, tokens in (("the Engine", batched), ("Python onnxruntime", python)):
+                if tokens != alone:
+                    print(f"{requests} requests: {name} gave other tokens than genai's generators")
+                    raise SystemExit(1)
+        rows.append({"requests": requests, "rates": rates, "tokens": alone})
+        if not quiet:
+            med = {k: statistics.median(v) for k, v in rates.items()}
+            print(f"| {requests} | {med['genai_sequential']:.0f} | {med['genai_engine']:.0f} | {med['python_sequential']:.0f} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f)
 
 
 if __name__ == "__main__":
