@@ -50,12 +50,12 @@ mod speculative;
 
 pub use crate::error::DecodeError;
 pub use decoder::{
-    CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions, Generated, Growing, RowEvent,
-    Rows, SharedBuffer, TokenStream,
+    CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions, Generated, Growing, Joining,
+    RowEvent, Rows, SharedBuffer, TokenStream,
 };
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
-pub use scheduler::{Scheduler, Tokens};
+pub use scheduler::{Scheduler, SubmitOptions, Tokens};
 pub use spec::{
     CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,
     PositionAxis, ScalarRole, ScalarSpec,
