@@ -580,9 +580,25 @@ fn generations_allocate_nothing_per_token() -> R {
     });
     assert_eq!(n, 0, "recurrent state: 20 rewinds within the last run");
 
-    // Continuous batching: a step of four busy rows (one still taking its prompt)
-    // allocates nothing; joining copies the request's prompt once.
+    // Continuous batching: a step of four busy rows without a join allocates nothing;
+    // joining copies the request's prompt once, and its prefill (the step after) makes
+    // values over the row's part of the cache (and grows the prefill's logits for a
+    // longer prompt than before).
     let mut rows = ort_bind::decode::Rows::new(gqa.shared_decoder(4, 256)?)?;
+    for (i, len) in [3, 12, 1, 30].into_iter().enumerate() {
+        rows.join(&vec![1 + i as i64; len], 100, None)?;
+    }
+    rows.step()?; // the prefills
+    rows.step()?;
+    let n = allocations(|| {
+        for _ in 0..50 {
+            rows.step().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "continuous batching: 50 steps of 4 rows");
+    // Joining token by token: steps of rows still taking their prompt allocate nothing.
+    let mut rows = ort_bind::decode::Rows::new(gqa.shared_decoder(4, 256)?)?;
+    rows.set_joining(ort_bind::decode::Joining::TokenByToken)?;
     for (i, len) in [3, 12, 1, 30].into_iter().enumerate() {
         rows.join(&vec![1 + i as i64; len], 100, None)?;
     }
@@ -592,7 +608,10 @@ fn generations_allocate_nothing_per_token() -> R {
             rows.step().expect("step");
         }
     });
-    assert_eq!(n, 0, "continuous batching: 50 steps of 4 rows");
+    assert_eq!(
+        n, 0,
+        "continuous batching token by token: 50 steps of 4 rows"
+    );
     Ok(())
 }
 

@@ -1,12 +1,18 @@
 //! Continuous batching (`decode::Rows`) on the GQA decoder fixture in the shared-buffer
-//! mode: requests of different prompt lengths and budgets join and leave at random
-//! between runs, and each gets exactly the tokens it gets decoded alone; a request that
-//! leaves early changes nothing for the others; bad requests fail alone.
+//! mode: requests of different prompt lengths and budgets join (by a batch-1 prefill into
+//! their row, or token by token) and leave at random between runs, and each gets exactly
+//! the tokens it gets decoded alone; a request that joins with a long prompt or leaves
+//! early changes nothing for the others; bad requests fail alone; a terminated step
+//! leaves every row as it was; a `Scheduler` request times out alone, and dropping the
+//! scheduler ends its requests at once.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
-use ort_bind::decode::{DecodeError, GenerateOptions, RowEvent, Rows};
+use ort_bind::decode::{
+    DecodeError, GenerateOptions, Joining, RowEvent, Rows, Scheduler, SubmitOptions,
+};
 use ort_bind::{Error, Result};
 
 mod gqa_f32 {
@@ -51,7 +57,26 @@ fn alone(model: &gqa_f32::Model, prompt: &[i64], max_new: usize) -> Result<Vec<i
 #[test]
 fn requests_joining_and_leaving_at_random_get_their_own_tokens() -> Result<()> {
     let model = gqa_f32::Model::load()?;
+    let prefill_runs = random_joins_and_leaves(&model, Joining::Prefill)?;
+    let token_runs = random_joins_and_leaves(&model, Joining::TokenByToken)?;
+    // A prompt of n tokens costs one step instead of n.
+    assert!(
+        prefill_runs < token_runs,
+        "{prefill_runs} steps prefilling, {token_runs} token by token"
+    );
+    Ok(())
+}
+
+/// 24 requests joining and leaving 4 rows at random, joining by `joining`: each gets its
+/// tokens alone. Returns the steps.
+fn random_joins_and_leaves(model: &gqa_f32::Model, joining: Joining) -> Result<usize> {
     let mut rows = Rows::new(model.shared_decoder(4, CAPACITY)?)?;
+    assert_eq!(
+        rows.joining(),
+        Joining::Prefill,
+        "the default where it works"
+    );
+    rows.set_joining(joining)?;
     let mut rng = Lcg(20261204);
     let requests: Vec<(Vec<i64>, usize)> = (0..24).map(|i| request(i, &mut rng)).collect();
     let mut next = 0;
@@ -91,20 +116,24 @@ fn requests_joining_and_leaving_at_random_get_their_own_tokens() -> Result<()> {
         }
     }
     for (i, (prompt, max_new)) in requests.iter().enumerate() {
-        let want = alone(&model, prompt, *max_new)?;
+        let want = alone(model, prompt, *max_new)?;
         if left_early.contains(&i) {
-            assert_eq!(got[i], want[..got[i].len()], "request {i} (left early)");
+            assert_eq!(
+                got[i],
+                want[..got[i].len()],
+                "request {i} (left early, {joining:?})"
+            );
         } else {
-            assert_eq!(got[i], want, "request {i}");
+            assert_eq!(got[i], want, "request {i} ({joining:?})");
         }
     }
     // Fewer runs than the requests one after another.
     let one_by_one: usize = requests.iter().map(|(p, n)| p.len() + n - 1).sum();
     assert!(
         runs < one_by_one,
-        "{runs} runs, {one_by_one} one after another"
+        "{runs} runs, {one_by_one} one after another ({joining:?})"
     );
-    Ok(())
+    Ok(runs)
 }
 
 #[test]
@@ -151,7 +180,6 @@ fn bad_requests_fail_alone() -> Result<()> {
 
 #[test]
 fn a_scheduler_serves_requests_from_several_threads() -> Result<()> {
-    use ort_bind::decode::Scheduler;
     let model = gqa_f32::Model::load()?;
     let scheduler = std::sync::Arc::new(Scheduler::new(Rows::new(
         model.shared_decoder(3, CAPACITY)?,
@@ -203,5 +231,189 @@ fn a_scheduler_serves_requests_from_several_threads() -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+/// Steps `rows` until `row` gets its last token; every row's tokens are appended to
+/// `got[row]`. Returns the steps.
+fn run_out(rows: &mut Rows<gqa_f32::Model>, got: &mut [Vec<i64>], row: usize) -> Result<usize> {
+    let mut steps = 0;
+    loop {
+        let events = rows.step()?.to_vec();
+        steps += 1;
+        let mut done = false;
+        for (r, event) in events.into_iter().enumerate() {
+            if let RowEvent::Token(t) | RowEvent::Last(t) = event {
+                got[r].push(t);
+            }
+            done |= r == row && matches!(event, RowEvent::Last(_));
+        }
+        if done {
+            return Ok(steps);
+        }
+    }
+}
+
+#[test]
+fn a_long_prompt_joins_in_one_step_and_the_other_rows_are_unchanged() -> Result<()> {
+    let model = gqa_f32::Model::load()?;
+    let mut rows = Rows::new(model.shared_decoder(3, CAPACITY)?)?;
+    let (a, b) = (vec![5, 42, 79, 11], vec![7, 9]);
+    let long: Vec<i64> = (0..150).map(|j| 1 + (j * 53 + 17) % 500).collect();
+    let ra = rows.join(&a, 60, None)?;
+    let rb = rows.join(&b, 60, None)?;
+    let mut got = vec![Vec::new(); 3];
+    // The first step prefills both: each row's first token, at once.
+    let events = rows.step()?.to_vec();
+    assert!(matches!(events[ra], RowEvent::Token(_)), "{events:?}");
+    assert!(matches!(events[rb], RowEvent::Token(_)), "{events:?}");
+    for (r, e) in events.iter().enumerate() {
+        if let RowEvent::Token(t) = *e {
+            got[r].push(t);
+        }
+    }
+    for _ in 0..10 {
+        for (r, e) in rows.step()?.iter().enumerate() {
+            if let RowEvent::Token(t) = *e {
+                got[r].push(t);
+            }
+        }
+    }
+    // A prompt of 150 joins beside them: one step (its prefill) to its first token, in
+    // which the others sit out; their caches are untouched.
+    let rc = rows.join(&long, 20, None)?;
+    let events = rows.step()?.to_vec();
+    assert!(matches!(events[rc], RowEvent::Token(_)), "{events:?}");
+    assert_eq!(events[ra], RowEvent::Idle);
+    assert_eq!(events[rb], RowEvent::Idle);
+    if let RowEvent::Token(t) = events[rc] {
+        got[rc].push(t);
+    }
+    run_out(&mut rows, &mut got, ra)?;
+    assert_eq!(got[ra], alone(&model, &a, 60)?);
+    assert_eq!(got[rb], alone(&model, &b, 60)?);
+    assert_eq!(got[rc], alone(&model, &long, 20)?);
+
+    // Token by token, the same prompt takes 150 steps to its first token, and gives the
+    // same tokens.
+    let mut rows = Rows::new(model.shared_decoder(3, CAPACITY)?)?;
+    rows.set_joining(Joining::TokenByToken)?;
+    let mut got = vec![Vec::new(); 3];
+    let rc = rows.join(&long, 20, None)?;
+    let steps = run_out(&mut rows, &mut got, rc)?;
+    assert_eq!(steps, 150 + 20 - 1);
+    assert_eq!(got[rc], alone(&model, &long, 20)?);
+    Ok(())
+}
+
+#[test]
+fn a_terminated_step_leaves_every_row_as_it_was() -> Result<()> {
+    let model = gqa_f32::Model::load()?;
+    let mut rows = Rows::new(model.shared_decoder(2, 64)?)?;
+    let (a, b) = (vec![5, 42, 79], vec![7, 9, 11, 13]);
+    let ra = rows.join(&a, 12, None)?;
+    // A stop taken before the step stops it: here the step of prefills.
+    rows.terminator().terminate()?;
+    assert!(matches!(rows.step(), Err(Error::Terminated)));
+    assert_eq!(rows.busy(), 1);
+    let mut got = vec![Vec::new(); 2];
+    for _ in 0..3 {
+        for (r, e) in rows.step()?.iter().enumerate() {
+            if let RowEvent::Token(t) = *e {
+                got[r].push(t);
+            }
+        }
+    }
+    let rb = rows.join(&b, 12, None)?;
+    // And a decoding step (after the prefill of `b`).
+    for (r, e) in rows.step()?.iter().enumerate() {
+        if let RowEvent::Token(t) = *e {
+            got[r].push(t);
+        }
+    }
+    let stop = rows.terminator();
+    stop.terminate()?;
+    assert!(matches!(rows.step(), Err(Error::Terminated)));
+    stop.terminate()?; // that step is over: this stops nothing
+    run_out(&mut rows, &mut got, rb)?;
+    assert_eq!(got[ra], alone(&model, &a, 12)?);
+    assert_eq!(got[rb], alone(&model, &b, 12)?);
+    assert_eq!(rows.busy(), 0);
+    // New requests are served.
+    let rc = rows.join(&b, 5, None)?;
+    got[rc].clear();
+    run_out(&mut rows, &mut got, rc)?;
+    assert_eq!(got[rc], alone(&model, &b, 5)?);
+    Ok(())
+}
+
+#[test]
+fn a_request_past_its_timeout_ends_alone() -> Result<()> {
+    let model = gqa_f32::Model::load()?;
+    let scheduler = Scheduler::new(Rows::new(model.shared_decoder(2, 1024)?)?);
+    let prompt = vec![5, 42, 79];
+    // Timed out before it could join.
+    let late: Vec<Result<i64>> = scheduler
+        .submit_with(&prompt, &SubmitOptions::new(8).timeout(Duration::ZERO))
+        .collect();
+    assert!(
+        matches!(late.as_slice(), [Err(Error::TimedOut { timeout })] if timeout.is_zero()),
+        "{late:?}"
+    );
+    // One of 1,000 tokens (1,000 runs) with 2 ms, beside one without a limit: the first
+    // ends with `TimedOut` after a prefix of its tokens, the other gets all of its own.
+    let timeout = Duration::from_millis(2);
+    let slow = scheduler.submit_with(&prompt, &SubmitOptions::new(1000).timeout(timeout));
+    let other = scheduler.submit(&[7, 9], 200, None);
+    let slow: Vec<Result<i64>> = slow.collect();
+    let (last, tokens) = slow.split_last().expect("at least its error");
+    assert!(
+        matches!(last, Err(Error::TimedOut { timeout: t }) if *t == timeout),
+        "{last:?}"
+    );
+    let tokens: Vec<i64> = tokens
+        .iter()
+        .map(|t| *t.as_ref().expect("a token"))
+        .collect();
+    assert!(tokens.len() < 1000, "{} tokens in 2 ms", tokens.len());
+    let k = tokens.len().min(200);
+    if k > 0 {
+        assert_eq!(tokens[..k], alone(&model, &prompt, k)?);
+    }
+    assert_eq!(
+        other.collect::<Result<Vec<_>>>()?,
+        alone(&model, &[7, 9], 200)?
+    );
+    // `finish` lets a request finish.
+    let last = scheduler.submit(&prompt, 30, None);
+    scheduler.finish();
+    assert_eq!(
+        last.collect::<Result<Vec<_>>>()?,
+        alone(&model, &prompt, 30)?
+    );
+    Ok(())
+}
+
+#[test]
+fn dropping_a_scheduler_ends_its_requests_at_once() -> Result<()> {
+    let model = gqa_f32::Model::load()?;
+    let scheduler = Scheduler::new(Rows::new(model.shared_decoder(1, CAPACITY)?)?);
+    let mut running = scheduler.submit(&[5, 42, 79], 250, None);
+    let waiting = scheduler.submit(&[7, 9], 10, None);
+    assert!(running.next().expect("a first token").is_ok());
+    let start = Instant::now();
+    drop(scheduler);
+    let dropped_in = start.elapsed();
+    let rest: Vec<Result<i64>> = running.collect();
+    let (last, tokens) = rest.split_last().expect("its end");
+    assert!(matches!(last, Err(Error::Terminated)), "{last:?}");
+    assert!(tokens.iter().all(Result::is_ok));
+    assert!(tokens.len() < 249, "{} tokens after the drop", tokens.len());
+    let waited: Vec<Result<i64>> = waiting.collect();
+    assert!(
+        matches!(waited.as_slice(), [Err(Error::Terminated)]),
+        "{waited:?}"
+    );
+    assert!(dropped_in < Duration::from_secs(5), "{dropped_in:?}");
     Ok(())
 }

@@ -29,7 +29,7 @@ mod generate;
 mod rows;
 pub use asynchronous::{AppendFuture, AsyncTokenStream, StepGreedyFuture};
 pub use generate::{GenerateOptions, Generated, TokenStream};
-pub use rows::{RowEvent, Rows};
+pub use rows::{Joining, RowEvent, Rows};
 
 /// How the decoder keeps a growing (key/value) cache; part of the decoder's type.
 pub trait CacheMode: private::Sealed + Send + Sync + 'static {

@@ -67,12 +67,12 @@ mod speculative;
 pub use crate::error::DecodeError;
 pub use decoder::{
     AppendFuture, AsyncTokenStream, CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions,
-    Generated, Growing, RowEvent, Rows, SharedBuffer, StepGreedyFuture, TokenStream,
+    Generated, Growing, Joining, RowEvent, Rows, SharedBuffer, StepGreedyFuture, TokenStream,
 };
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
 pub use pool::{DecoderPool, PooledDecoder};
-pub use scheduler::{Scheduler, Tokens};
+pub use scheduler::{Scheduler, SubmitOptions, Tokens};
 pub use spec::{
     CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,
     PositionAxis, ScalarRole, ScalarSpec,

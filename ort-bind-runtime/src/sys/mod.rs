@@ -163,6 +163,28 @@ pub struct Value(NonNull<OrtValue>);
 // that writes it would race, and nothing here needs shared access.
 unsafe impl Send for Value {}
 
+/// A tensor value over part of another tensor's memory ([`Value::part`]), which it
+/// borrows: it cannot outlive the value it is part of.
+#[derive(Debug)]
+pub(crate) struct ValuePart<'a> {
+    value: Value,
+    _whole: std::marker::PhantomData<&'a Value>,
+}
+
+impl ValuePart<'_> {
+    /// The part, to bind.
+    pub(crate) fn value(&self) -> &Value {
+        &self.value
+    }
+}
+
+/// The element count of `dims`, if none is negative and it does not overflow.
+fn count_of(dims: &[i64]) -> Option<usize> {
+    dims.iter().try_fold(1usize, |n, &d| {
+        usize::try_from(d).ok().and_then(|d| n.checked_mul(d))
+    })
+}
+
 /// A [`Value`] that is never written after it is made (an adapter's parameters), so it may
 /// be shared between threads: bindings on several threads bind it at once.
 #[derive(Debug)]
@@ -283,6 +305,65 @@ impl Value {
             format!("creating a second value over a tensor of dims {dims:?}")
         })?;
         Ok(Value(non_null(out, "CreateTensorWithDataAsOrtValue")?))
+    }
+
+    /// A tensor value over part of this tensor's memory: `dims` elements from element
+    /// `offset` on (element type and device kept, nothing copied), which must lie within
+    /// this tensor. The part borrows this value, so it cannot outlive it; a binding it is
+    /// bound in follows the rule of every binding (its owner keeps the memory in place
+    /// while the binding can run). Refused: a string tensor, a part that does not fit.
+    pub(crate) fn part(&self, offset: usize, dims: &[i64]) -> Result<ValuePart<'_>> {
+        let mut own = Vec::new();
+        let (elem, own_count) = (self.tensor_info(&mut own)?, count_of(&own));
+        let count = count_of(dims);
+        let refuse = |problem: String| Error::Value {
+            value: format!("a part of dims {dims:?} from element {offset}"),
+            problem,
+        };
+        if elem == ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING {
+            return Err(refuse(
+                "a string tensor's elements are not plain memory".into(),
+            ));
+        }
+        let (Some(own_count), Some(count)) = (own_count, count) else {
+            return Err(refuse(format!(
+                "dims {dims:?} or {own:?} hold no element count"
+            )));
+        };
+        if own_count == 0 || offset.checked_add(count).is_none_or(|end| end > own_count) {
+            return Err(refuse(format!(
+                "the tensor it is part of has dims {own:?} ({own_count} elements)"
+            )));
+        }
+        let bytes = self.size_in_bytes()?;
+        let size = bytes / own_count;
+        let (data, info) = (self.data_ptr()?, self.memory_info_ptr()?);
+        // Address arithmetic only (device memory is not dereferenced here).
+        let start = data.wrapping_byte_add(offset * size);
+        let mut out = ptr::null_mut();
+        // SAFETY: this live tensor holds `own_count` elements of `elem` (`size` bytes each)
+        // at `data` on the device `info` (its own memory info) describes; elements
+        // `offset..offset + count` lie within them (checked above), so `start` and
+        // `count * size` bytes from it are inside that memory, which stays valid while the
+        // returned part borrows `self`.
+        let status = unsafe {
+            (api().CreateTensorWithDataAsOrtValue)(
+                info,
+                start,
+                count * size,
+                dims.as_ptr(),
+                dims.len(),
+                elem,
+                &mut out,
+            )
+        };
+        check(status, || {
+            format!("creating a value over part of a tensor, dims {dims:?}")
+        })?;
+        Ok(ValuePart {
+            value: Value(non_null(out, "CreateTensorWithDataAsOrtValue")?),
+            _whole: std::marker::PhantomData,
+        })
     }
 
     /// A handle over the live value `raw` that is never released: `raw` stays its owner's.

@@ -1,32 +1,60 @@
 //! Continuous batching: many sequences in one decoder, each in a row of its own, joining
 //! and leaving while the others go on.
 //!
-//! Each run feeds every busy row one token: the next of its prompt while it joins, then
-//! the token it picked last. Rows hold different numbers of positions; the attention mask
-//! says how many (ones for the row's positions, zeros after) and the position ids are each
-//! row's own, so a model that reads per-row lengths from its mask (ONNX Runtime's
-//! `GroupQueryAttention`, over the shared-buffer cache where each row writes at its own
-//! position) computes each row as it would alone. A row that joins starts over at
-//! position 0 of its slice of the cache; the other rows' caches are untouched (0 bytes
-//! copied), and a free row runs a padding token at position 0 of its own slice.
+//! Each decoding run feeds every busy row one token: the token it picked last. Rows hold
+//! different numbers of positions; the attention mask says how many (ones for the row's
+//! positions, zeros after) and the position ids are each row's own, so a model that reads
+//! per-row lengths from its mask (ONNX Runtime's `GroupQueryAttention`, over the
+//! shared-buffer cache where each row writes at its own position) computes each row as it
+//! would alone. A free row runs a padding token at position 0 of its own slice.
+//!
+//! A request joins ([`Joining`]) by a **prefill**: its whole prompt in one run of batch 1
+//! whose cache inputs and outputs are values over its row's part of the shared
+//! `[batch, ..]` buffers (the batch is the outer axis, so a row is one block); the other
+//! rows' caches are untouched (0 bytes copied), and its last position's logits give its
+//! first token. The prefill runs at the next [`Rows::step`] (not in [`Rows::join`]): `join`
+//! only checks and queues, so it never blocks or fails on a run; every joined request's
+//! prefill then runs in that step, and stops and timeouts of the step cover them. A model
+//! where a row cannot run alone (a cache whose outer axis is not the batch, a fixed batch
+//! or step) joins the old way, [`Joining::TokenByToken`]: the prompt is fed one token per
+//! run beside the other rows.
+//!
 //! `ort-bind-tests/tests/fixtures/decoders/rows_check.py` shows the model side in Python.
 
+use std::sync::Arc;
+
 use super::{Decoder, DecoderModel, SharedBuffer};
+use crate::cancel::{RunControl, Terminator};
 use crate::decode::argmax;
 use crate::decode::spec::PositionAxis;
 use crate::device::Device;
 use crate::error::{DecodeError, Result};
 
+mod prefill;
+use prefill::Prefill;
+
 /// What happened to a row in a [`Rows::step`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowEvent {
-    /// Nothing: the row is free, or still taking its prompt.
+    /// Nothing: the row is free, still taking its prompt, or sat out a step of prefills.
     Idle,
     /// The row's request got its next token.
     Token(i64),
     /// The row's request got its last token (its budget, or a stop token); the row is free
     /// from now on.
     Last(i64),
+}
+
+/// How a request's prompt enters its row ([`Rows::set_joining`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joining {
+    /// The whole prompt in one run of batch 1 over the row's part of the shared cache, at
+    /// the next [`Rows::step`], whose event for the row is the request's first token. The
+    /// default where the model allows it.
+    Prefill,
+    /// The prompt fed one token per run beside the other rows (a prompt of `n` tokens
+    /// takes `n` steps to its first token). Any model [`Rows`] serves can join so.
+    TokenByToken,
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +68,13 @@ enum Row {
         stop: Option<i64>,
         last: i64,
     },
+}
+
+impl Row {
+    /// Waiting for its prefill run: joined, nothing fed yet.
+    fn waits_for_prefill(&self) -> bool {
+        matches!(self, Row::Busy { fed: 0, .. })
+    }
 }
 
 /// Continuous batching over a shared-buffer decoder: one request per row, joining
@@ -56,6 +91,8 @@ enum Row {
 /// let a = rows.join(&[5, 42, 79], 16, None)?;
 /// let b = rows.join(&[7, 9], 16, None)?;
 /// while rows.busy() > 0 {
+///     // The first step prefills both prompts (their first tokens); each step after
+///     // runs one token of every busy row.
 ///     for (row, event) in rows.step()?.iter().enumerate() {
 ///         if let RowEvent::Token(t) | RowEvent::Last(t) = event {
 ///             println!("request in row {row}: {t}");
@@ -66,14 +103,21 @@ enum Row {
 /// ```
 #[derive(Debug)]
 pub struct Rows<T: DecoderModel, D: Device = crate::device::Cpu> {
+    // Declared before `decoder`: its binding points into the decoder's caches and is
+    // released first. `None`: the model cannot prefill a row alone.
+    prefill: Option<Prefill<T::Logits>>,
+    joining: Joining,
     decoder: Decoder<T, SharedBuffer, D>,
     rows: Vec<Row>,
     events: Vec<RowEvent>,
     tokens: Vec<i64>,
+    // First tokens of a step's prefills, committed once all of them ran.
+    firsts: Vec<i64>,
 }
 
 impl<T: DecoderModel, D: Device> Rows<T, D> {
-    /// One row per batch row of `decoder`, all free. Refused (a
+    /// One row per batch row of `decoder`, all free, joining by [`Joining::Prefill`] where
+    /// the model allows it ([`Joining::TokenByToken`] otherwise). Refused (a
     /// [`DecodeError::RowsUnsupported`]): a model without an attention mask (it cannot
     /// tell rows' lengths apart) or position ids, with recurrent state, inputs held for a sequence, an
     /// embedding model or a head in parts, or position ids of another layout than
@@ -106,11 +150,22 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
         let batch = decoder.batch;
         decoder.reset()?;
         decoder.row_lens = vec![0; batch];
+        let prefill = match prefill::unsupported(spec) {
+            None => Some(Prefill::new(&decoder)?),
+            Some(_) => None,
+        };
         Ok(Rows {
+            joining: if prefill.is_some() {
+                Joining::Prefill
+            } else {
+                Joining::TokenByToken
+            },
+            prefill,
             decoder,
             rows: vec![Row::Free; batch],
             events: vec![RowEvent::Idle; batch],
             tokens: vec![0; batch],
+            firsts: vec![0; batch],
         })
     }
 
@@ -127,14 +182,58 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
             .count()
     }
 
+    /// How requests join now.
+    pub fn joining(&self) -> Joining {
+        self.joining
+    }
+
+    /// Sets how requests join from now on (a request already taking its prompt token by
+    /// token goes on so). Refused ([`DecodeError::RowsUnsupported`], nothing changed):
+    /// [`Joining::Prefill`] for a model whose rows cannot run alone (a cache whose outer
+    /// axis is not the batch, a fixed batch or a fixed number of tokens per run).
+    pub fn set_joining(&mut self, joining: Joining) -> Result<()> {
+        if joining == Joining::Prefill
+            && self.prefill.is_none()
+            && let Some(reason) = prefill::unsupported(self.decoder.spec)
+        {
+            return Err(DecodeError::RowsUnsupported { reason }.into());
+        }
+        self.joining = joining;
+        Ok(())
+    }
+
+    /// A handle that stops the step in progress from another thread (a shutdown, a
+    /// client gone), or else the next step: whichever run of that step is running (a
+    /// prefill, or the decoding run) stops, and [`step`](Self::step) returns
+    /// [`Error::Terminated`] with every row as it was before the step, so calling `step`
+    /// again goes on where it was (and [`leave`](Self::leave) ends requests instead). Once
+    /// that step has ended the handle does nothing (see [`Terminator`]).
+    ///
+    /// [`Error::Terminated`]: crate::Error::Terminated
+    pub fn terminator(&self) -> Terminator {
+        Terminator::new(Arc::clone(&self.decoder.control))
+    }
+
+    /// The run control of every step's runs (for a [`Scheduler`](crate::decode::Scheduler)
+    /// that stops steps from its own side).
+    pub(crate) fn control(&self) -> Arc<RunControl> {
+        Arc::clone(&self.decoder.control)
+    }
+
     /// Starts a request in a free row, returned: greedy decoding after `prompt`, at most
-    /// `max_new` tokens, ending early after `stop` (if given). The prompt is fed one token
-    /// per [`step`](Self::step), alongside the other rows. Refused, with every row as it
-    /// was: no free row ([`DecodeError::RowsFull`]), an empty prompt or a budget of 0, an
-    /// id outside the vocabulary, or more positions than the decoder's capacity.
+    /// `max_new` tokens, ending early after `stop` (if given). Nothing runs here: with
+    /// [`Joining::Prefill`] the whole prompt runs at the next [`step`](Self::step), whose
+    /// event for the row is the first token; with [`Joining::TokenByToken`] it is fed one
+    /// token per step. Refused, with every row as it was: no free row
+    /// ([`DecodeError::RowsFull`]), an empty prompt or a budget of 0, an id outside the
+    /// vocabulary, or more positions than the decoder's capacity.
     pub fn join(&mut self, prompt: &[i64], max_new: usize, stop: Option<i64>) -> Result<usize> {
         let vocab = self.decoder.vocab;
-        if let Some(&token) = prompt.iter().find(|&&t| t < 0 || t as u64 >= vocab as u64) {
+        let max_id = self.decoder.ids.buffer.max();
+        if let Some(&token) = prompt
+            .iter()
+            .find(|&&t| t < 0 || t as u64 >= vocab as u64 || t > max_id)
+        {
             return Err(DecodeError::TokenOutOfRange { token, vocab }.into());
         }
         if prompt.is_empty() || max_new == 0 {
@@ -145,11 +244,11 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
             .into());
         }
         // The positions it holds at its last run: the prompt and all but the last token.
-        let needs = prompt.len() + max_new - 1;
-        if needs > self.decoder.capacity {
+        let needs = prompt.len().checked_add(max_new - 1);
+        if needs.is_none_or(|needs| needs > self.decoder.capacity) {
             return Err(DecodeError::CapacityExceeded {
                 len: 0,
-                adding: needs,
+                adding: needs.unwrap_or(usize::MAX),
                 capacity: self.decoder.capacity,
             }
             .into());
@@ -181,16 +280,67 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
         }
     }
 
-    /// One run: every busy row takes one token (its prompt's next, or the token it picked
-    /// last). Returns what happened to each row. With no busy row, nothing runs.
+    /// One step. While a request that joined by [`Joining::Prefill`] waits for its
+    /// prefill, the step is those prefills (one run of batch 1 each; each such row's event
+    /// is its first token, the other rows' [`RowEvent::Idle`]); otherwise it is one run in
+    /// which every busy row takes one token (its prompt's next, joining token by token, or
+    /// the token it picked last). Returns what happened to each row. With no busy row,
+    /// nothing runs.
     ///
-    /// A failed run (a stop request, a timeout, ONNX Runtime's error) is returned; the
-    /// rows keep the positions they had, and `step` may be called again.
+    /// A failed step (a stop from [`terminator`](Self::terminator), ONNX Runtime's error)
+    /// is returned; every row keeps what it had before the step (a prefill that ran is
+    /// run again), and `step` may be called again.
     pub fn step(&mut self) -> Result<&[RowEvent]> {
         self.events.fill(RowEvent::Idle);
         if self.busy() == 0 {
             return Ok(&self.events);
         }
+        // The step's runs share one epoch of the run control: a terminator taken before
+        // or during the step stops whichever of them is running, and none after it.
+        self.decoder.generating = true;
+        let ran = if self.joining == Joining::Prefill
+            && self.prefill.is_some()
+            && self.rows.iter().any(Row::waits_for_prefill)
+        {
+            self.prefill_waiting()
+        } else {
+            self.decode()
+        };
+        self.decoder.generating = false;
+        let reason = self.decoder.control.close();
+        match ran {
+            Ok(()) => Ok(&self.events),
+            // A run that stopped on request says why.
+            Err(e) => Err(reason.map_or(e, |r| r.error())),
+        }
+    }
+
+    /// Runs the prefill of every row waiting for one; commits their first tokens only
+    /// once all ran.
+    fn prefill_waiting(&mut self) -> Result<()> {
+        let Some(prefill) = &mut self.prefill else {
+            return Ok(());
+        };
+        for (r, row) in self.rows.iter().enumerate() {
+            if let Row::Busy { prompt, fed: 0, .. } = row {
+                self.firsts[r] = prefill.run(&mut self.decoder, r, prompt)?;
+            }
+        }
+        for (r, row) in self.rows.iter_mut().enumerate() {
+            if row.waits_for_prefill() {
+                let Row::Busy { prompt, fed, .. } = row else {
+                    continue;
+                };
+                *fed = prompt.len();
+                self.decoder.row_lens[r] = prompt.len();
+                self.events[r] = picked(row, self.firsts[r], &mut self.decoder.row_lens[r]);
+            }
+        }
+        Ok(())
+    }
+
+    /// One run of one token per row.
+    fn decode(&mut self) -> Result<()> {
         for (token, row) in self.tokens.iter_mut().zip(&self.rows) {
             *token = match row {
                 Row::Free => 0,
@@ -209,15 +359,7 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
         let logits = Decoder::<T, SharedBuffer, D>::view(&d.logits, d.batch, d.new, d.vocab)?;
         let lens = &mut d.row_lens;
         for (r, row) in self.rows.iter_mut().enumerate() {
-            let Row::Busy {
-                prompt,
-                fed,
-                produced,
-                max_new,
-                stop,
-                last,
-            } = row
-            else {
+            let Row::Busy { prompt, fed, .. } = row else {
                 continue;
             };
             lens[r] += 1;
@@ -227,25 +369,42 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
                     continue;
                 }
             }
-            *last = argmax(logits.row(r)) as i64;
-            *produced += 1;
-            if *produced == *max_new || Some(*last) == *stop {
-                self.events[r] = RowEvent::Last(*last);
-                *row = Row::Free;
-                lens[r] = 0;
-            } else {
-                self.events[r] = RowEvent::Token(*last);
-            }
+            self.events[r] = picked(row, argmax(logits.row(r)) as i64, &mut lens[r]);
         }
-        Ok(&self.events)
+        Ok(())
     }
 
     /// The decoder back, every row forgotten (a plain decoder again).
     pub fn into_decoder(mut self) -> Result<Decoder<T, SharedBuffer, D>> {
+        // The prefill's binding points into the decoder's caches: released first.
+        self.prefill = None;
         self.decoder.row_lens.clear();
         self.decoder.reset_mask();
         self.decoder.reset()?;
         Ok(self.decoder)
+    }
+}
+
+/// A busy row picked `token`: its event, and the row freed (its length 0) after its last.
+fn picked(row: &mut Row, token: i64, len: &mut usize) -> RowEvent {
+    let Row::Busy {
+        produced,
+        max_new,
+        stop,
+        last,
+        ..
+    } = row
+    else {
+        return RowEvent::Idle;
+    };
+    *last = token;
+    *produced += 1;
+    if *produced == *max_new || Some(token) == *stop {
+        *row = Row::Free;
+        *len = 0;
+        RowEvent::Last(token)
+    } else {
+        RowEvent::Token(token)
     }
 }
 
