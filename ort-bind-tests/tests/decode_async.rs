@@ -394,3 +394,43 @@ fn a_decoder_pool_lends_decoders_to_concurrent_requests() -> Result<()> {
     assert_eq!(tokens, one.tokens[0][..20]);
     Ok(())
 }
+
+#[test]
+fn a_schedulers_tokens_stream_to_async_handlers() -> Result<()> {
+    use ort_bind::decode::{Rows, Scheduler};
+    let one = expected("gqa_f32", "greedy.json");
+    let m = gqa_f32::Model::load()?;
+    let scheduler = std::sync::Arc::new(Scheduler::new(Rows::new(m.shared_decoder(3, CAPACITY)?)?));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    // Six tasks over three rows: each awaits its tokens (no thread blocks on a run).
+    let tasks: Vec<_> = (0..6)
+        .map(|i| {
+            let (scheduler, prompt) = (std::sync::Arc::clone(&scheduler), one.prompts[0].clone());
+            runtime.spawn(async move { collect(scheduler.submit(&prompt, 10 + 3 * i, None)).await })
+        })
+        .collect();
+    for (i, task) in tasks.into_iter().enumerate() {
+        assert_eq!(
+            runtime.block_on(task).expect("task")?,
+            one.tokens[0][..10 + 3 * i]
+        );
+    }
+    // A handler that reads two tokens and goes: its row is freed, the others go on.
+    runtime.block_on(async {
+        let mut left = scheduler.submit(&one.prompts[0], 500, None);
+        assert_eq!(next(&mut left).await.transpose()?, Some(one.tokens[0][0]));
+        assert_eq!(next(&mut left).await.transpose()?, Some(one.tokens[0][1]));
+        drop(left);
+        let rest = collect(scheduler.submit(&one.prompts[0], 30, None)).await?;
+        assert_eq!(rest, one.tokens[0][..30]);
+        // A bad request's only item is its error, awaited like a token.
+        let bad = collect(scheduler.submit(&[100_000], 4, None))
+            .await
+            .unwrap_err();
+        assert!(matches!(bad, Error::Decode(_)), "{bad}");
+        Ok(())
+    })
+}

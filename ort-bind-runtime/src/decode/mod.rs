@@ -63,6 +63,7 @@ mod pool;
 mod scheduler;
 mod spec;
 mod speculative;
+mod tokens;
 
 pub use crate::error::DecodeError;
 pub use decoder::{
@@ -72,9 +73,10 @@ pub use decoder::{
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
 pub use pool::{DecoderPool, PooledDecoder};
-pub use scheduler::{Scheduler, SubmitOptions, Tokens};
+pub use scheduler::{Scheduler, SubmitOptions};
 pub use spec::{
     CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,
     PositionAxis, ScalarRole, ScalarSpec,
 };
 pub use speculative::{AnyVocab, SameVocab, Speculative, SpeculativeStats, Vocab, Vocabulary};
+pub use tokens::Tokens;

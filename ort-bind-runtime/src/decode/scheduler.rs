@@ -10,14 +10,15 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::tokens::{self, TokenSender, Tokens};
 use super::{DecoderModel, RowEvent, Rows};
 use crate::cancel::{RunControl, Terminator};
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Error;
 
 /// The limits of one request to a [`Scheduler`]: a token budget, a stop token, a timeout.
 ///
@@ -76,26 +77,7 @@ struct Job {
     stop: Option<i64>,
     // When it times out, and its timeout (for the error).
     deadline: Option<(Instant, Duration)>,
-    out: SyncSender<Result<i64>>,
-}
-
-/// The tokens of one request, as they are generated: an iterator that blocks until the
-/// next token (or the end). It ends after the request's last token; an error is its last
-/// item: the refusal of a bad request (`Error::Decode`), its timeout (`Error::TimedOut`),
-/// the scheduler's end before it finished (`Error::Terminated`), or a failed run of the
-/// batch it was in (`Error::Batch`, shared by every request of that run). Dropping it ends
-/// the request: its row is freed at the scheduler's next run.
-#[derive(Debug)]
-pub struct Tokens {
-    rx: Receiver<Result<i64>>,
-}
-
-impl Iterator for Tokens {
-    type Item = Result<i64>;
-
-    fn next(&mut self) -> Option<Result<i64>> {
-        self.rx.recv().ok()
-    }
+    out: TokenSender,
 }
 
 /// Continuous batching for a server: a thread that owns a [`Rows`], joins submitted
@@ -174,7 +156,7 @@ impl Scheduler {
     pub fn submit_with(&self, prompt: &[i64], options: &SubmitOptions) -> Tokens {
         // Room for every token and a last error: the scheduler never waits for a slow
         // reader.
-        let (out, rx) = mpsc::sync_channel(options.max_new_tokens.saturating_add(1));
+        let (out, tokens) = tokens::channel(options.max_new_tokens.saturating_add(1));
         let job = Job {
             prompt: prompt.to_vec(),
             max_new: options.max_new_tokens,
@@ -185,11 +167,11 @@ impl Scheduler {
             out,
         };
         if let Some(Err(mpsc::SendError(job))) = self.jobs.as_ref().map(|j| j.send(job)) {
-            let _ = job.out.try_send(Err(Error::AsyncRun {
+            let _ = job.out.send(Err(Error::AsyncRun {
                 reason: "the scheduler's thread could not start, or has stopped".into(),
             }));
         }
-        Tokens { rx }
+        tokens
     }
 
     /// Lets every request submitted so far finish, then ends the scheduler's thread (what
@@ -222,7 +204,7 @@ impl Drop for Scheduler {
 /// go.
 struct Serving {
     waiting: VecDeque<Job>,
-    out: Vec<Option<SyncSender<Result<i64>>>>,
+    out: Vec<Option<TokenSender>>,
     deadlines: Vec<Option<(Instant, Duration)>>,
 }
 
@@ -235,7 +217,7 @@ impl Serving {
         error: Error,
     ) {
         if let Some(sender) = self.out[row].take() {
-            let _ = sender.try_send(Err(error));
+            let _ = sender.send(Err(error));
         }
         self.deadlines[row] = None;
         rows.leave(row);
@@ -252,7 +234,7 @@ impl Serving {
             self.fail_row(rows, row, Error::Terminated);
         }
         for job in self.waiting.drain(..).chain(jobs.try_iter()) {
-            let _ = job.out.try_send(Err(Error::Terminated));
+            let _ = job.out.send(Err(Error::Terminated));
         }
     }
 
@@ -269,7 +251,7 @@ impl Serving {
         }
         self.waiting.retain(|job| match job.deadline {
             Some((at, timeout)) if at <= now => {
-                let _ = job.out.try_send(Err(Error::TimedOut { timeout }));
+                let _ = job.out.send(Err(Error::TimedOut { timeout }));
                 false
             }
             _ => true,
@@ -331,7 +313,7 @@ fn serve<T: DecoderModel, D: Device>(
                     s.deadlines[row] = job.deadline;
                 }
                 Err(e) => {
-                    let _ = job.out.try_send(Err(e));
+                    let _ = job.out.send(Err(e));
                 }
             }
         }
@@ -362,10 +344,9 @@ fn serve<T: DecoderModel, D: Device>(
                 RowEvent::Last(t) => (t, true),
             };
             let Some(sender) = &s.out[row] else { continue };
-            match sender.try_send(Ok(token)) {
-                Ok(()) | Err(TrySendError::Full(_)) => {}
+            if !sender.send(Ok(token)) {
                 // The reader dropped its `Tokens`: free the row.
-                Err(TrySendError::Disconnected(_)) => gone.push(row),
+                gone.push(row);
             }
             if last {
                 s.out[row] = None;
