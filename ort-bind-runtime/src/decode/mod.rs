@@ -17,6 +17,13 @@
 //! [`Decoder::terminator`] stops one from another thread. Either way the decoder then
 //! serves the next request.
 //!
+//! [`BeamSearch`] keeps `num_beams` beams in the decoder's batch rows (onnxruntime-genai's
+//! and Hugging Face's beam search: log-softmax plus beam score, the best `2 x num_beams`
+//! candidates, finished sequences scored with a length penalty; [`BeamOptions`], [`Beam`]).
+//! After each step the rows follow their beams through [`Decoder::reorder_rows`]: row `i`
+//! takes the cache (and recurrent state) of row `src[i]`, copied in place within the cache
+//! buffers, only the positions held.
+//!
 //! Codegen recognises decoder signatures (the conventions exporters use) and writes a
 //! [`DecoderSpec`] and typed aliases (`Decoder`, `SharedDecoder`) into the generated
 //! module; the mask and position ids are the decoder's business, never the user's.
@@ -39,6 +46,7 @@
 //! take. The pair's vocabulary (size and id type, [`DecoderModel::Vocab`]) is checked at
 //! compile time for generated models.
 
+mod beam;
 mod buffers;
 mod context;
 mod decoder;
@@ -49,6 +57,7 @@ mod spec;
 mod speculative;
 
 pub use crate::error::DecodeError;
+pub use beam::{Beam, BeamOptions, BeamSearch};
 pub use decoder::{
     CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions, Generated, Growing, RowEvent,
     Rows, SharedBuffer, TokenStream,
