@@ -123,6 +123,11 @@ fn with_options(
             fixtures.join("decoders/gqa_f16/model.onnx"),
             ModelOptions::new().module_name("decoder_gqa_f16").decoder(),
         )
+        // The float32 one too (tests/beam.rs: beam search against onnxruntime-genai).
+        .model_with(
+            fixtures.join("decoders/gqa_f32/model.onnx"),
+            ModelOptions::new().module_name("decoder_gqa_f32").decoder(),
+        )
         // A pipeline through build.rs (tests/pipelines.rs): Optimum's merged seq2seq pair,
         // the hidden states declared, the source mask found by name.
         .pipeline(

@@ -18,12 +18,15 @@
 //!                # greedy selection: decode::argmax vs the one-pass loop (see `argmax.rs`)
 //! ort-bind-bench speculative [--rounds N] [--k 3 | --k 2,3,4,6] [--steps N] [--mode growing|shared|both]
 //!                # speculative vs plain greedy decoding (see `speculative.rs`)
+//! ort-bind-bench beam [--rounds N] [--beams 4] [--max-length 140] [--python PY]
+//!                # beam search, both cache modes, vs onnxruntime-genai's (see `beam.rs`)
 //! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--model target|gqa_f32]
 //!                # continuous batching vs one request after another (see `rows.rs`)
 //! ```
 
 mod argmax;
 mod batching;
+mod beam;
 mod contenders;
 mod decode;
 mod decode_floor;
@@ -262,6 +265,10 @@ fn run() -> Result<()> {
             .ok_or("switch-loop fixed|switch RUNS")?;
         ort_bind_runtime::library::init()?;
         return serving::switch_loop(&mode, runs);
+    }
+    if argv.peek().map(String::as_str) == Some("beam") {
+        argv.next();
+        return beam::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("rows") {
         argv.next();

@@ -509,6 +509,41 @@ fn decode_steps_allocate_nothing() -> R {
     Ok(())
 }
 
+/// Beam search allocates per search, never per step: a warm search of 88 steps (rows
+/// reordered in place after each, in both cache modes) allocates what one of 18 does, the
+/// returned sequences.
+#[test]
+fn beam_search_steps_allocate_nothing() -> R {
+    use ort_bind::decode::{BeamOptions, BeamSearch};
+    let prompt: Vec<i64> = (0..12).map(|i| (5 + 37 * i) % 500).collect();
+    let gqa = decoder_gqa::Model::load()?;
+    let (long, short) = (
+        BeamOptions::new(4, 100).return_sequences(2),
+        BeamOptions::new(4, 30).return_sequences(2),
+    );
+    let mut shared = BeamSearch::new(gqa.shared_decoder(4, 128)?)?;
+    let mut growing = BeamSearch::new(gqa.decoder(4, 128)?)?;
+    let mut run_shared = |o: &BeamOptions| shared.run(&prompt, o).expect("search");
+    run_shared(&long); // warm: the history and the plan reach their sizes
+    let n_long = allocations(|| drop(run_shared(&long)));
+    let n_short = allocations(|| drop(run_shared(&short)));
+    assert_eq!(n_long, n_short, "shared buffer: 88 steps vs 18");
+    assert!(
+        n_long <= 3,
+        "shared buffer: {n_long} allocations: the result only"
+    );
+    let mut run_growing = |o: &BeamOptions| growing.run(&prompt, o).expect("search");
+    run_growing(&long);
+    let n_long = allocations(|| drop(run_growing(&long)));
+    let n_short = allocations(|| drop(run_growing(&short)));
+    assert_eq!(n_long, n_short, "growing: 88 steps vs 18");
+    assert!(
+        n_long <= 3,
+        "growing: {n_long} allocations: the result only"
+    );
+    Ok(())
+}
+
 /// Whole generations allocate per generation, never per token: a stream's tokens and a
 /// rewind of recurrent state within the last run (growing caches moved down in place, the
 /// tokens run again from a reused buffer) allocate nothing once warm; `generate` makes one vector per generation (the

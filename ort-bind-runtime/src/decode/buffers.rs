@@ -6,6 +6,7 @@ use std::fmt::Debug;
 
 use ort_sys::ONNXTensorElementDataType as Onnx;
 
+use super::spec::RowLayout;
 use crate::device::Device;
 use crate::element::{Element, bf16, f16};
 use crate::error::{Error, Result};
@@ -25,6 +26,27 @@ pub(crate) trait CacheBuffer<D: Device>: Send + Debug {
     /// `keep * inner` apart (what dropping the last positions of a sequence axis needs).
     /// Returns the bytes moved.
     fn compact(&mut self, outer: usize, inner: usize, old: usize, keep: usize) -> Result<usize>;
+    /// Moves whole batch rows of a tensor laid out as `layout` by `moves` (see
+    /// [`RowMove`]), with the room after the tensor's elements as the saved row. Returns
+    /// the bytes moved.
+    fn move_rows(&mut self, layout: RowLayout, moves: &[RowMove]) -> Result<usize>;
+    /// Makes the buffer's room at least `room` elements, keeping what it holds (one
+    /// allocation, when it is smaller). Returns whether it reallocated.
+    fn reserve_room(&mut self, room: usize) -> Result<bool>;
+    /// Elements the buffer has room for.
+    fn room(&self) -> usize;
+}
+
+/// One step of a reordering of batch rows, in an order that reads each row before it is
+/// overwritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowMove {
+    /// Row `to` takes row `from`'s held elements.
+    Copy { from: usize, to: usize },
+    /// Row `from` is saved aside (the first row of a cycle of rows that trade places).
+    Save { from: usize },
+    /// Row `to` takes the row saved aside.
+    Restore { to: usize },
 }
 
 impl<T: Element, D: Device> CacheBuffer<D> for Tensor<T, AnyRank, D> {
@@ -64,6 +86,73 @@ impl<T: Element, D: Device> CacheBuffer<D> for Tensor<T, AnyRank, D> {
             all.copy_within(from..from + run, row * run);
         }
         Ok((outer - 1) * run * size_of::<T>())
+    }
+
+    fn move_rows(&mut self, layout: RowLayout, moves: &[RowMove]) -> Result<usize> {
+        if moves.is_empty() {
+            return Ok(0);
+        }
+        let capacity = D::capacity(self.buffer());
+        let (total, held) = (layout.total(), layout.held());
+        if total + held > capacity {
+            return Err(Error::Unsupported {
+                role: "cache",
+                name: self.name().to_owned(),
+                kind: format!(
+                    "a buffer of {capacity} elements with no room to save a row of {held} after its {total} (reserve it first: `Decoder::reserve_reorder`)"
+                ),
+            });
+        }
+        if D::host_slice_mut(self.buffer_mut(), capacity).is_none() {
+            return Err(device_only(self.name(), D::NAME, "reorder its rows"));
+        }
+        let all = D::host_slice_mut(self.buffer_mut(), capacity).expect("a host buffer");
+        let RowLayout {
+            pre,
+            batch,
+            block,
+            runs,
+            run_len,
+            run_stride,
+        } = layout;
+        // The start of run `k` of row `row` in block `p`, and of its place in the saved row.
+        let at = |p: usize, row: usize, k: usize| (p * batch + row) * block + k * run_stride;
+        let saved = |p: usize, k: usize| total + (p * runs + k) * run_len;
+        for m in moves {
+            for p in 0..pre {
+                for k in 0..runs {
+                    let (from, to) = match *m {
+                        RowMove::Copy { from, to } => (at(p, from, k), at(p, to, k)),
+                        RowMove::Save { from } => (at(p, from, k), saved(p, k)),
+                        RowMove::Restore { to } => (saved(p, k), at(p, to, k)),
+                    };
+                    all.copy_within(from..from + run_len, to);
+                }
+            }
+        }
+        Ok(moves.len() * held * size_of::<T>())
+    }
+
+    fn reserve_room(&mut self, room: usize) -> Result<bool> {
+        let capacity = D::capacity(self.buffer());
+        if capacity >= room {
+            return Ok(false);
+        }
+        let mut larger =
+            Tensor::with_capacity_in(self.name(), self.device().clone(), self.dims(), room)?;
+        match (
+            D::host_slice(self.buffer(), capacity),
+            D::host_slice_mut(larger.buffer_mut(), capacity),
+        ) {
+            (Some(from), Some(to)) => to.copy_from_slice(from),
+            _ => return Err(device_only(self.name(), D::NAME, "reorder its rows")),
+        }
+        *self = larger;
+        Ok(true)
+    }
+
+    fn room(&self) -> usize {
+        D::capacity(self.buffer())
     }
 }
 

@@ -26,6 +26,7 @@ use crate::tensor::Tensor;
 
 mod asynchronous;
 mod generate;
+mod reorder;
 mod rows;
 pub use asynchronous::{AppendFuture, AsyncTokenStream, StepGreedyFuture};
 pub use generate::{GenerateOptions, Generated, TokenStream};
@@ -110,8 +111,9 @@ pub struct DecodeStats {
     /// Values bound to ONNX Runtime (each `BindInput`/`BindOutput`): what changed since
     /// the run before.
     pub binds: u64,
-    /// Cache bytes ort-bind moved (only rewinding a growing cache of more than one row of
-    /// heads moves any; decoding moves none).
+    /// Cache bytes ort-bind moved: rewinding a growing cache of more than one row of heads
+    /// moves some, and so does reordering rows ([`Decoder::reorder_rows`], beam search);
+    /// decoding moves none.
     pub cache_bytes_moved: u64,
     /// Cache buffers replaced by larger ones (only a decoder that grows lazily,
     /// [`Decoder::new_lazy_on`], replaces any: about twice per doubling of its room).
@@ -337,6 +339,9 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     // (and `Drop`) waits for it first (`settle`).
     completion: Arc<Completion>,
     in_flight: Option<asynchronous::InFlight>,
+    // Reordering rows (`reorder_rows`): the plan's scratch, and the sign that every cache
+    // buffer has room for one row more than it holds. `None` until reserved.
+    reorder: Option<reorder::ReorderScratch>,
     _mode: PhantomData<fn() -> (T, M)>,
 }
 
@@ -581,6 +586,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             row_lens: Vec::new(),
             completion: Arc::default(),
             in_flight: None,
+            reorder: None,
             session: session.clone(),
             spec,
             ids: IndexSlot::new(&spec.input_ids, &[rows], rows, 0)?,
@@ -1087,6 +1093,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// and binds those that changed.
     fn bind(&mut self, new: usize, total: usize) -> Result<()> {
         let (batch, len) = (self.batch, self.len);
+        // A decoder that reorders rows keeps room for one row more in each cache buffer.
+        let spare_row = self.reorder.is_some();
         let io = &mut self.io;
         let binds = &mut self.stats.binds;
         // Without a sequence axis the model takes one token per run (`fixed_new` is 1).
@@ -1210,6 +1218,11 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
                                         dims: self.dims.clone(),
                                     }
                                 })?;
+                            let room = if spare_row {
+                                room + room.div_ceil(batch)
+                            } else {
+                                room
+                            };
                             cache.spec.dims(batch, total, &mut self.dims);
                             *present = cache_buffer(
                                 cache.spec.present,

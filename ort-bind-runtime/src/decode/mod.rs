@@ -20,6 +20,13 @@
 //! thread blocks on one), and [`Decoder::step_async`] and its kin are single runs as
 //! futures; a [`DecoderPool`] lends decoders to concurrent requests.
 //!
+//! [`BeamSearch`] keeps `num_beams` beams in the decoder's batch rows (onnxruntime-genai's
+//! and Hugging Face's beam search: log-softmax plus beam score, the best `2 x num_beams`
+//! candidates, finished sequences scored with a length penalty; [`BeamOptions`], [`Beam`]).
+//! After each step the rows follow their beams through [`Decoder::reorder_rows`]: row `i`
+//! takes the cache (and recurrent state) of row `src[i]`, copied in place within the cache
+//! buffers, only the positions held.
+//!
 //! Codegen recognises decoder signatures (the conventions exporters use) and writes a
 //! [`DecoderSpec`] and typed aliases (`Decoder`, `SharedDecoder`) into the generated
 //! module; the mask and position ids are the decoder's business, never the user's.
@@ -54,6 +61,7 @@
 //! costs within a few percent of the fewest C API calls it can make (`ort-bind-bench
 //! decode`, its floor table).
 
+mod beam;
 mod buffers;
 mod context;
 mod decoder;
@@ -66,6 +74,7 @@ mod speculative;
 mod tokens;
 
 pub use crate::error::DecodeError;
+pub use beam::{Beam, BeamOptions, BeamSearch};
 pub use decoder::{
     AppendFuture, AsyncTokenStream, CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions,
     Generated, Growing, Joining, RowEvent, Rows, SharedBuffer, StepGreedyFuture, TokenStream,

@@ -224,6 +224,71 @@ impl CacheSpec {
     }
 }
 
+/// Where each batch row of a cache tensor lies, for moving whole rows
+/// ([`CacheSpec::rows`]): `pre` blocks of `batch` rows of `block` elements each (`pre`:
+/// the axes before the batch axis), and within a row's block `runs` runs of `run_len`
+/// held elements, `run_stride` apart (the positions held of each head).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowLayout {
+    pub(crate) pre: usize,
+    pub(crate) batch: usize,
+    pub(crate) block: usize,
+    pub(crate) runs: usize,
+    pub(crate) run_len: usize,
+    pub(crate) run_stride: usize,
+}
+
+impl RowLayout {
+    /// Elements of the whole tensor.
+    pub(crate) fn total(&self) -> usize {
+        self.pre * self.batch * self.block
+    }
+
+    /// Elements one row holds (what a copy of a row moves).
+    pub(crate) fn held(&self) -> usize {
+        self.pre * self.runs * self.run_len
+    }
+}
+
+impl CacheSpec {
+    /// The rows of this cache for `batch` rows, the sequence axis `seq` long and the first
+    /// `held` positions of it in use (`seq == held` for a cache of the held positions; the
+    /// capacity and the positions held for a shared buffer). `None`: no batch axis.
+    pub(crate) fn rows(&self, batch: usize, seq: usize, held: usize) -> Option<RowLayout> {
+        let size = |a: &CacheAxis| match *a {
+            CacheAxis::Batch => batch,
+            CacheAxis::Sequence => seq,
+            CacheAxis::Fixed(n) => n,
+        };
+        let b = self.axes.iter().position(|a| *a == CacheAxis::Batch)?;
+        let pre = self.axes[..b].iter().map(size).product();
+        let after = &self.axes[b + 1..];
+        let block = after.iter().map(size).product();
+        let (runs, run_len, run_stride) = match after.iter().position(|a| *a == CacheAxis::Sequence)
+        {
+            // Only the held positions of each run along the sequence move.
+            Some(s) => {
+                let inner: usize = after[s + 1..].iter().map(size).product();
+                (
+                    after[..s].iter().map(size).product(),
+                    held * inner,
+                    seq * inner,
+                )
+            }
+            // Fixed-shape state (or a sequence axis before the batch): the whole block.
+            None => (1, block, block),
+        };
+        Some(RowLayout {
+            pre,
+            batch,
+            block,
+            runs,
+            run_len,
+            run_stride,
+        })
+    }
+}
+
 impl DecoderSpec {
     /// Checks `session` against the model this spec was generated from.
     pub(crate) fn check(&self, session: &Session) -> Result<()> {

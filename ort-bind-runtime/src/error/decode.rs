@@ -139,6 +139,35 @@ pub enum DecodeError {
         /// The model's positions per run.
         step: usize,
     },
+    /// A reordering of batch rows ([`Decoder::reorder_rows`](crate::decode::Decoder::reorder_rows))
+    /// that does not name one source row per row, or names a row the decoder does not have.
+    RowIndex {
+        /// The source rows given.
+        given: usize,
+        /// The offending source row (equal to `batch` when the count is wrong).
+        index: usize,
+        /// The decoder's batch.
+        batch: usize,
+    },
+    /// Reordering batch rows asked of a decoder that cannot do it; the reason says why.
+    ReorderUnsupported {
+        /// Why.
+        reason: &'static str,
+    },
+    /// Beam search ([`BeamSearch`](crate::decode::BeamSearch)) asked for no beams, or for
+    /// more beams than the decoder has batch rows.
+    BeamCount {
+        /// The beams asked for.
+        num_beams: usize,
+        /// The decoder's batch.
+        batch: usize,
+    },
+    /// Beam-search options that cannot run ([`BeamOptions`](crate::decode::BeamOptions));
+    /// the reason says which and why.
+    BeamOptions {
+        /// Why.
+        reason: String,
+    },
 }
 
 impl fmt::Display for DecodeError {
@@ -223,6 +252,31 @@ impl fmt::Display for DecodeError {
                 f,
                 "speculative decoding runs one sequence: make both decoders with batch 1 (got {batch})"
             ),
+            DecodeError::RowIndex {
+                given,
+                index,
+                batch,
+            } => {
+                if given != batch {
+                    write!(
+                        f,
+                        "a reordering names {given} source rows; the decoder has {batch} rows, and each takes one"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "source row {index} is not a row of this decoder (0..{batch})"
+                    )
+                }
+            }
+            DecodeError::ReorderUnsupported { reason } => {
+                write!(f, "this decoder cannot reorder its rows: {reason}")
+            }
+            DecodeError::BeamCount { num_beams, batch } => write!(
+                f,
+                "beam search over {num_beams} beams needs a decoder of at least that many rows and at least 1 (this one has {batch})"
+            ),
+            DecodeError::BeamOptions { reason } => write!(f, "beam search cannot run: {reason}"),
             DecodeError::NotVerifiable { step } => write!(
                 f,
                 "the model takes {step} new position(s) per run, so it cannot verify a round of draft tokens in one run (as a speculative target or draft)"
