@@ -32,15 +32,7 @@ pub fn expected(fixture: &str, file: &str) -> Expected {
 /// `logits_first` of rows reads as its first row. Panics (naming the file) when it is
 /// missing or malformed.
 pub fn read(path: &std::path::Path) -> (Expected, serde_json::Value) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-    let ids = |v: &serde_json::Value| -> Vec<i64> {
-        v.as_array()
-            .expect("a list")
-            .iter()
-            .map(|t| t.as_i64().expect("an id"))
-            .collect()
-    };
+    let json = read_json(path);
     let rows = |key: &str| -> Vec<Vec<i64>> {
         match &json[key] {
             serde_json::Value::Array(a) if a.first().is_some_and(|r| r.is_array()) => {
@@ -70,4 +62,19 @@ pub fn read(path: &std::path::Path) -> (Expected, serde_json::Value) {
         },
         json,
     )
+}
+
+/// The JSON document at `path`. Panics (naming the file) when it is missing or malformed.
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSON list of token ids. Panics when it is not one.
+pub fn ids(v: &serde_json::Value) -> Vec<i64> {
+    v.as_array()
+        .expect("a list")
+        .iter()
+        .map(|t| t.as_i64().expect("an id"))
+        .collect()
 }

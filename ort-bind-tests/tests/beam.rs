@@ -49,15 +49,8 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let path = ort_bind_tests::decoders::file("gqa_f32", "beam.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-    let ids = |v: &serde_json::Value| -> Vec<i64> {
-        v.as_array()
-            .expect("a list")
-            .iter()
-            .map(|t| t.as_i64().expect("an id"))
-            .collect()
-    };
+    let json = ort_bind_tests::decoders::read_json(&path);
+    let ids = ort_bind_tests::decoders::ids;
     let num = |v: &serde_json::Value| v.as_u64().expect("a count") as usize;
     let cases: Vec<Case> = json["cases"]
         .as_array()
