@@ -836,13 +836,10 @@ impl<Io: BindingIo> Binding<Io> {
     /// Stops an asynchronous run still in flight whose future was leaked, and ends its
     /// epoch; `true` when there was one.
     fn abandon_leaked(&self) -> bool {
-        match self.core.in_flight {
-            Some(InFlight { epoch, .. }) if self.core.control.epoch() == epoch => {
-                self.core.control.abandon();
-                true
-            }
-            _ => false,
-        }
+        self.core
+            .in_flight
+            .as_ref()
+            .is_some_and(|f| self.core.control.abandon(f.epoch))
     }
 
     fn run_inner(&mut self) -> Result<()> {

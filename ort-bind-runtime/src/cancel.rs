@@ -210,18 +210,23 @@ impl RunControl {
         state.reason.take()
     }
 
-    /// Gives up the asynchronous run in progress (its future was dropped): stops it and
-    /// ends its epoch at once, so a [`Terminator`] taken from now on is for the next run.
-    /// The flag stays set until [`RunControl::settled`] says the run has finished.
-    pub(crate) fn abandon(&self) {
+    /// Gives up the asynchronous run of `epoch` (its future was dropped or leaked), if that
+    /// epoch is still current: stops the run and ends its epoch at once, so a
+    /// [`Terminator`] taken from now on is for the next run; `true` when it did. The flag
+    /// stays set until [`RunControl::settled`] says the run has finished.
+    pub(crate) fn abandon(&self, epoch: u64) -> bool {
         let mut state = self.lock();
-        state.abandoned = true;
-        // Failing to set the flag leaves the run to finish; the binding waits either way.
-        let _ = self.set_flags();
         let word = self.word.load(Ordering::SeqCst);
+        if word / EPOCH != epoch {
+            return false;
+        }
+        state.abandoned = true;
+        // Failing to set the flag leaves the run to finish; the owner waits either way.
+        let _ = self.set_flags();
         self.word
             .store((word / EPOCH + 1) * EPOCH, Ordering::SeqCst);
         state.reason = None;
+        true
     }
 
     /// The abandoned run has finished: the flag again says whether the current epoch's run

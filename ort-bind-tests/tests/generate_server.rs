@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use http_body_util::BodyExt;
 use http_body_util::Full;
 use hyper::body::Bytes;
+use ort_bind_tests::decoders::Expected;
 
 mod lm {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
@@ -53,16 +54,22 @@ fn ids(text: &[u8]) -> Vec<i64> {
         .collect()
 }
 
-#[test]
-fn streams_pythons_tokens_and_stops_a_generation_whose_client_left() -> Result<(), BoxError> {
-    let want = ort_bind_tests::decoders::expected("gqa_f32", "greedy.json");
+/// The server over the decoder fixture with one decoder (room for 4,200 positions), and
+/// Python's greedy tokens for its prompt.
+fn one_decoder_server() -> Result<(Arc<app::Server>, Expected), BoxError> {
     let model = lm::Model::load_with(&ort_bind::SessionOptions::new().intra_threads(1))?;
     let limits = app::Limits {
         capacity: 4200,
         timeout: Duration::from_secs(60),
     };
+    let want = ort_bind_tests::decoders::expected("gqa_f32", "greedy.json");
+    Ok((Arc::new(app::Server::new(&model, 1, limits)), want))
+}
+
+#[test]
+fn streams_pythons_tokens_and_stops_a_generation_whose_client_left() -> Result<(), BoxError> {
     // One decoder: each request waits for the one before to give it back.
-    let server = Arc::new(app::Server::new(&model, 1, limits));
+    let (server, want) = one_decoder_server()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -111,13 +118,7 @@ fn streams_pythons_tokens_and_stops_a_generation_whose_client_left() -> Result<(
 
 #[test]
 fn a_generation_stops_at_the_first_token_nobody_takes() -> Result<(), BoxError> {
-    let want = ort_bind_tests::decoders::expected("gqa_f32", "greedy.json");
-    let model = lm::Model::load_with(&ort_bind::SessionOptions::new().intra_threads(1))?;
-    let limits = app::Limits {
-        capacity: 4200,
-        timeout: Duration::from_secs(60),
-    };
-    let server = Arc::new(app::Server::new(&model, 1, limits));
+    let (server, want) = one_decoder_server()?;
     // The route's channel (one token in flight), read three times and then dropped, as
     // the response body is when its client goes.
     let (tx, mut rx) = tokio::sync::mpsc::channel(1);

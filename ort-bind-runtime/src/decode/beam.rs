@@ -315,10 +315,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> BeamSearch<T, M, D> {
         if prompt.is_empty() {
             return Err(DecodeError::TokenCount { count: 0, batch: 1 }.into());
         }
+        self.decoder.check_ids(prompt)?;
         let outside = |t: i64| t < 0 || t as u64 >= vocab as u64;
-        if let Some(&token) = prompt.iter().find(|&&t| outside(t)) {
-            return Err(DecodeError::TokenOutOfRange { token, vocab }.into());
-        }
         let reason = if options.max_length <= prompt.len() {
             Some(format!(
                 "max_length {} counts the prompt ({} tokens) and must exceed it",

@@ -1076,17 +1076,24 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             }
             .into());
         }
-        if let Some(&token) = tokens
+        self.check_ids(tokens)?;
+        Ok(new)
+    }
+
+    /// Refuses an id outside the vocabulary, or beyond what the model's id type holds.
+    pub(crate) fn check_ids(&self, tokens: &[i64]) -> Result<()> {
+        let max = self.ids.buffer.max();
+        match tokens
             .iter()
-            .find(|&&t| t < 0 || t as u64 >= self.vocab as u64 || t > self.ids.buffer.max())
+            .find(|&&t| t < 0 || t as u64 >= self.vocab as u64 || t > max)
         {
-            return Err(DecodeError::TokenOutOfRange {
+            Some(&token) => Err(DecodeError::TokenOutOfRange {
                 token,
                 vocab: self.vocab,
             }
-            .into());
+            .into()),
+            None => Ok(()),
         }
-        Ok(new)
     }
 
     /// Gives every value the shape of a run of `new` positions per row after `self.len`,

@@ -1,6 +1,7 @@
 //! A continuous-batching server core: [`Scheduler`] owns a [`Rows`] on a thread of its own,
 //! takes requests from any thread ([`Scheduler::submit`], [`Scheduler::submit_with`]) and
-//! hands each its tokens as they come ([`Tokens`], an iterator). Requests wait while every
+//! hands each its tokens as they come ([`Tokens`], an iterator for a thread and a
+//! `Stream` for an async task). Requests wait while every
 //! row is busy and join as rows free up; a bad request fails alone (its first item is the
 //! error); a dropped [`Tokens`] frees its row at the next run; a request past its timeout
 //! ends with [`Error::TimedOut`] at the next step while the others go on. Dropping the

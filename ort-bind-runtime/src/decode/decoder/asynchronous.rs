@@ -294,9 +294,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// returns at once; the decoder's next use waits for it ([`settle`](Self::settle)).
     fn abandon_run(&mut self) {
         if let Some(run) = &self.in_flight {
-            if self.control.epoch() == run.epoch {
-                self.control.abandon();
-            }
+            self.control.abandon(run.epoch);
             self.completion.forget_waker();
         }
     }
@@ -305,9 +303,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// stopping it first; the run is not taken into the sequence.
     pub(super) fn settle(&mut self) {
         if let Some(run) = self.in_flight.take() {
-            if self.control.epoch() == run.epoch {
-                self.control.abandon();
-            }
+            self.control.abandon(run.epoch);
             let _ = self.completion.wait();
             self.control.settled();
             self.new = 0;
@@ -518,11 +514,12 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// Ends every stop taken for the decoder's runs (it goes back to its pool): a
     /// generation left open (a leaked stream) ends, and a late `terminate()` stops nothing.
     pub(crate) fn end_stops(&mut self) {
-        if let Some(run) = &self.in_flight
-            && self.control.epoch() == run.epoch
+        // A leaked future's run: stopped (the next use waits for it), its epoch ended.
+        if self
+            .in_flight
+            .as_ref()
+            .is_some_and(|run| self.control.abandon(run.epoch))
         {
-            // A leaked future's run: stop it (the next use waits for it).
-            self.control.abandon();
             return;
         }
         self.end();

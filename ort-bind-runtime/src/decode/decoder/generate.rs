@@ -88,7 +88,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         Terminator::new(Arc::clone(&self.control))
     }
 
-    /// Starts a generation: its runs share one epoch, timed out after `timeout`.
+    /// Starts a generation (or a [`Rows`](super::Rows) step): its runs share one epoch,
+    /// timed out after `timeout`.
     pub(super) fn begin(&mut self, timeout: Option<Duration>) -> Result<()> {
         self.generating = true;
         if let Some(timeout) = timeout
@@ -100,8 +101,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         Ok(())
     }
 
-    /// Ends the generation: a stop or timeout taken for it becomes inert; returns the
-    /// reason of one that fired.
+    /// Ends the generation (or step): a stop or timeout taken for it becomes inert; returns
+    /// the reason of one that fired.
     pub(super) fn end(&mut self) -> Option<Error> {
         self.generating = false;
         self.control.close().map(|r| r.error())

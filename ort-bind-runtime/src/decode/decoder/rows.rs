@@ -228,14 +228,7 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
     /// ([`DecodeError::RowsFull`]), an empty prompt or a budget of 0, an id outside the
     /// vocabulary, or more positions than the decoder's capacity.
     pub fn join(&mut self, prompt: &[i64], max_new: usize, stop: Option<i64>) -> Result<usize> {
-        let vocab = self.decoder.vocab;
-        let max_id = self.decoder.ids.buffer.max();
-        if let Some(&token) = prompt
-            .iter()
-            .find(|&&t| t < 0 || t as u64 >= vocab as u64 || t > max_id)
-        {
-            return Err(DecodeError::TokenOutOfRange { token, vocab }.into());
-        }
+        self.decoder.check_ids(prompt)?;
         if prompt.is_empty() || max_new == 0 {
             return Err(DecodeError::TokenCount {
                 count: prompt.len().min(max_new),
@@ -295,9 +288,10 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
         if self.busy() == 0 {
             return Ok(&self.events);
         }
-        // The step's runs share one epoch of the run control: a terminator taken before
-        // or during the step stops whichever of them is running, and none after it.
-        self.decoder.generating = true;
+        // The step's runs share one epoch of the run control, as a generation's do: a
+        // terminator taken before or during the step stops whichever of them is running,
+        // and none after it.
+        self.decoder.begin(None)?;
         let ran = if self.joining == Joining::Prefill
             && self.prefill.is_some()
             && self.rows.iter().any(Row::waits_for_prefill)
@@ -306,12 +300,11 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
         } else {
             self.decode()
         };
-        self.decoder.generating = false;
-        let reason = self.decoder.control.close();
+        let stop = self.decoder.end();
         match ran {
             Ok(()) => Ok(&self.events),
             // A run that stopped on request says why.
-            Err(e) => Err(reason.map_or(e, |r| r.error())),
+            Err(e) => Err(stop.unwrap_or(e)),
         }
     }
 
