@@ -128,6 +128,13 @@ fn with_options(
             fixtures.join("decoders/gqa_f32/model.onnx"),
             ModelOptions::new().module_name("decoder_gqa_f32").decoder(),
         )
+        // The paged-cache decoder (tests/paged.rs: the build.rs route).
+        .model_with(
+            fixtures.join("decoders/gqa_paged/model.onnx"),
+            ModelOptions::new()
+                .module_name("decoder_gqa_paged")
+                .decoder(),
+        )
         // A pipeline through build.rs (tests/pipelines.rs): Optimum's merged seq2seq pair,
         // the hidden states declared, the source mask found by name.
         .pipeline(

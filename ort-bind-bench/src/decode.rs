@@ -233,7 +233,7 @@ where
                 .iter()
                 .map(|a| match a {
                     CacheAxis::Batch => 1,
-                    CacheAxis::Sequence => self.len,
+                    CacheAxis::Sequence | CacheAxis::Blocks => self.len,
                     CacheAxis::Fixed(n) => *n,
                 })
                 .collect();

@@ -155,7 +155,7 @@ impl<T: Logit> Floor<T> {
             let size = c.axes.iter().fold(1, |n, a| {
                 n * match a {
                     CacheAxis::Batch => 1,
-                    CacheAxis::Sequence => capacity,
+                    CacheAxis::Sequence | CacheAxis::Blocks => capacity,
                     CacheAxis::Fixed(k) => *k,
                 }
             });
@@ -189,7 +189,7 @@ impl<T: Logit> Floor<T> {
             .iter()
             .map(|a| match a {
                 CacheAxis::Batch => 1,
-                CacheAxis::Sequence => len as i64,
+                CacheAxis::Sequence | CacheAxis::Blocks => len as i64,
                 CacheAxis::Fixed(k) => *k as i64,
             })
             .collect()

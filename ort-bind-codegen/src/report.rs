@@ -138,11 +138,13 @@ fn decoder_text(sig: &ModelSignature) -> String {
         Ok(None) | Err(_) => return String::new(),
     };
     let mut out = format!(
-        "\ndecoder (`Model::decoder`{}): token ids `{}`, logits `{}` ({} per position, {})",
-        if plan.shared_buffer {
-            ", `Model::shared_decoder`"
+        "\ndecoder ({}): token ids `{}`, logits `{}` ({} per position, {})",
+        if plan.paged.is_some() {
+            "`Model::paged_decoder`"
+        } else if plan.shared_buffer {
+            "`Model::decoder`, `Model::shared_decoder`"
         } else {
-            ""
+            "`Model::decoder`"
         },
         plan.input_ids.0,
         plan.logits,
@@ -157,6 +159,12 @@ fn decoder_text(sig: &ModelSignature) -> String {
             out.push_str(&format!(", {role} `{name}`"));
         }
     }
+    if let Some(p) = &plan.paged {
+        out.push_str(&format!(
+            ", block table `{}`, slot mapping `{}` (blocks of {} positions)",
+            p.block_tables.0, p.slot_mapping.0, p.block_size
+        ));
+    }
     out.push('\n');
     let mut rows = Vec::new();
     for c in &plan.caches {
@@ -167,10 +175,13 @@ fn decoder_text(sig: &ModelSignature) -> String {
                 CacheAxis::Batch => "batch".to_owned(),
                 CacheAxis::Sequence => "sequence".to_owned(),
                 CacheAxis::Fixed(n) => n.to_string(),
+                CacheAxis::Blocks => "blocks".to_owned(),
             })
             .collect();
         let kind = if !c.grows() {
             "recurrent state"
+        } else if plan.paged.is_some() {
+            "paged, written in place"
         } else if plan.shared_buffer {
             "written in place"
         } else {

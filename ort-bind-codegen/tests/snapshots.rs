@@ -155,6 +155,17 @@ fn decoder_gpt2_stacked() {
     );
 }
 
+/// A paged-cache decoder: `PagedDecoder` and `paged_decoder`, with `decoder` and
+/// `shared_decoder` compile errors that say why.
+#[test]
+fn decoder_gqa_paged() {
+    check_with(
+        "decoders/gqa_paged/model",
+        "decoder_gqa_paged",
+        &ModelOptions::new().module_name("decoder_gqa_paged"),
+    );
+}
+
 /// A pipeline's module (`Builder::pipeline`, the items `pipeline!` generates too): the
 /// speech pair, its cross-attention edges found by name.
 #[test]

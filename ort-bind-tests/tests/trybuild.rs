@@ -81,6 +81,7 @@ fn prepare(project: &Path) {
     // Decoders: three that recognise, one whose cache pair disagrees.
     for (from, to) in [
         ("decoders/mha_concat/model.onnx", "decoder_mha.onnx"),
+        ("decoders/gqa_paged/model.onnx", "decoder_paged.onnx"),
         ("decoders/bad_pair.onnx", "decoder_bad_pair.onnx"),
         ("decoders/gpt2_stacked/model.onnx", "decoder_gpt2.onnx"),
         // vocab 256 (the others 512): a speculative draft that does not fit.

@@ -31,6 +31,7 @@ fn axes_tokens(rt: &syn::Path, axes: &[CacheAxis]) -> TokenStream {
             let n = *n as usize;
             quote!(#rt::decode::CacheAxis::Fixed(#n))
         }
+        CacheAxis::Blocks => quote!(#rt::decode::CacheAxis::Blocks),
     });
     quote!(&[#(#axes),*])
 }
@@ -124,6 +125,16 @@ pub(crate) fn spec_with(
     let others = &d.other_outputs;
     let shared = d.shared_buffer;
     let sequence_axis = d.sequence_axis;
+    let paged = option(d.paged.as_ref().map(|p| {
+        let tables = index_input(rt, &p.block_tables);
+        let slots = index_input(rt, &p.slot_mapping);
+        let block_size = p.block_size as usize;
+        quote!(&#rt::decode::PagedSpec {
+            block_tables: #tables,
+            slot_mapping: #slots,
+            block_size: #block_size,
+        })
+    }));
     quote! {
         #rt::decode::DecoderSpec {
             inputs: #inputs,
@@ -144,7 +155,100 @@ pub(crate) fn spec_with(
             sequence_axis: #sequence_axis,
             embedder: #embedder,
             head: #head,
+            paged: #paged,
         }
+    }
+}
+
+/// A method of `Model` that this model cannot offer: calling it is a compile error (the
+/// trait `bound` is implemented by no type) whose message, label and note say why.
+fn unavailable(
+    method: &str,
+    bound: &str,
+    message: &str,
+    label: &str,
+    note: &str,
+    rt: &syn::Path,
+) -> TokenStream {
+    let method = syn::Ident::new(method, proc_macro2::Span::call_site());
+    let bound = syn::Ident::new(bound, proc_macro2::Span::call_site());
+    let trait_doc = format!(
+        " Why this model has no `{method}` (a compile error when `Model::{method}` is called)."
+    );
+    quote! {
+        #[doc = #trait_doc]
+        #[doc(hidden)]
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        #[allow(dead_code, unreachable_pub)]
+        pub trait #bound {
+            /// Never called: no type implements the trait.
+            fn unavailable(self) -> ::core::convert::Infallible;
+        }
+
+        #[allow(dead_code, unreachable_pub)]
+        impl Model {
+            /// Not available for this model: calling it is a compile error that says why.
+            #[doc(hidden)]
+            #[allow(unreachable_code)]
+            pub fn #method<B: #bound>(&self, batch: B, _capacity: usize) -> #rt::Result<::core::convert::Infallible> {
+                match batch.unavailable() {}
+            }
+        }
+    }
+}
+
+/// The module's items for a model whose cache is paged: the `PagedDecoder` alias and
+/// `Model::paged_decoder*`; `decoder` and `shared_decoder` are compile errors that say why.
+fn paged_items(rt: &syn::Path, d: &DecoderPlan, roles: &str) -> TokenStream {
+    let Some(p) = &d.paged else {
+        return quote!();
+    };
+    let doc = format!(
+        " The decode loop of this model in the paged cache mode: each cache one pool of \
+         blocks of {} positions shared by every row, bound as both past and present and \
+         written in place; each run passes the block table `{}` and the slot mapping `{}`. \
+         Made by [`Model::paged_decoder`].{roles}",
+        p.block_size, p.block_tables.0, p.slot_mapping.0
+    );
+    let note = "this model's cache is a pool of blocks read through `block_tables` (paged attention); use `Model::paged_decoder(batch, capacity, blocks)`";
+    let no_growing = unavailable(
+        "decoder",
+        "NotPerRowCache",
+        "this model's cache is paged: it has no growing-mode decoder",
+        "`decoder` needs a cache per row",
+        note,
+        rt,
+    );
+    let no_shared = unavailable(
+        "shared_decoder",
+        "NoSharedBuffer",
+        "this model's cache is paged: it has no shared-buffer decoder",
+        "`shared_decoder` needs a cache per row",
+        note,
+        rt,
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code, unreachable_pub)]
+        pub type PagedDecoder<D = #rt::Cpu> = #rt::decode::Decoder<Model, #rt::decode::Paged, D>;
+
+        #[allow(dead_code, unreachable_pub)]
+        impl Model {
+            /// A paged decoder for `batch` rows of up to `capacity` positions each, over a
+            /// pool of `blocks` blocks shared by the rows (memory follows the positions held,
+            /// not `batch x capacity`), its cache in host memory.
+            pub fn paged_decoder(&self, batch: usize, capacity: usize, blocks: usize) -> #rt::Result<PagedDecoder> {
+                PagedDecoder::with_blocks_on(self.session(), &DECODER, #rt::Cpu, batch, capacity, blocks)
+            }
+
+            /// [`Model::paged_decoder`] with the pool on `device`.
+            pub fn paged_decoder_on<D: #rt::Device>(&self, device: D, batch: usize, capacity: usize, blocks: usize) -> #rt::Result<PagedDecoder<D>> {
+                PagedDecoder::with_blocks_on(self.session(), &DECODER, device, batch, capacity, blocks)
+            }
+        }
+
+        #no_growing
+        #no_shared
     }
 }
 
@@ -220,6 +324,27 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
     let outputs = quote!(<Io<#rt::Cpu> as #rt::BindingIo>::OUTPUTS);
     let spec = spec(rt, d, &inputs, &outputs);
     let roles = roles_doc(d);
+    let model_items = quote! {
+        /// What the decode loop needs to know of this model (generated; read by its
+        /// decoders).
+        #[doc(hidden)]
+        #[allow(dead_code, unreachable_pub)]
+        pub static DECODER: #rt::decode::DecoderSpec = #spec;
+
+        /// This model's decoders are typed by it: a decoder of another model never
+        /// type-checks where this one's is expected.
+        impl #rt::decode::DecoderModel for Model {
+            type Logits = #logits;
+            type Vocab = #vocab;
+        }
+    };
+    if d.paged.is_some() {
+        let paged = paged_items(rt, d, &roles);
+        return quote! {
+            #model_items
+            #paged
+        };
+    }
     let decoder_doc = format!(
         " The decode loop of this model in the growing cache mode: the cache in two \
          buffers per pair that trade places each token (no copy by ort-bind). Made by \
@@ -227,32 +352,14 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
     );
     let no_shared = d.unshared_reason.as_ref().map(|reason| {
         let note = format!("{reason}; use `Model::decoder` (the growing mode: two buffers per cache pair that trade places, nothing copied by ort-bind)");
-        quote! {
-            /// Why this model has no shared-buffer decoder (a compile error when
-            /// `Model::shared_decoder` is called).
-            #[doc(hidden)]
-            #[diagnostic::on_unimplemented(
-                message = "this model's decoder cannot share one cache buffer between past and present",
-                label = "`shared_decoder` needs a model that writes its cache in place",
-                note = #note
-            )]
-            #[allow(dead_code, unreachable_pub)]
-            pub trait NoSharedBuffer {
-                /// Never called: no type implements the trait.
-                fn unavailable(self) -> ::core::convert::Infallible;
-            }
-
-            #[allow(dead_code, unreachable_pub)]
-            impl Model {
-                /// Not available for this model (see `NoSharedBuffer`): calling it is a
-                /// compile error that says why.
-                #[doc(hidden)]
-                #[allow(unreachable_code)]
-                pub fn shared_decoder<B: NoSharedBuffer>(&self, batch: B, _capacity: usize) -> #rt::Result<::core::convert::Infallible> {
-                    match batch.unavailable() {}
-                }
-            }
-        }
+        unavailable(
+            "shared_decoder",
+            "NoSharedBuffer",
+            "this model's decoder cannot share one cache buffer between past and present",
+            "`shared_decoder` needs a model that writes its cache in place",
+            &note,
+            rt,
+        )
     });
     let shared = d.shared_buffer.then(|| {
         let doc = format!(
@@ -282,18 +389,7 @@ pub(crate) fn items(plan: &Plan, rt: &syn::Path) -> TokenStream {
         }
     });
     quote! {
-        /// What the decode loop needs to know of this model (generated; read by
-        /// [`Decoder`]).
-        #[doc(hidden)]
-        #[allow(dead_code, unreachable_pub)]
-        pub static DECODER: #rt::decode::DecoderSpec = #spec;
-
-        /// This model's decoders are typed by it: a decoder of another model never
-        /// type-checks where this one's is expected.
-        impl #rt::decode::DecoderModel for Model {
-            type Logits = #logits;
-            type Vocab = #vocab;
-        }
+        #model_items
 
         #[doc = #decoder_doc]
         #[allow(dead_code, unreachable_pub)]

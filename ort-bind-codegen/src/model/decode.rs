@@ -82,7 +82,8 @@ pub(crate) fn convert(
 /// Graph input -> graph output pairs that an operator writes in place when both are bound
 /// to one buffer: ONNX Runtime's `GroupQueryAttention` (`com.microsoft`) reads its past
 /// key and value (inputs 3 and 4) and writes its present key and value (outputs 1 and 2)
-/// into the same memory when the pointers are equal.
+/// into the same memory when the pointers are equal; `ScatterND` from a graph input to a
+/// graph output writes only its updates when they are.
 fn in_place_pairs(
     nodes: &[proto::NodeProto],
     inputs: &[ValueInfo],
@@ -92,6 +93,24 @@ fn in_place_pairs(
     let is_output = |n: &str| outputs.iter().any(|v| v.name == n);
     let mut pairs = Vec::new();
     for node in nodes {
+        // ScatterND (no reduction) copies its data to its output only when they are
+        // different buffers, then writes the updates: bound to one, it writes only those
+        // (a paged cache's new positions).
+        if node.op_type == "ScatterND"
+            && node.domain.is_empty()
+            && !node
+                .attribute
+                .iter()
+                .any(|a| a.name == "reduction" && a.s != b"none")
+        {
+            if let (Some(data), Some(out)) = (node.input.first(), node.output.first())
+                && is_input(data)
+                && is_output(out)
+            {
+                pairs.push((data.clone(), out.clone()));
+            }
+            continue;
+        }
         if node.op_type != "GroupQueryAttention" || node.domain != "com.microsoft" {
             continue;
         }

@@ -60,6 +60,10 @@ pub struct DecoderNames {
     /// Further inputs the decoder holds for a whole sequence, set from the encoder or by
     /// the user (cross-attention caches under other names).
     pub context: Vec<String>,
+    /// A paged cache's block table input (default `block_tables`, if the model has it).
+    pub block_tables: Option<String>,
+    /// A paged cache's slot mapping input (default `slot_mapping`, if the model has it).
+    pub slot_mapping: Option<String>,
 }
 
 impl DecoderNames {
@@ -74,6 +78,8 @@ impl DecoderNames {
             DecoderRole::EncoderAttentionMask => &mut self.encoder_attention_mask,
             DecoderRole::PastSequenceLength => &mut self.past_sequence_length,
             DecoderRole::UseCacheBranch => &mut self.use_cache_branch,
+            DecoderRole::BlockTables => &mut self.block_tables,
+            DecoderRole::SlotMapping => &mut self.slot_mapping,
         };
         *slot = Some(name);
     }
@@ -98,11 +104,15 @@ pub enum DecoderRole {
     PastSequenceLength,
     /// A merged decoder's branch flag (`use_cache_branch`).
     UseCacheBranch,
+    /// A paged cache's block table (`block_tables`).
+    BlockTables,
+    /// A paged cache's slot mapping (`slot_mapping`).
+    SlotMapping,
 }
 
 impl DecoderRole {
     /// Every role, in the order messages list them.
-    pub const ALL: [DecoderRole; 8] = [
+    pub const ALL: [DecoderRole; 10] = [
         DecoderRole::InputIds,
         DecoderRole::AttentionMask,
         DecoderRole::PositionIds,
@@ -111,11 +121,14 @@ impl DecoderRole {
         DecoderRole::EncoderAttentionMask,
         DecoderRole::PastSequenceLength,
         DecoderRole::UseCacheBranch,
+        DecoderRole::BlockTables,
+        DecoderRole::SlotMapping,
     ];
 
     /// The role named as in options and macros (`input_ids`, `attention_mask`,
     /// `position_ids`, `logits`, `encoder_hidden_states`, `encoder_attention_mask`,
-    /// `past_sequence_length`, `use_cache_branch`): the conventional name of its value.
+    /// `past_sequence_length`, `use_cache_branch`, `block_tables`, `slot_mapping`): the
+    /// conventional name of its value.
     pub fn from_name(name: &str) -> Option<DecoderRole> {
         DecoderRole::ALL.into_iter().find(|r| r.name() == name)
     }
@@ -131,6 +144,8 @@ impl DecoderRole {
             DecoderRole::EncoderAttentionMask => "encoder_attention_mask",
             DecoderRole::PastSequenceLength => "past_sequence_length",
             DecoderRole::UseCacheBranch => "use_cache_branch",
+            DecoderRole::BlockTables => "block_tables",
+            DecoderRole::SlotMapping => "slot_mapping",
         }
     }
 
@@ -186,6 +201,20 @@ pub struct DecoderPlan {
     /// embedding model (in a pipeline) makes them from the ids, and `input_ids` names
     /// that model's ids.
     pub embeds: Option<EmbedsPlan>,
+    /// For a model whose cache is a pool of blocks (paged attention): its block inputs.
+    pub paged: Option<PagedPlan>,
+}
+
+/// A paged cache's block inputs: every cache is `[blocks, block_size, ..]`, one pool
+/// shared by the rows, written in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagedPlan {
+    /// Each row's blocks, `[batch, blocks per row]`.
+    pub block_tables: (String, ElementType),
+    /// Each new position's pool slot, `[batch, sequence]`.
+    pub slot_mapping: (String, ElementType),
+    /// Positions per block: the caches' fixed axis 1.
+    pub block_size: u64,
 }
 
 /// A decoder's embeddings input (`inputs_embeds [batch, sequence, hidden]`).
@@ -273,12 +302,16 @@ pub enum CacheAxis {
     Sequence,
     /// A size the model fixes.
     Fixed(u64),
+    /// The blocks of a paged cache's pool.
+    Blocks,
 }
 
 impl CachePlan {
-    /// Whether the cache grows with the sequence (a key/value cache).
+    /// Whether the cache grows with the sequence (a key/value cache, paged or not).
     pub fn grows(&self) -> bool {
-        self.axes.contains(&CacheAxis::Sequence)
+        self.axes
+            .iter()
+            .any(|a| matches!(a, CacheAxis::Sequence | CacheAxis::Blocks))
     }
 }
 
@@ -500,10 +533,20 @@ pub fn plan_decoder(
             format_dims(Some(ids_dims))
         )));
     }
+    let paged = paged_inputs(sig, &names)?;
     let mut caches = Vec::new();
     for (past, present) in &pairs {
-        caches.push(plan_cache(sig, past, present, batch_name, fixed_batch)?);
+        caches.push(match &paged {
+            Some(_) => plan_paged_cache(sig, past, present)?,
+            None => plan_cache(sig, past, present, batch_name, fixed_batch)?,
+        });
     }
+    let paged = match paged {
+        Some((block_tables, slot_mapping)) => {
+            Some(paged_plan(sig, &caches, block_tables, slot_mapping)?)
+        }
+        None => None,
+    };
 
     let mut context = Vec::new();
     let given = |name: &str, present: Option<String>, why: &str| {
@@ -601,6 +644,10 @@ pub fn plan_decoder(
     roles.extend(caches.iter().map(|c| (c.past.as_str(), "cache")));
     roles.extend(context.iter().map(|c| (c.name.as_str(), "context")));
     roles.extend(scalars.iter().map(|c| (c.name.as_str(), "scalar")));
+    if let Some(p) = &paged {
+        roles.push((p.block_tables.0.as_str(), "block table"));
+        roles.push((p.slot_mapping.0.as_str(), "slot mapping"));
+    }
     for (i, (name, role)) in roles.iter().enumerate() {
         if let Some((_, other)) = roles[..i].iter().find(|(n, _)| n == name) {
             return Err(error(format!(
@@ -633,7 +680,8 @@ pub fn plan_decoder(
         })
         .map(|o| o.name.clone())
         .collect();
-    let shared_buffer = caches.iter().any(CachePlan::grows)
+    let shared_buffer = paged.is_none()
+        && caches.iter().any(CachePlan::grows)
         && caches.iter().filter(|c| c.grows()).all(|c| {
             sig.in_place
                 .iter()
@@ -641,6 +689,8 @@ pub fn plan_decoder(
         });
     let unshared_reason = if shared_buffer {
         None
+    } else if paged.is_some() {
+        Some("its cache is a pool of blocks read through `block_tables` (paged attention), which only the paged mode keeps".to_owned())
     } else {
         Some(match caches.iter().find(|c| {
             c.grows()
@@ -674,7 +724,112 @@ pub fn plan_decoder(
         fixed_new,
         sequence_axis,
         embeds,
+        paged,
     }))
+}
+
+/// A paged model's block table and slot mapping inputs, by name or by role; `None` when
+/// the model has neither. One without the other is an error.
+fn paged_inputs(
+    sig: &ModelSignature,
+    names: &DecoderNames,
+) -> Result<Option<(NamedInput, NamedInput)>, PlanError> {
+    let find = |given: &Option<String>, default: &str, role: &str| match given {
+        Some(name) => index_input(sig, name, role).map(Some),
+        None if sig.input(default).is_some() => index_input(sig, default, role).map(Some),
+        None => Ok(None),
+    };
+    let tables = find(&names.block_tables, "block_tables", "block table")?;
+    let slots = find(&names.slot_mapping, "slot_mapping", "slot mapping")?;
+    match (tables, slots) {
+        (Some(t), Some(s)) => Ok(Some((t, s))),
+        (None, None) => Ok(None),
+        (Some((name, _)), None) | (None, Some((name, _))) => Err(error(format!(
+            "input `{name}` looks like a paged cache's, but a paged cache takes both `block_tables` and `slot_mapping` (name the other with `decoder_role`)"
+        ))),
+    }
+}
+
+/// A paged cache pair: `[blocks, block_size, ..]` on both sides, the blocks open and the
+/// rest fixed.
+fn plan_paged_cache(
+    sig: &ModelSignature,
+    past: &str,
+    present: &str,
+) -> Result<CachePlan, PlanError> {
+    let pair = format!("paged cache `{past}` -> `{present}`");
+    let past_v = sig
+        .input(past)
+        .ok_or_else(|| error(format!("{pair}: the model has no input `{past}`")))?;
+    let present_v = sig
+        .output(present)
+        .ok_or_else(|| error(format!("{pair}: the model has no output `{present}`")))?;
+    let (pe, pd) = tensor(past_v, "cache input")?;
+    let (qe, qd) = tensor(present_v, "cache output")?;
+    let layout = || {
+        format!(
+            "{pair}: the input is {pe}{} and the output {qe}{}; a paged cache is one pool [blocks, block_size, ..] on both sides, its blocks open and the other axes fixed",
+            format_dims(Some(pd)),
+            format_dims(Some(qd))
+        )
+    };
+    if pe != qe || pd.len() != qd.len() || pd.len() < 2 {
+        return Err(error(layout()));
+    }
+    let mut axes = vec![CacheAxis::Blocks];
+    for (p, q) in pd[1..].iter().zip(&qd[1..]) {
+        match (p, q) {
+            (Dim::Fixed(a), Dim::Fixed(b)) if a == b && *a > 0 => axes.push(CacheAxis::Fixed(*a)),
+            _ => return Err(error(layout())),
+        }
+    }
+    let blocks_open = |d: &Dim| !matches!(d, Dim::Fixed(_));
+    if !blocks_open(&pd[0]) || !blocks_open(&qd[0]) {
+        return Err(error(layout()));
+    }
+    Ok(CachePlan {
+        past: past.to_owned(),
+        present: present.to_owned(),
+        elem: pe,
+        axes,
+    })
+}
+
+/// The paged plan: one block size for every cache, each written in place.
+fn paged_plan(
+    sig: &ModelSignature,
+    caches: &[CachePlan],
+    block_tables: NamedInput,
+    slot_mapping: NamedInput,
+) -> Result<PagedPlan, PlanError> {
+    let mut block_size = None;
+    for c in caches {
+        let Some(CacheAxis::Fixed(bs)) = c.axes.get(1).copied() else {
+            continue;
+        };
+        if *block_size.get_or_insert(bs) != bs {
+            return Err(error(format!(
+                "paged cache `{}` has blocks of {bs} positions, another cache {}; the pool's blocks are one size",
+                c.past,
+                block_size.unwrap_or_default()
+            )));
+        }
+        if !sig
+            .in_place
+            .iter()
+            .any(|(i, o)| *i == c.past && *o == c.present)
+        {
+            return Err(error(format!(
+                "paged cache `{}` -> `{}` is not written in place: the pool is bound as both, so the model must write only the new positions into its input (ONNX `ScatterND` from the input to the output, or `GroupQueryAttention`)",
+                c.past, c.present
+            )));
+        }
+    }
+    Ok(PagedPlan {
+        block_tables,
+        slot_mapping,
+        block_size: block_size.ok_or_else(|| error("a paged model needs a cache"))?,
+    })
 }
 
 /// The position ids and what their axes hold: `[batch, sequence]`, or with one extra axis

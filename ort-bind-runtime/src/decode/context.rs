@@ -91,7 +91,8 @@ pub(crate) fn context_dims(
     out.clear();
     out.extend(spec.axes.iter().map(|a| match *a {
         CacheAxis::Batch => batch,
-        CacheAxis::Sequence => encoder_len,
+        // Context is never paged (codegen writes no `Blocks` axis here).
+        CacheAxis::Sequence | CacheAxis::Blocks => encoder_len,
         CacheAxis::Fixed(n) => n,
     }));
 }

@@ -26,16 +26,19 @@ use crate::tensor::Tensor;
 
 mod asynchronous;
 mod generate;
+mod paged;
 mod reorder;
 mod rows;
 pub use asynchronous::{AppendFuture, AsyncTokenStream, StepGreedyFuture};
 pub use generate::{GenerateOptions, Generated, TokenStream};
-pub use rows::{Joining, RowEvent, Rows};
+pub use rows::{Joining, RowEvent, Rows, RowsCache};
 
 /// How the decoder keeps a growing (key/value) cache; part of the decoder's type.
 pub trait CacheMode: private::Sealed + Send + Sync + 'static {
     /// Whether past and present share one buffer.
     const SHARED: bool;
+    /// Whether the cache is a pool of blocks read through a block table ([`Paged`]).
+    const PAGED: bool = false;
     /// The mode's name, for messages.
     const NAME: &'static str;
 }
@@ -44,6 +47,7 @@ mod private {
     pub trait Sealed {}
     impl Sealed for super::Growing {}
     impl Sealed for super::SharedBuffer {}
+    impl Sealed for super::Paged {}
 }
 
 /// The growing cache mode: each past/present pair has two capacity buffers; the model
@@ -68,6 +72,23 @@ pub struct Growing;
 /// only for them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SharedBuffer;
+
+/// The paged cache mode (paged attention): each cache is one pool of fixed-size blocks
+/// shared by every row, `[blocks, block_size, ..]`, bound as both past and present and
+/// written in place by the model; each run passes a block table (which blocks each row
+/// holds, in order) and a slot mapping (where each new position goes). Rows take blocks as
+/// they grow and give them back when they are rewound, reset or freed, so the pool can be
+/// smaller than `batch x capacity` when sequences differ in length
+/// ([`Decoder::with_blocks_on`]); for continuous batching ([`Rows`]) that is the point.
+/// Only models that take `block_tables` and `slot_mapping` run so, and they run only so.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Paged;
+
+impl CacheMode for Paged {
+    const SHARED: bool = true;
+    const PAGED: bool = true;
+    const NAME: &'static str = "paged";
+}
 
 impl CacheMode for Growing {
     const SHARED: bool = false;
@@ -205,6 +226,28 @@ struct Cache<D: Device> {
 /// Positions a lazily growing cache starts with room for (at most the capacity).
 const LAZY_START: usize = 64;
 
+/// How much cache a decoder reserves when it is made.
+#[derive(Debug, Clone, Copy)]
+enum Room {
+    /// Every buffer at the full capacity.
+    Full,
+    /// Growing buffers from 64 positions, doubled as needed ([`Decoder::new_lazy_on`]).
+    Lazy,
+    /// A paged pool of this many blocks (`None`: enough for every row at full capacity).
+    Blocks(Option<usize>),
+}
+
+impl Room {
+    /// What a mode's plain constructors reserve.
+    fn default_for<M: CacheMode>() -> Room {
+        if M::PAGED {
+            Room::Blocks(None)
+        } else {
+            Room::Full
+        }
+    }
+}
+
 /// An input held for a whole sequence, with its slot.
 #[derive(Debug)]
 struct ContextSlot<D: Device> {
@@ -298,6 +341,8 @@ struct ScalarSlot {
 pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     // Declared first: the binding is released before the buffers it points at.
     io: IoBinding,
+    // The paged mode's blocks, block table and slot mapping (`None` in the other modes).
+    paged: Option<paged::PagedState>,
     // Before `ids`, which its binding points at.
     embedder: Option<Embedder<D>>,
     // Before `logits`, which its binding points at.
@@ -385,7 +430,16 @@ impl<T: DecoderModel, D: Device> Decoder<T, Growing, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        Self::make(session, None, None, spec, device, batch, capacity, true)
+        Self::make(
+            session,
+            None,
+            None,
+            spec,
+            device,
+            batch,
+            capacity,
+            Room::Lazy,
+        )
     }
 }
 
@@ -400,7 +454,16 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        Self::make(session, None, None, spec, device, batch, capacity, false)
+        Self::make(
+            session,
+            None,
+            None,
+            spec,
+            device,
+            batch,
+            capacity,
+            Room::default_for::<M>(),
+        )
     }
 
     /// A decoder split in parts: `embedder`, the embedding model in front of a decoder fed
@@ -417,7 +480,14 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         capacity: usize,
     ) -> Result<Self> {
         Self::make(
-            session, embedder, head, spec, device, batch, capacity, false,
+            session,
+            embedder,
+            head,
+            spec,
+            device,
+            batch,
+            capacity,
+            Room::default_for::<M>(),
         )
     }
 
@@ -430,7 +500,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         device: D,
         batch: usize,
         capacity: usize,
-        lazy: bool,
+        room: Room,
     ) -> Result<Self> {
         if batch == 0 || capacity == 0 {
             return Err(DecodeError::Empty { batch, capacity }.into());
@@ -445,6 +515,20 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             .into());
         }
         spec.check(session)?;
+        if M::PAGED != spec.paged.is_some() {
+            return Err(DecodeError::PagedMismatch {
+                paged: spec.paged.is_some(),
+            }
+            .into());
+        }
+        let (paged, pool) = match room {
+            Room::Blocks(blocks) => {
+                let (state, pool) = paged::PagedState::new(spec, batch, capacity, blocks)?;
+                (Some(state), pool)
+            }
+            Room::Full | Room::Lazy => (None, 0),
+        };
+        let lazy = matches!(room, Room::Lazy);
         let logits_elem = spec.output_elem(spec.logits)?;
         if logits_elem != <T::Logits as Element>::ONNX_TYPE {
             return Err(Error::OutputType {
@@ -467,7 +551,10 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         let mut dims = Vec::with_capacity(8);
         let mut caches = Vec::with_capacity(spec.caches.len());
         for cache in spec.caches {
-            if M::SHARED && cache.grows() && !spec.shared_buffer {
+            if M::PAGED != cache.paged() {
+                return Err(DecodeError::PagedMismatch { paged: !M::PAGED }.into());
+            }
+            if M::SHARED && !M::PAGED && cache.grows() && !spec.shared_buffer {
                 return Err(DecodeError::NotShareable { cache: cache.past }.into());
             }
             if M::SHARED && cache.grows() && session.on_device() && !shared_on_device(cache.elem) {
@@ -483,10 +570,13 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             } else {
                 capacity
             };
+            // A paged cache is its pool: `pool` blocks along its `Blocks` axis.
+            let positions = if M::PAGED { pool } else { positions };
             cache.dims(batch, positions, &mut dims);
             let room = crate::shape::element_count(&dims).ok_or_else(too_large)?;
-            // The shared mode shows ONNX Runtime the whole capacity; the others start empty.
-            let start = if M::SHARED { capacity } else { 0 };
+            // The shared mode shows ONNX Runtime the whole capacity (a paged one the whole
+            // pool); the others start empty.
+            let start = if M::SHARED { positions } else { 0 };
             cache.dims(batch, start, &mut dims);
             let past = cache_buffer(cache.past, cache.elem, &device, &dims, room)?;
             let present = if M::SHARED && cache.grows() {
@@ -578,6 +668,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         };
         Ok(Decoder {
             io,
+            paged,
             embedder,
             head,
             control: Arc::new(RunControl::new(session)?),
@@ -693,6 +784,13 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     ) -> Result<usize> {
         self.settle();
         let total = self.len + new;
+        if let Some(paged) = &mut self.paged {
+            // Before anything changes: a pool short of blocks refuses the run.
+            let (len, lens) = (self.len, &self.row_lens);
+            let start = |row: usize| lens.get(row).copied().unwrap_or(len);
+            paged.take_blocks(new, start)?;
+            paged.write(new, start)?;
+        }
         self.new = 0;
         self.bind(new, total)?;
         for row in 0..self.batch {
@@ -1024,6 +1122,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// Drops the last `n` positions of every growing cache.
     fn drop_positions(&mut self, n: usize) -> Result<()> {
         let keep = self.len - n;
+        if let Some(paged) = &mut self.paged {
+            paged.truncate(keep);
+        }
         if !M::SHARED {
             for cache in self.caches.iter_mut().filter(|c| c.spec.grows()) {
                 let (outer, inner) = cache.spec.outer_inner(self.batch);
@@ -1046,6 +1147,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             if !cache.spec.grows() {
                 cache.past.zero()?;
             }
+        }
+        if let Some(paged) = &mut self.paged {
+            paged.clear(false);
         }
         self.len = 0;
         self.new = 0;
@@ -1184,6 +1288,10 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         }
         if let Some(mask) = &mut self.mask {
             mask.bind(io, &[batch, total], binds)?;
+        }
+        if let Some(paged) = &mut self.paged {
+            paged.tables.bind(io, &[batch, paged.width], binds)?;
+            paged.slots.bind(io, &[batch, new], binds)?;
         }
         if seq {
             self.logits.set_dims(&[batch, new, self.vocab])?;

@@ -8,6 +8,9 @@
 //!   (no copy by ort-bind; the model's `Concat` copies what it asks for);
 //! - [`SharedBuffer`]: one buffer bound as both past and present, written in place by
 //!   ONNX Runtime's `GroupQueryAttention`; a step rebinds only the attention mask;
+//! - [`Paged`]: one pool of fixed-size blocks per cache shared by every row, bound as
+//!   both past and present and read through a block table (paged attention); rows take
+//!   blocks as they grow and give them back when they end;
 //! - fixed-shape recurrent state (`past_conv.N` -> `present_conv.N`) ping-pongs between
 //!   two buffers in either mode.
 //!
@@ -77,14 +80,15 @@ pub use crate::error::DecodeError;
 pub use beam::{Beam, BeamOptions, BeamSearch};
 pub use decoder::{
     AppendFuture, AsyncTokenStream, CacheMode, DecodeStats, Decoder, DecoderModel, GenerateOptions,
-    Generated, Growing, Joining, RowEvent, Rows, SharedBuffer, StepGreedyFuture, TokenStream,
+    Generated, Growing, Joining, Paged, RowEvent, Rows, RowsCache, SharedBuffer, StepGreedyFuture,
+    TokenStream,
 };
 pub use encoder_decoder::{Edge, EncoderDecoder};
 pub use logits::{Logit, Logits, argmax};
 pub use pool::{DecoderPool, PooledDecoder};
 pub use scheduler::{Scheduler, SubmitOptions};
 pub use spec::{
-    CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput,
+    CacheAxis, CacheSpec, ContextSpec, DecoderSpec, EmbedderSpec, HeadSpec, IndexInput, PagedSpec,
     PositionAxis, ScalarRole, ScalarSpec,
 };
 pub use speculative::{AnyVocab, SameVocab, Speculative, SpeculativeStats, Vocab, Vocabulary};

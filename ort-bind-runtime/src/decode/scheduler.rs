@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::tokens::{self, TokenSender, Tokens};
-use super::{DecoderModel, RowEvent, Rows};
+use super::{DecodeError, DecoderModel, RowEvent, Rows, RowsCache};
 use crate::cancel::{RunControl, Terminator};
 use crate::device::Device;
 use crate::error::Error;
@@ -116,11 +116,12 @@ pub struct Scheduler {
 impl Scheduler {
     /// Starts the scheduler's thread over `rows` (as many requests at a time as it has
     /// rows).
-    pub fn new<T, D>(rows: Rows<T, D>) -> Scheduler
+    pub fn new<T, D, M>(rows: Rows<T, D, M>) -> Scheduler
     where
         T: DecoderModel,
         D: Device,
-        Rows<T, D>: Send,
+        M: RowsCache,
+        Rows<T, D, M>: Send,
     {
         let (jobs, rx) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -211,9 +212,9 @@ struct Serving {
 
 impl Serving {
     /// Ends the request in `row` with `error` and frees the row.
-    fn fail_row<T: DecoderModel, D: Device>(
+    fn fail_row<T: DecoderModel, D: Device, M: RowsCache>(
         &mut self,
-        rows: &mut Rows<T, D>,
+        rows: &mut Rows<T, D, M>,
         row: usize,
         error: Error,
     ) {
@@ -226,9 +227,9 @@ impl Serving {
 
     /// Ends every request, in a row, waiting, or still in the channel, with
     /// [`Error::Terminated`].
-    fn terminate_all<T: DecoderModel, D: Device>(
+    fn terminate_all<T: DecoderModel, D: Device, M: RowsCache>(
         &mut self,
-        rows: &mut Rows<T, D>,
+        rows: &mut Rows<T, D, M>,
         jobs: &Receiver<Job>,
     ) {
         for row in 0..self.out.len() {
@@ -241,7 +242,7 @@ impl Serving {
 
     /// Ends the requests past their deadline with [`Error::TimedOut`]: in rows (freed) and
     /// waiting.
-    fn expire<T: DecoderModel, D: Device>(&mut self, rows: &mut Rows<T, D>) {
+    fn expire<T: DecoderModel, D: Device, M: RowsCache>(&mut self, rows: &mut Rows<T, D, M>) {
         let now = Instant::now();
         for row in 0..self.deadlines.len() {
             if let Some((at, timeout)) = self.deadlines[row]
@@ -261,8 +262,8 @@ impl Serving {
 }
 
 /// The scheduler's thread: joins waiting requests into free rows, runs while any is busy.
-fn serve<T: DecoderModel, D: Device>(
-    mut rows: Rows<T, D>,
+fn serve<T: DecoderModel, D: Device, M: RowsCache>(
+    mut rows: Rows<T, D, M>,
     jobs: &Receiver<Job>,
     stop: &AtomicBool,
 ) {
@@ -312,6 +313,14 @@ fn serve<T: DecoderModel, D: Device>(
                 Ok(row) => {
                     s.out[row] = Some(job.out);
                     s.deadlines[row] = job.deadline;
+                }
+                // A paged pool short of blocks for now: the request waits, first in line,
+                // until requests in rows end and give theirs back.
+                Err(Error::Decode(DecodeError::OutOfBlocks { needed, pool, .. }))
+                    if needed <= pool && rows.busy() > 0 =>
+                {
+                    s.waiting.push_front(job);
+                    break;
                 }
                 Err(e) => {
                     let _ = job.out.send(Err(e));

@@ -60,6 +60,25 @@ pub struct DecoderSpec {
     /// decoder's hidden states into the logits (`logits` above is the head's output), run
     /// after every decoder run on the buffer the decoder wrote.
     pub head: Option<&'static HeadSpec>,
+    /// For a model whose cache is a pool of blocks read through a block table (paged
+    /// attention): the inputs that say where each row's positions are. Such a model runs
+    /// only in the [`Paged`](super::Paged) mode, and only it.
+    pub paged: Option<&'static PagedSpec>,
+}
+
+/// The block inputs of a model with a paged cache: every cache is
+/// `[blocks, block_size, ..]` (a pool shared by all rows, [`CacheAxis::Blocks`] first),
+/// and each run says which blocks a row holds and where its new positions go.
+#[derive(Debug, Clone, Copy)]
+pub struct PagedSpec {
+    /// Each row's blocks in order, `[batch, blocks per row]` (`block_tables`): position
+    /// `p` of a row is at offset `p % block_size` of its block `p / block_size`.
+    pub block_tables: IndexInput,
+    /// Where each new position's keys and values go, `[batch, new]` (`slot_mapping`): the
+    /// pool slot `block * block_size + offset`.
+    pub slot_mapping: IndexInput,
+    /// Positions per block (the caches' second axis).
+    pub block_size: usize,
 }
 
 /// The language-model head after a decoder split before it.
@@ -186,21 +205,32 @@ pub enum CacheAxis {
     Sequence,
     /// A size the model fixes (heads, head size, channels, the stacked key/value axis).
     Fixed(usize),
+    /// The blocks of a paged cache's pool ([`PagedSpec`]): sized by the pool the decoder
+    /// was made with, shared by every row.
+    Blocks,
 }
 
 impl CacheSpec {
-    /// Whether this cache grows with the sequence (a key/value cache) rather than being
-    /// fixed-shape recurrent state.
+    /// Whether this cache grows with the sequence (a key/value cache, paged or not) rather
+    /// than being fixed-shape recurrent state.
     pub fn grows(&self) -> bool {
-        self.axes.contains(&CacheAxis::Sequence)
+        self.axes
+            .iter()
+            .any(|a| matches!(a, CacheAxis::Sequence | CacheAxis::Blocks))
     }
 
-    /// The dims of this cache for `batch` rows holding `len` positions.
+    /// Whether this cache is a paged pool ([`CacheAxis::Blocks`]).
+    pub fn paged(&self) -> bool {
+        self.axes.contains(&CacheAxis::Blocks)
+    }
+
+    /// The dims of this cache for `batch` rows holding `len` positions (for a paged
+    /// cache, `len` is the pool's blocks).
     pub(crate) fn dims(&self, batch: usize, len: usize, out: &mut Vec<usize>) {
         out.clear();
         out.extend(self.axes.iter().map(|a| match *a {
             CacheAxis::Batch => batch,
-            CacheAxis::Sequence => len,
+            CacheAxis::Sequence | CacheAxis::Blocks => len,
             CacheAxis::Fixed(n) => n,
         }));
     }
@@ -211,7 +241,7 @@ impl CacheSpec {
         let seq = self.axes.iter().position(|a| *a == CacheAxis::Sequence);
         let size = |a: &CacheAxis| match *a {
             CacheAxis::Batch => batch,
-            CacheAxis::Sequence => 1,
+            CacheAxis::Sequence | CacheAxis::Blocks => 1,
             CacheAxis::Fixed(n) => n,
         };
         match seq {
@@ -257,7 +287,7 @@ impl CacheSpec {
     pub(crate) fn rows(&self, batch: usize, seq: usize, held: usize) -> Option<RowLayout> {
         let size = |a: &CacheAxis| match *a {
             CacheAxis::Batch => batch,
-            CacheAxis::Sequence => seq,
+            CacheAxis::Sequence | CacheAxis::Blocks => seq,
             CacheAxis::Fixed(n) => n,
         };
         let b = self.axes.iter().position(|a| *a == CacheAxis::Batch)?;

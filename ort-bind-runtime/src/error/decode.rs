@@ -162,6 +162,26 @@ pub enum DecodeError {
         /// The decoder's batch.
         batch: usize,
     },
+    /// A paged model in another cache mode, or another model in the paged mode.
+    PagedMismatch {
+        /// Whether the model's cache is paged.
+        paged: bool,
+    },
+    /// A run, or a request joining [`Rows`](crate::decode::Rows), needs more blocks of a
+    /// paged cache than the pool has free (not promised to requests already in rows).
+    OutOfBlocks {
+        /// Blocks needed.
+        needed: usize,
+        /// Blocks free for it.
+        free: usize,
+        /// Blocks in the pool.
+        pool: usize,
+    },
+    /// A paged decoder of no blocks (or more than 2^32).
+    PoolSize {
+        /// The blocks asked for.
+        blocks: usize,
+    },
     /// Beam-search options that cannot run ([`BeamOptions`](crate::decode::BeamOptions));
     /// the reason says which and why.
     BeamOptions {
@@ -275,6 +295,29 @@ impl fmt::Display for DecodeError {
             DecodeError::BeamCount { num_beams, batch } => write!(
                 f,
                 "beam search over {num_beams} beams needs a decoder of at least that many rows and at least 1 (this one has {batch})"
+            ),
+            DecodeError::PagedMismatch { paged: true } => f.write_str(
+                "the model's cache is paged (a pool of blocks read through `block_tables`, written at `slot_mapping`): it runs only in the paged mode (`paged_decoder`, `Decoder<_, Paged>`)",
+            ),
+            DecodeError::PagedMismatch { paged: false } => f.write_str(
+                "the paged cache mode needs a model that takes `block_tables` and `slot_mapping` with every cache a pool of blocks; this model's cache is per row (use the growing or shared-buffer mode)",
+            ),
+            DecodeError::OutOfBlocks { needed, free, pool } => {
+                if needed > pool {
+                    write!(
+                        f,
+                        "the paged cache needs {needed} blocks, more than its whole pool of {pool} (make the decoder with more blocks, or ask for fewer positions)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "the paged cache needs {needed} blocks and only {free} of its {pool} are free: the rows in use hold (or are promised) the rest"
+                    )
+                }
+            }
+            DecodeError::PoolSize { blocks } => write!(
+                f,
+                "a paged decoder needs a pool of 1 to 2^32 - 1 blocks ({blocks} asked for)"
             ),
             DecodeError::BeamOptions { reason } => write!(f, "beam search cannot run: {reason}"),
             DecodeError::NotVerifiable { step } => write!(

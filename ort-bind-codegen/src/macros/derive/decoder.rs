@@ -4,7 +4,8 @@
 //! struct with fields, they come next to its binding. Either way the struct gets
 //! `DECODER` (the spec the runtime's `decode::Decoder` runs by), `decoder(&session, batch,
 //! capacity)` and `decoder_on(..)`, and, where the model writes its cache in place,
-//! `shared_decoder(..)` / `shared_decoder_on(..)`: the same roles and checks as the
+//! `shared_decoder(..)` / `shared_decoder_on(..)`; a model whose cache is paged gets
+//! `paged_decoder(..)` / `paged_decoder_on(..)` instead. The same roles and checks as the
 //! generated module's `Model::decoder`. `decoder_role("role", "name")`,
 //! `decoder_cache("past", "present")` and `decoder_context("input")` name roles under other
 //! names, as in `bindings!`.
@@ -65,6 +66,57 @@ pub(super) fn items(
             }
         }
     });
+    let per_row = quote! {
+        /// A decoder for `batch` rows of up to `capacity` positions each, in the
+        /// growing cache mode, its cache on the host.
+        pub fn decoder(
+            session: &#krate::Session,
+            batch: usize,
+            capacity: usize,
+        ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Growing>> {
+            #krate::decode::Decoder::new(session, Self::DECODER, batch, capacity)
+        }
+
+        /// [`Self::decoder`] with the cache on `device`.
+        pub fn decoder_on<__D: #krate::Device>(
+            session: &#krate::Session,
+            device: __D,
+            batch: usize,
+            capacity: usize,
+        ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Growing, __D>> {
+            #krate::decode::Decoder::new_on(session, Self::DECODER, device, batch, capacity)
+        }
+
+        #shared
+    };
+    // A paged model's only decoder is paged.
+    let constructors = if d.paged.is_some() {
+        quote! {
+            /// A paged decoder for `batch` rows of up to `capacity` positions each, over a
+            /// pool of `blocks` blocks shared by the rows, its cache on the host.
+            pub fn paged_decoder(
+                session: &#krate::Session,
+                batch: usize,
+                capacity: usize,
+                blocks: usize,
+            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Paged>> {
+                #krate::decode::Decoder::with_blocks_on(session, Self::DECODER, #krate::Cpu, batch, capacity, blocks)
+            }
+
+            /// [`Self::paged_decoder`] with the pool on `device`.
+            pub fn paged_decoder_on<__D: #krate::Device>(
+                session: &#krate::Session,
+                device: __D,
+                batch: usize,
+                capacity: usize,
+                blocks: usize,
+            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Paged, __D>> {
+                #krate::decode::Decoder::with_blocks_on(session, Self::DECODER, device, batch, capacity, blocks)
+            }
+        }
+    } else {
+        per_row
+    };
     Ok(quote! {
         /// The decoders of this struct's model are typed by it: a decoder of another
         /// model never type-checks where this one's is expected.
@@ -78,27 +130,7 @@ pub(super) fn items(
             /// What the decode loop needs to know of the model (generated from it).
             pub const DECODER: &'static #krate::decode::DecoderSpec = &#spec;
 
-            /// A decoder for `batch` rows of up to `capacity` positions each, in the
-            /// growing cache mode, its cache on the host.
-            pub fn decoder(
-                session: &#krate::Session,
-                batch: usize,
-                capacity: usize,
-            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Growing>> {
-                #krate::decode::Decoder::new(session, Self::DECODER, batch, capacity)
-            }
-
-            /// [`Self::decoder`] with the cache on `device`.
-            pub fn decoder_on<__D: #krate::Device>(
-                session: &#krate::Session,
-                device: __D,
-                batch: usize,
-                capacity: usize,
-            ) -> #krate::Result<#krate::decode::Decoder<Self, #krate::decode::Growing, __D>> {
-                #krate::decode::Decoder::new_on(session, Self::DECODER, device, batch, capacity)
-            }
-
-            #shared
+            #constructors
         }
     })
 }

@@ -434,3 +434,89 @@ fn an_unplaced_input_names_the_options() {
         [CacheAxis::Batch, CacheAxis::Fixed(7), CacheAxis::Fixed(64)]
     );
 }
+
+/// A paged-attention export: `block_tables`, `slot_mapping`, and every cache one pool
+/// `[num_blocks, 16, 2, 16]` written in place.
+fn paged_model(block_sizes: [&str; 2], in_place: bool) -> ModelSignature {
+    let mut inputs = vec![
+        t("input_ids", I, &["batch_size", "sequence_length"]),
+        t("position_ids", I, &["batch_size", "sequence_length"]),
+        t("block_tables", I, &["batch_size", "max_blocks"]),
+        t("slot_mapping", I, &["batch_size", "sequence_length"]),
+    ];
+    let mut outputs = vec![t("logits", F, &["batch_size", "sequence_length", "512"])];
+    let mut pairs = Vec::new();
+    for (l, bs) in block_sizes.iter().enumerate() {
+        let past = format!("past_key_values.{l}.key");
+        let present = format!("present.{l}.key");
+        inputs.push(t(&past, F, &["num_blocks", bs, "2", "16"]));
+        outputs.push(t(&present, F, &["num_blocks", bs, "2", "16"]));
+        pairs.push((past, present));
+    }
+    ModelSignature {
+        inputs,
+        outputs,
+        in_place: if in_place { pairs } else { Vec::new() },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_paged_cache_by_its_block_inputs() {
+    let d = plan_decoder(&paged_model(["16", "16"], true), None)
+        .unwrap()
+        .unwrap();
+    let p = d.paged.as_ref().expect("paged");
+    assert_eq!(p.block_tables, ("block_tables".into(), I));
+    assert_eq!(p.slot_mapping, ("slot_mapping".into(), I));
+    assert_eq!(p.block_size, 16);
+    assert_eq!(
+        d.caches[0].axes,
+        [
+            CacheAxis::Blocks,
+            CacheAxis::Fixed(16),
+            CacheAxis::Fixed(2),
+            CacheAxis::Fixed(16)
+        ]
+    );
+    assert!(d.caches[0].grows());
+    assert!(!d.shared_buffer, "a pool is not a per-row shared buffer");
+    assert!(d.unshared_reason.unwrap().contains("paged"));
+    assert!(d.attention_mask.is_none());
+}
+
+#[test]
+fn a_paged_cache_refused_in_the_models_terms() {
+    let err = |sig: &ModelSignature| plan_decoder(sig, None).unwrap_err().to_string();
+    let e = err(&paged_model(["16", "8"], true));
+    assert!(e.contains("blocks of 8 positions, another cache 16"), "{e}");
+    let e = err(&paged_model(["16", "16"], false));
+    assert!(e.contains("is not written in place"), "{e}");
+    let e = err(&paged_model(["16", "block_size"], true));
+    assert!(
+        e.contains("a paged cache is one pool [blocks, block_size, ..]"),
+        "{e}"
+    );
+    let mut one_input = paged_model(["16", "16"], true);
+    one_input.inputs.retain(|v| v.name != "slot_mapping");
+    let e = err(&one_input);
+    assert!(
+        e.contains("takes both `block_tables` and `slot_mapping`"),
+        "{e}"
+    );
+    // By role under other names.
+    let mut renamed = paged_model(["16", "16"], true);
+    renamed.inputs[2].name = "tables".into();
+    renamed.inputs[3].name = "slots".into();
+    let mut names = DecoderNames::default();
+    names.set_role(
+        DecoderRole::from_name("block_tables").unwrap(),
+        "tables".into(),
+    );
+    names.set_role(
+        DecoderRole::from_name("slot_mapping").unwrap(),
+        "slots".into(),
+    );
+    let d = plan_decoder(&renamed, Some(&names)).unwrap().unwrap();
+    assert_eq!(d.paged.unwrap().block_tables.0, "tables");
+}

@@ -19,11 +19,18 @@
 //! or step) joins the old way, [`Joining::TokenByToken`]: the prompt is fed one token per
 //! run beside the other rows.
 //!
-//! `ort-bind-tests/tests/fixtures/decoders/rows_check.py` shows the model side in Python.
+//! Over a [`Paged`] cache the rows share one pool of blocks instead of a capacity each:
+//! the block table and the positions tell rows apart (no mask needed), a request is
+//! admitted when the pool can hold all of its positions (prompt and budget; it waits in a
+//! [`Scheduler`](crate::decode::Scheduler) until then), takes blocks as it grows and gives
+//! them back when it ends. Its prefill writes into its own blocks of the whole pool.
+//!
+//! `ort-bind-tests/tests/fixtures/decoders/rows_check.py` shows the model side in Python
+//! (`make_paged.py` for the paged model).
 
 use std::sync::Arc;
 
-use super::{Decoder, DecoderModel, SharedBuffer};
+use super::{CacheMode, Decoder, DecoderModel, Paged, SharedBuffer};
 use crate::cancel::{RunControl, Terminator};
 use crate::decode::argmax;
 use crate::decode::spec::PositionAxis;
@@ -77,7 +84,20 @@ impl Row {
     }
 }
 
-/// Continuous batching over a shared-buffer decoder: one request per row, joining
+/// The cache modes continuous batching runs over: each row writes its own positions in
+/// place, into its part of a [`SharedBuffer`] or its blocks of a [`Paged`] pool.
+pub trait RowsCache: CacheMode + private::Sealed {}
+
+impl RowsCache for SharedBuffer {}
+impl RowsCache for Paged {}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::SharedBuffer {}
+    impl Sealed for super::Paged {}
+}
+
+/// Continuous batching over a shared-buffer or paged decoder: one request per row, joining
 /// ([`join`](Self::join)) and leaving (its budget, a stop token, or
 /// [`leave`](Self::leave)) between runs, every busy row advanced by one token per run
 /// ([`step`](Self::step)). Each request's tokens are its greedy tokens alone.
@@ -102,29 +122,31 @@ impl Row {
 /// # let _ = (a, b); Ok(()) }
 /// ```
 #[derive(Debug)]
-pub struct Rows<T: DecoderModel, D: Device = crate::device::Cpu> {
+pub struct Rows<T: DecoderModel, D: Device = crate::device::Cpu, M: RowsCache = SharedBuffer> {
     // Declared before `decoder`: its binding points into the decoder's caches and is
     // released first. `None`: the model cannot prefill a row alone.
     prefill: Option<Prefill<T::Logits>>,
     joining: Joining,
-    decoder: Decoder<T, SharedBuffer, D>,
+    decoder: Decoder<T, M, D>,
     rows: Vec<Row>,
     events: Vec<RowEvent>,
     tokens: Vec<i64>,
     // First tokens of a step's prefills, committed once all of them ran.
     firsts: Vec<i64>,
+    // Rows whose request ended in a step, freed after it (reused).
+    freed: Vec<usize>,
 }
 
-impl<T: DecoderModel, D: Device> Rows<T, D> {
+impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
     /// One row per batch row of `decoder`, all free, joining by [`Joining::Prefill`] where
     /// the model allows it ([`Joining::TokenByToken`] otherwise). Refused (a
     /// [`DecodeError::RowsUnsupported`]): a model without an attention mask (it cannot
-    /// tell rows' lengths apart) or position ids, with recurrent state, inputs held for a sequence, an
-    /// embedding model or a head in parts, or position ids of another layout than
-    /// `[batch, sequence]`.
-    pub fn new(mut decoder: Decoder<T, SharedBuffer, D>) -> Result<Self> {
+    /// tell rows' lengths apart; a paged model needs none) or position ids, with recurrent
+    /// state, inputs held for a sequence, an embedding model or a head in parts, or
+    /// position ids of another layout than `[batch, sequence]`.
+    pub fn new(mut decoder: Decoder<T, M, D>) -> Result<Self> {
         let spec = decoder.spec;
-        let reason = if spec.attention_mask.is_none() {
+        let reason = if spec.attention_mask.is_none() && !M::PAGED {
             Some("the model takes no attention mask, which is what tells rows' lengths apart")
         } else if spec.position_ids.is_none() {
             Some("the model takes no position ids, so a row's positions would be the longest row's")
@@ -150,6 +172,10 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
         let batch = decoder.batch;
         decoder.reset()?;
         decoder.row_lens = vec![0; batch];
+        if let Some(paged) = &mut decoder.paged {
+            // Every row free: none holds a block until a request joins it.
+            paged.clear(true);
+        }
         let prefill = match prefill::unsupported(spec) {
             None => Some(Prefill::new(&decoder)?),
             Some(_) => None,
@@ -166,6 +192,7 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
             events: vec![RowEvent::Idle; batch],
             tokens: vec![0; batch],
             firsts: vec![0; batch],
+            freed: Vec::with_capacity(batch),
         })
     }
 
@@ -252,6 +279,10 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
             }
             .into());
         };
+        if let Some(paged) = &mut self.decoder.paged {
+            // The blocks of every position it may hold, kept for it from now on.
+            paged.promise(row, prompt.len() + max_new - 1)?;
+        }
         self.rows[row] = Row::Busy {
             prompt: prompt.to_vec(),
             fed: 0,
@@ -269,8 +300,14 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
     pub fn leave(&mut self, row: usize) {
         if let Some(r) = self.rows.get_mut(row) {
             *r = Row::Free;
-            self.decoder.row_lens[row] = 0;
+            self.decoder.free_row(row);
         }
+    }
+
+    /// The decoder's free blocks, for a paged decoder (0 otherwise): what requests joining
+    /// now can be promised.
+    pub fn free_blocks(&self) -> usize {
+        self.decoder.paged.as_ref().map_or(0, |p| p.unpromised())
     }
 
     /// One step. While a request that joined by [`Joining::Prefill`] waits for its
@@ -326,7 +363,10 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
                 };
                 *fed = prompt.len();
                 self.decoder.row_lens[r] = prompt.len();
-                self.events[r] = picked(row, self.firsts[r], &mut self.decoder.row_lens[r]);
+                self.events[r] = picked(row, self.firsts[r]);
+                if matches!(self.events[r], RowEvent::Last(_)) {
+                    self.decoder.free_row(r);
+                }
             }
         }
         Ok(())
@@ -349,26 +389,32 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
         let ran = d.append(&tokens);
         self.tokens = tokens;
         ran?;
-        let logits = Decoder::<T, SharedBuffer, D>::view(&d.logits, d.batch, d.new, d.vocab)?;
-        let lens = &mut d.row_lens;
+        let logits = Decoder::<T, M, D>::view(&d.logits, d.batch, d.new, d.vocab)?;
         for (r, row) in self.rows.iter_mut().enumerate() {
             let Row::Busy { prompt, fed, .. } = row else {
                 continue;
             };
-            lens[r] += 1;
+            d.row_lens[r] += 1;
             if *fed < prompt.len() {
                 *fed += 1;
                 if *fed < prompt.len() {
                     continue;
                 }
             }
-            self.events[r] = picked(row, argmax(logits.row(r)) as i64, &mut lens[r]);
+            self.events[r] = picked(row, argmax(logits.row(r)) as i64);
+            if matches!(self.events[r], RowEvent::Last(_)) {
+                self.freed.push(r);
+            }
+        }
+        // After the logits' last use (they borrow the decoder).
+        for r in self.freed.drain(..) {
+            d.free_row(r);
         }
         Ok(())
     }
 
     /// The decoder back, every row forgotten (a plain decoder again).
-    pub fn into_decoder(mut self) -> Result<Decoder<T, SharedBuffer, D>> {
+    pub fn into_decoder(mut self) -> Result<Decoder<T, M, D>> {
         // The prefill's binding points into the decoder's caches: released first.
         self.prefill = None;
         self.decoder.row_lens.clear();
@@ -378,8 +424,9 @@ impl<T: DecoderModel, D: Device> Rows<T, D> {
     }
 }
 
-/// A busy row picked `token`: its event, and the row freed (its length 0) after its last.
-fn picked(row: &mut Row, token: i64, len: &mut usize) -> RowEvent {
+/// A busy row picked `token`: its event, and the row freed after its last (the caller
+/// frees its positions: [`Decoder::free_row`]).
+fn picked(row: &mut Row, token: i64) -> RowEvent {
     let Row::Busy {
         produced,
         max_new,
@@ -394,7 +441,6 @@ fn picked(row: &mut Row, token: i64, len: &mut usize) -> RowEvent {
     *produced += 1;
     if *produced == *max_new || Some(token) == *stop {
         *row = Row::Free;
-        *len = 0;
         RowEvent::Last(token)
     } else {
         RowEvent::Token(token)
@@ -415,6 +461,17 @@ impl<T: DecoderModel, M: super::CacheMode, D: Device> Decoder<T, M, D> {
             for (row, &len) in self.row_lens.iter().enumerate() {
                 positions.buffer.write(row, [len as i64]);
             }
+        }
+    }
+
+    /// Row `row` holds nothing from now on: its length 0, and in the paged mode its blocks
+    /// back in the pool (the row then writes to the sink until a request joins it).
+    pub(super) fn free_row(&mut self, row: usize) {
+        if let Some(len) = self.row_lens.get_mut(row) {
+            *len = 0;
+        }
+        if let Some(paged) = &mut self.paged {
+            paged.free_row(row);
         }
     }
 

@@ -5,11 +5,14 @@
 //! and logits of batch 1, and the decoder's run options (a stop or timeout of the step
 //! reaches it). Its cache inputs and outputs are values over the row's part of each
 //! shared `[batch, ..]` buffer ([`Value::part`]): with the batch the outer axis, row `r`
-//! is one contiguous block, and the run writes only there.
+//! is one contiguous block, and the run writes only there. Over a paged cache the run
+//! binds each whole pool, with a block table of the row's blocks and the slots of the
+//! prompt's positions in them: it writes only there.
 
 use std::ffi::CString;
 
-use super::super::{Decoder, DecoderModel, SharedBuffer};
+use super::super::{Decoder, DecoderModel};
+use super::RowsCache;
 use crate::decode::buffers::IndexBuffer;
 use crate::decode::logits::{Logit, argmax};
 use crate::decode::spec::{CacheAxis, DecoderSpec, PositionAxis};
@@ -30,10 +33,11 @@ pub(super) fn unsupported(spec: &DecoderSpec) -> Option<&'static str> {
         Some("the model takes a fixed number of tokens per run")
     } else if spec.fixed_batch.is_some_and(|b| b != 1) {
         Some("the model's batch is fixed, so it cannot run one row alone")
-    } else if spec
-        .caches
-        .iter()
-        .any(|c| c.axes.first() != Some(&CacheAxis::Batch))
+    } else if spec.paged.is_none()
+        && spec
+            .caches
+            .iter()
+            .any(|c| c.axes.first() != Some(&CacheAxis::Batch))
     {
         Some("a cache's outer axis is not the batch, so a row's cache is not one block")
     } else {
@@ -49,8 +53,10 @@ pub(super) struct Prefill<L: Logit> {
     io: IoBinding,
     session: Session,
     ids: IndexBuffer,
-    mask: IndexBuffer,
+    mask: Option<IndexBuffer>,
     positions: IndexBuffer,
+    // A paged decoder's block table and slot mapping of batch 1.
+    paged: Option<(IndexBuffer, IndexBuffer)>,
     logits: Tensor<L, AnyRank, Cpu>,
     // Positions `logits` has room for.
     logits_room: usize,
@@ -65,19 +71,16 @@ impl<L: Logit> Prefill<L> {
     /// ones) and positions (`0..capacity`, of which a prompt of `n` shows the first `n`)
     /// of `capacity` elements each, logits for 64 positions (grown when a prompt needs
     /// more: see [`Prefill::run`]).
-    pub(super) fn new<T, D>(decoder: &Decoder<T, SharedBuffer, D>) -> Result<Self>
+    pub(super) fn new<T, M, D>(decoder: &Decoder<T, M, D>) -> Result<Self>
     where
         T: DecoderModel<Logits = L>,
+        M: RowsCache,
         D: Device,
     {
         let (spec, capacity) = (decoder.spec, decoder.capacity);
         let missing = |what: &str| Error::SignatureMismatch {
             problem: format!("continuous batching needs the model's {what}"),
         };
-        let mask = spec
-            .attention_mask
-            .as_ref()
-            .ok_or_else(|| missing("mask"))?;
         let positions = spec
             .position_ids
             .as_ref()
@@ -89,7 +92,23 @@ impl<L: Logit> Prefill<L> {
             capacity,
             0,
         )?;
-        let mask = IndexBuffer::new(mask.name, mask.elem, &[capacity], capacity, 1)?;
+        let mask = spec
+            .attention_mask
+            .as_ref()
+            .map(|m| IndexBuffer::new(m.name, m.elem, &[capacity], capacity, 1))
+            .transpose()?;
+        let paged = match (spec.paged, &decoder.paged) {
+            (Some(p), Some(state)) => {
+                let per_row = state.per_row();
+                let tables = &p.block_tables;
+                let slots = &p.slot_mapping;
+                Some((
+                    IndexBuffer::new(tables.name, tables.elem, &[1, per_row], per_row, 0)?,
+                    IndexBuffer::new(slots.name, slots.elem, &[capacity], capacity, 0)?,
+                ))
+            }
+            _ => None,
+        };
         let mut positions =
             IndexBuffer::new(positions.name, positions.elem, &[capacity], capacity, 0)?;
         positions.write(0, 0..capacity as i64);
@@ -105,6 +124,7 @@ impl<L: Logit> Prefill<L> {
             ids,
             mask,
             positions,
+            paged,
             logits,
             logits_room: room,
             other_outputs: decoder.other_outputs.iter().map(|n| n.to_owned()).collect(),
@@ -136,14 +156,15 @@ impl<L: Logit> Prefill<L> {
     /// The logits buffer grows when a prompt needs more room than it has: to the prompt's
     /// length rounded up to a power of two, at most the capacity (so a `Rows` allocates
     /// for logits about twice per doubling of its longest prompt, then never again).
-    pub(super) fn run<T, D>(
+    pub(super) fn run<T, M, D>(
         &mut self,
-        decoder: &mut Decoder<T, SharedBuffer, D>,
+        decoder: &mut Decoder<T, M, D>,
         row: usize,
         prompt: &[i64],
     ) -> Result<i64>
     where
         T: DecoderModel<Logits = L>,
+        M: RowsCache,
         D: Device,
     {
         let (spec, vocab, n) = (decoder.spec, decoder.vocab, prompt.len());
@@ -158,7 +179,9 @@ impl<L: Logit> Prefill<L> {
         self.logits.set_dims(&[1, n, vocab])?;
         self.ids.set_dims(&[1, n])?;
         self.ids.write(0, prompt.iter().copied());
-        self.mask.set_dims(&[1, n])?;
+        if let Some(mask) = &mut self.mask {
+            mask.set_dims(&[1, n])?;
+        }
         self.dims.clear();
         self.dims
             .extend(spec.position_axes.iter().map(|a| match *a {
@@ -168,8 +191,8 @@ impl<L: Logit> Prefill<L> {
         self.positions.set_dims(&self.dims)?;
         let io = &mut self.io;
         io.bind_input(&decoder.ids.slot.name, self.ids.value())?;
-        if let Some(mask) = &decoder.mask {
-            io.bind_input(&mask.slot.name, self.mask.value())?;
+        if let (Some(slot), Some(mask)) = (&decoder.mask, &self.mask) {
+            io.bind_input(&slot.slot.name, mask.value())?;
         }
         if let Some(positions) = &decoder.positions {
             io.bind_input(&positions.slot.name, self.positions.value())?;
@@ -178,9 +201,29 @@ impl<L: Logit> Prefill<L> {
         for name in &self.other_outputs {
             io.bind_output_to_device(name, MemoryInfo::cpu()?)?;
         }
+        if let (Some((tables, slots)), Some(state)) = (&mut self.paged, &mut decoder.paged) {
+            // The row's blocks (promised when it joined) and the prompt's slots in them;
+            // each pool bound whole, as past and present.
+            state.take_row(row, n)?;
+            let blocks = state.row_blocks(row);
+            let bs = state.block_size();
+            tables.set_dims(&[1, blocks.len()])?;
+            tables.write(0, blocks.iter().map(|&b| i64::from(b)));
+            slots.set_dims(&[1, n])?;
+            slots.write(
+                0,
+                (0..n).map(|p| (blocks[p / bs] as usize * bs + p % bs) as i64),
+            );
+            io.bind_input(&state.tables.slot.name, tables.value())?;
+            io.bind_input(&state.slots.slot.name, slots.value())?;
+            for cache in &decoder.caches {
+                io.bind_input(&cache.past_slot.name, cache.past.value())?;
+                io.bind_output(&cache.present_slot.name, cache.past.value())?;
+            }
+        }
         // Each cache's part for the row: `[1, ..]` of the capacity, from element
         // `row * (elements of a row)` of the shared buffer, bound as past and present.
-        for cache in &decoder.caches {
+        for cache in decoder.caches.iter().filter(|_| !M::PAGED) {
             cache.spec.dims(1, decoder.capacity, &mut decoder.dims);
             let per_row: usize = decoder.dims.iter().product();
             self.cache_dims.clear();

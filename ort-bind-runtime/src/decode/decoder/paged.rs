@@ -1,0 +1,321 @@
+//! The paged cache mode's blocks: which blocks of the pool each row holds, and the block
+//! table and slot mapping each run reads.
+//!
+//! Every cache of a paged model is one pool `[blocks, block_size, ..]` bound as both past
+//! and present (the model writes only the new positions, in place); a row's positions live
+//! in the blocks its table lists, taken from the pool as the row grows and given back when
+//! it is rewound, reset or freed. Block 0 is never handed out: rows with no sequence
+//! (continuous batching's free rows) point their table at it and write their padding
+//! position there, so they hold no block.
+//!
+//! Memory then follows the positions held, not `batch x capacity`: a decoder of 16 rows
+//! whose requests hold 300 positions on average needs a pool of about `16 x 300 /
+//! block_size` blocks, where the shared-buffer mode reserves every row's full capacity.
+
+use super::{Decoder, DecoderModel, IndexSlot, Paged};
+use crate::decode::spec::{DecoderSpec, PagedSpec};
+use crate::device::Device;
+use crate::error::{DecodeError, Result};
+
+/// The block that rows without a sequence read and write; never held by a row.
+const SINK: u32 = 0;
+
+/// A paged decoder's blocks and block inputs.
+#[derive(Debug)]
+pub(super) struct PagedState {
+    spec: &'static PagedSpec,
+    // `[batch, blocks per row]`, room for `per_row` blocks per row.
+    pub(super) tables: IndexSlot,
+    // `[batch, new]`, room for `batch x capacity`.
+    pub(super) slots: IndexSlot,
+    // The most blocks a row holds: the capacity in blocks.
+    per_row: usize,
+    // Blocks no row holds (never the sink).
+    free: Vec<u32>,
+    // Each row's blocks, in position order.
+    held: Vec<Vec<u32>>,
+    // Blocks a row may still take that no other row may (continuous batching reserves a
+    // request's whole need when it joins, so no later run finds the pool short).
+    promised: Vec<usize>,
+    // Rows with no sequence: they write to the sink and hold nothing.
+    idle: Vec<bool>,
+    // The width of the block table of the last run.
+    pub(super) width: usize,
+}
+
+impl PagedState {
+    /// The blocks of a decoder of `batch` rows of up to `capacity` positions, over a pool
+    /// of `blocks` blocks besides the sink (`None`: enough for every row at full capacity).
+    pub(super) fn new(
+        spec: &'static DecoderSpec,
+        batch: usize,
+        capacity: usize,
+        blocks: Option<usize>,
+    ) -> Result<(Self, usize)> {
+        let paged = spec
+            .paged
+            .ok_or(DecodeError::PagedMismatch { paged: false })?;
+        let per_row = capacity.div_ceil(paged.block_size);
+        let blocks = match blocks {
+            Some(b) => b,
+            None => batch
+                .checked_mul(per_row)
+                .ok_or(DecodeError::Empty { batch, capacity })?,
+        };
+        if blocks == 0 || paged.block_size == 0 || u32::try_from(blocks).is_err() {
+            return Err(DecodeError::PoolSize { blocks }.into());
+        }
+        let rows = batch
+            .checked_mul(capacity)
+            .ok_or(DecodeError::Empty { batch, capacity })?;
+        let state = PagedState {
+            spec: paged,
+            tables: IndexSlot::new(
+                &paged.block_tables,
+                &[batch, 1],
+                batch * per_row,
+                i64::from(SINK),
+            )?,
+            slots: IndexSlot::new(&paged.slot_mapping, &[batch, 1], rows, 0)?,
+            per_row,
+            // Handed out from the end: block 1 first.
+            free: (1..=blocks as u32).rev().collect(),
+            held: (0..batch).map(|_| Vec::with_capacity(per_row)).collect(),
+            promised: vec![0; batch],
+            idle: vec![false; batch],
+            width: 1,
+        };
+        // The pool's blocks, the sink included.
+        Ok((state, blocks + 1))
+    }
+
+    pub(super) fn block_size(&self) -> usize {
+        self.spec.block_size
+    }
+
+    /// Free blocks that no row has been promised.
+    pub(super) fn unpromised(&self) -> usize {
+        let outstanding: usize = self
+            .promised
+            .iter()
+            .zip(&self.held)
+            .map(|(p, h)| p.saturating_sub(h.len()))
+            .sum();
+        self.free.len().saturating_sub(outstanding)
+    }
+
+    /// Blocks for `positions` positions.
+    fn blocks_for(&self, positions: usize) -> usize {
+        positions.div_ceil(self.block_size())
+    }
+
+    /// Promises row `row` the blocks for `positions` positions (continuous batching's
+    /// admission): refused when the pool cannot keep the promise beside the others.
+    pub(super) fn promise(&mut self, row: usize, positions: usize) -> Result<()> {
+        let need = self.blocks_for(positions);
+        let more = need.saturating_sub(self.held[row].len().max(self.promised[row]));
+        let unpromised = self.unpromised();
+        if more > unpromised {
+            return Err(DecodeError::OutOfBlocks {
+                needed: need,
+                free: unpromised + self.promised[row].saturating_sub(self.held[row].len()),
+                pool: self.pool(),
+            }
+            .into());
+        }
+        self.promised[row] = need.max(self.promised[row]);
+        self.idle[row] = false;
+        Ok(())
+    }
+
+    /// Blocks in the pool besides the sink.
+    pub(super) fn pool(&self) -> usize {
+        self.free.len() + self.held.iter().map(Vec::len).sum::<usize>()
+    }
+
+    /// Blocks no row holds.
+    pub(super) fn free_blocks(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Gives every row that runs `new` positions after `start(row)` the blocks for them,
+    /// or takes none and says how many are missing.
+    pub(super) fn take_blocks(&mut self, new: usize, start: impl Fn(usize) -> usize) -> Result<()> {
+        let mut beyond = 0;
+        for row in 0..self.held.len() {
+            if self.idle[row] {
+                continue;
+            }
+            let need = self.blocks_for(start(row) + new);
+            let held = self.held[row].len();
+            // Within its promise a row takes what was kept for it.
+            beyond += need.saturating_sub(held.max(self.promised[row]));
+        }
+        let unpromised = self.unpromised();
+        if beyond > unpromised {
+            return Err(DecodeError::OutOfBlocks {
+                needed: beyond,
+                free: unpromised,
+                pool: self.pool(),
+            }
+            .into());
+        }
+        for row in 0..self.held.len() {
+            if self.idle[row] {
+                continue;
+            }
+            let need = self.blocks_for(start(row) + new);
+            while self.held[row].len() < need {
+                let block = self.free.pop().expect("counted above");
+                self.held[row].push(block);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the block table (`[batch, width]`, the widest row's blocks; shorter rows
+    /// padded with their first block, whose extra positions the model masks by position)
+    /// and the slots of `new` positions per row after `start(row)`. Returns the width.
+    pub(super) fn write(&mut self, new: usize, start: impl Fn(usize) -> usize) -> Result<usize> {
+        let bs = self.block_size();
+        let batch = self.held.len();
+        let width = self
+            .held
+            .iter()
+            .zip(&self.idle)
+            .filter(|(_, idle)| !**idle)
+            .map(|(h, _)| h.len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        self.tables.buffer.set_dims(&[batch, width])?;
+        self.slots.buffer.set_dims(&[batch, new])?;
+        for (row, held) in self.held.iter().enumerate() {
+            let pad = held.first().copied().unwrap_or(SINK);
+            let table = held
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(pad))
+                .take(width)
+                .map(i64::from);
+            self.tables.buffer.write(row * width, table);
+            if self.idle[row] {
+                // The sink's first positions: a free row's padding writes there.
+                let sink = (0..new).map(|i| (SINK as usize * bs + i % bs) as i64);
+                self.slots.buffer.write(row * new, sink);
+            } else {
+                let start = start(row);
+                let slots =
+                    (start..start + new).map(|p| (held[p / bs] as usize * bs + p % bs) as i64);
+                self.slots.buffer.write(row * new, slots);
+            }
+        }
+        self.width = width;
+        Ok(width)
+    }
+
+    /// Keeps the blocks of the first `positions` positions of every row.
+    pub(super) fn truncate(&mut self, positions: usize) {
+        let keep = self.blocks_for(positions);
+        for held in &mut self.held {
+            if held.len() > keep {
+                self.free.extend(held.drain(keep..).rev());
+            }
+        }
+    }
+
+    /// Row `row` holds nothing and writes to the sink until it is promised blocks again.
+    pub(super) fn free_row(&mut self, row: usize) {
+        let held = &mut self.held[row];
+        self.free.extend(held.drain(..).rev());
+        self.promised[row] = 0;
+        self.idle[row] = true;
+    }
+
+    /// Every row holds nothing; `idle` says whether rows then wait for a promise
+    /// (continuous batching) or run (a plain decoder).
+    pub(super) fn clear(&mut self, idle: bool) {
+        for row in 0..self.held.len() {
+            self.free_row(row);
+            self.idle[row] = idle;
+        }
+    }
+
+    /// Gives row `row` the blocks for its first `positions` positions (a prefill's), or
+    /// takes none and says how many are missing.
+    pub(super) fn take_row(&mut self, row: usize, positions: usize) -> Result<()> {
+        let need = self.blocks_for(positions);
+        let held = self.held[row].len();
+        let beyond = need.saturating_sub(held.max(self.promised[row]));
+        let unpromised = self.unpromised();
+        if beyond > unpromised {
+            return Err(DecodeError::OutOfBlocks {
+                needed: need,
+                free: unpromised,
+                pool: self.pool(),
+            }
+            .into());
+        }
+        while self.held[row].len() < need {
+            let block = self.free.pop().expect("counted above");
+            self.held[row].push(block);
+        }
+        Ok(())
+    }
+
+    /// A row's blocks (a prefill writes its prompt there).
+    pub(super) fn row_blocks(&self, row: usize) -> &[u32] {
+        &self.held[row]
+    }
+
+    /// The capacity in blocks of a row.
+    pub(super) fn per_row(&self) -> usize {
+        self.per_row
+    }
+}
+
+impl<T: DecoderModel, D: Device> Decoder<T, Paged, D> {
+    /// A paged decoder for `batch` rows of up to `capacity` positions each, over a pool of
+    /// `blocks` blocks (each of the model's block size, shared by every row) on `device`.
+    /// [`Decoder::new_on`] makes the pool big enough for every row at full capacity; a
+    /// smaller one is the point of the mode when rows hold sequences of different lengths
+    /// ([`Rows`](super::Rows) admits a request only when the pool can hold all of it).
+    /// One more block is reserved for rows with no sequence.
+    ///
+    /// A run that needs more blocks than are free fails with
+    /// [`DecodeError::OutOfBlocks`] before anything changes.
+    pub fn with_blocks_on(
+        session: &crate::Session,
+        spec: &'static DecoderSpec,
+        device: D,
+        batch: usize,
+        capacity: usize,
+        blocks: usize,
+    ) -> Result<Self> {
+        Self::make(
+            session,
+            None,
+            None,
+            spec,
+            device,
+            batch,
+            capacity,
+            super::Room::Blocks(Some(blocks)),
+        )
+    }
+
+    /// Blocks in the pool (besides the one kept for rows with no sequence).
+    pub fn pool_blocks(&self) -> usize {
+        self.paged.as_ref().map_or(0, PagedState::pool)
+    }
+
+    /// Blocks no row holds.
+    pub fn free_blocks(&self) -> usize {
+        self.paged.as_ref().map_or(0, PagedState::free_blocks)
+    }
+
+    /// Positions per block.
+    pub fn block_size(&self) -> usize {
+        self.paged.as_ref().map_or(0, PagedState::block_size)
+    }
+}
