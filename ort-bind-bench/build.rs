@@ -31,6 +31,7 @@ fn main() {
         "mha_concat",
         "gpt2_stacked",
         "hybrid_conv",
+        "gqa_paged",
     ] {
         builder = builder.model_with(
             format!("../ort-bind-tests/tests/fixtures/decoders/{fixture}/model.onnx"),

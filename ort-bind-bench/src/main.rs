@@ -22,6 +22,8 @@
 //!                # beam search, both cache modes, vs onnxruntime-genai's (see `beam.rs`)
 //! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--model target|gqa_f32]
 //!                # continuous batching vs one request after another (see `rows.rs`)
+//! ort-bind-bench paged [--rounds N] [--requests N] [--memory POSITIONS] [--capacity N]
+//!                # continuous batching in equal cache memory: paged vs shared buffer (see `paged.rs`)
 //! ```
 
 mod argmax;
@@ -32,6 +34,7 @@ mod decode;
 mod decode_floor;
 mod harness;
 mod metadata;
+mod paged;
 mod peer;
 mod report;
 mod rows;
@@ -269,6 +272,10 @@ fn run() -> Result<()> {
     if argv.peek().map(String::as_str) == Some("beam") {
         argv.next();
         return beam::main(argv);
+    }
+    if argv.peek().map(String::as_str) == Some("paged") {
+        argv.next();
+        return paged::main(argv);
     }
     if argv.peek().map(String::as_str) == Some("rows") {
         argv.next();

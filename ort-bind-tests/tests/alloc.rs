@@ -650,6 +650,52 @@ fn generations_allocate_nothing_per_token() -> R {
     Ok(())
 }
 
+mod decoder_paged {
+    ort_bind::include_bindings!("decoder_gqa_paged");
+}
+
+/// The paged mode in steady state: a step writes the block table and slots in place and
+/// rebinds the table only when it widens; taking a block, giving blocks back on a rewind,
+/// and rows of continuous batching ending, joining and prefilling into their blocks
+/// allocate nothing beyond the joined prompt's copy.
+#[test]
+fn paged_steps_allocate_nothing() -> R {
+    let model = decoder_paged::Model::load()?;
+    let mut decoder = model.paged_decoder(2, 256, 24)?;
+    let prompt: Vec<i64> = (1..=24).collect();
+    decoder.prefill(&prompt)?;
+    decoder.step_greedy()?;
+    let n = allocations(|| {
+        // 12 + 100 positions per row: 6 new blocks each.
+        for _ in 0..100 {
+            decoder.step_greedy().expect("step");
+        }
+        decoder.rewind(60).expect("rewind");
+        decoder.step(&[7, 7]).expect("step after the rewind");
+        for _ in 0..59 {
+            decoder.step_greedy().expect("step");
+        }
+    });
+    assert_eq!(
+        n, 0,
+        "paged decoder: 160 steps and a rewind that frees blocks"
+    );
+
+    let mut rows = ort_bind::decode::Rows::new(model.paged_decoder(4, 256, 40)?)?;
+    for (i, len) in [3, 12, 1, 30].into_iter().enumerate() {
+        rows.join(&vec![1 + i as i64; len], 100, None)?;
+    }
+    rows.step()?; // the prefills
+    rows.step()?;
+    let n = allocations(|| {
+        for _ in 0..50 {
+            rows.step().expect("step");
+        }
+    });
+    assert_eq!(n, 0, "continuous batching over a pool: 50 steps of 4 rows");
+    Ok(())
+}
+
 mod speech {
     ort_bind::pipeline!(
         encoder = "tests/fixtures/pipelines/speech/encoder.onnx",
