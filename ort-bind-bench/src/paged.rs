@@ -36,7 +36,7 @@ mod gqa_paged {
 /// Positions per block of `gqa_paged`.
 const BLOCK: usize = 16;
 /// Rows of the paged mode: more than the pool ever holds at once here.
-const PAGED_ROWS: usize = 16;
+const PAGED_ROWS: usize = 32;
 
 fn session(fixture: &str) -> Result<Session> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -788,8 +788,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             // Before anything changes: a pool short of blocks refuses the run.
             let (len, lens) = (self.len, &self.row_lens);
             let start = |row: usize| lens.get(row).copied().unwrap_or(len);
-            paged.take_blocks(new, start)?;
-            paged.write(new, start)?;
+            paged.take_blocks(self.batch, new, start)?;
+            paged.write(self.batch, new, start)?;
         }
         self.new = 0;
         self.bind(new, total)?;
@@ -1290,6 +1290,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             mask.bind(io, &[batch, total], binds)?;
         }
         if let Some(paged) = &mut self.paged {
+            // Written (and shaped) by `PagedState::write`; bound here when they changed.
             paged.tables.bind(io, &[batch, paged.width], binds)?;
             paged.slots.bind(io, &[batch, new], binds)?;
         }

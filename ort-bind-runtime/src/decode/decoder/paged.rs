@@ -138,11 +138,16 @@ impl PagedState {
         self.free.len()
     }
 
-    /// Gives every row that runs `new` positions after `start(row)` the blocks for them,
-    /// or takes none and says how many are missing.
-    pub(super) fn take_blocks(&mut self, new: usize, start: impl Fn(usize) -> usize) -> Result<()> {
+    /// Gives each of the first `rows` rows (those that run) `new` positions after
+    /// `start(row)` the blocks for them, or takes none and says how many are missing.
+    pub(super) fn take_blocks(
+        &mut self,
+        rows: usize,
+        new: usize,
+        start: impl Fn(usize) -> usize,
+    ) -> Result<()> {
         let mut beyond = 0;
-        for row in 0..self.held.len() {
+        for row in 0..rows {
             if self.idle[row] {
                 continue;
             }
@@ -160,7 +165,7 @@ impl PagedState {
             }
             .into());
         }
-        for row in 0..self.held.len() {
+        for row in 0..rows {
             if self.idle[row] {
                 continue;
             }
@@ -173,14 +178,18 @@ impl PagedState {
         Ok(())
     }
 
-    /// Writes the block table (`[batch, width]`, the widest row's blocks; shorter rows
-    /// padded with their first block, whose extra positions the model masks by position)
-    /// and the slots of `new` positions per row after `start(row)`. Returns the width.
-    pub(super) fn write(&mut self, new: usize, start: impl Fn(usize) -> usize) -> Result<usize> {
+    /// Writes the block table of the first `rows` rows (`[rows, width]`, the widest row's
+    /// blocks; shorter rows padded with their first block, whose extra positions the model
+    /// masks by position) and the slots of `new` positions per row after `start(row)`.
+    /// Returns the width.
+    pub(super) fn write(
+        &mut self,
+        rows: usize,
+        new: usize,
+        start: impl Fn(usize) -> usize,
+    ) -> Result<usize> {
         let bs = self.block_size();
-        let batch = self.held.len();
-        let width = self
-            .held
+        let width = self.held[..rows]
             .iter()
             .zip(&self.idle)
             .filter(|(_, idle)| !**idle)
@@ -188,9 +197,9 @@ impl PagedState {
             .max()
             .unwrap_or(0)
             .max(1);
-        self.tables.buffer.set_dims(&[batch, width])?;
-        self.slots.buffer.set_dims(&[batch, new])?;
-        for (row, held) in self.held.iter().enumerate() {
+        self.tables.buffer.set_dims(&[rows, width])?;
+        self.slots.buffer.set_dims(&[rows, new])?;
+        for (row, held) in self.held[..rows].iter().enumerate() {
             let pad = held.first().copied().unwrap_or(SINK);
             let table = held
                 .iter()
@@ -222,6 +231,13 @@ impl PagedState {
                 self.free.extend(held.drain(keep..).rev());
             }
         }
+    }
+
+    /// Rows `a` and `b` trade their blocks, promises and states.
+    pub(super) fn swap_rows(&mut self, a: usize, b: usize) {
+        self.held.swap(a, b);
+        self.promised.swap(a, b);
+        self.idle.swap(a, b);
     }
 
     /// Row `row` holds nothing and writes to the sink until it is promised blocks again.

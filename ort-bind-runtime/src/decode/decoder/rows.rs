@@ -23,7 +23,12 @@
 //! the block table and the positions tell rows apart (no mask needed), a request is
 //! admitted when the pool can hold all of its positions (prompt and budget; it waits in a
 //! [`Scheduler`](crate::decode::Scheduler) until then), takes blocks as it grows and gives
-//! them back when it ends. Its prefill writes into its own blocks of the whole pool.
+//! them back when it ends. Its prefill writes into its own blocks of the whole pool. A
+//! request's place in the run (its *lane*) is not tied to memory there, so the busy
+//! requests are kept in the first lanes and a run is only as wide as they are: when a
+//! request ends, the last lane's request takes its lane (its block list and length move,
+//! no cache byte does). In the shared-buffer mode a row's cache is its part of the
+//! buffers, so lane and row are one and every row runs.
 //!
 //! `ort-bind-tests/tests/fixtures/decoders/rows_check.py` shows the model side in Python
 //! (`make_paged.py` for the paged model).
@@ -135,7 +140,16 @@ pub struct Rows<T: DecoderModel, D: Device = crate::device::Cpu, M: RowsCache = 
     firsts: Vec<i64>,
     // Rows whose request ended in a step, freed after it (reused).
     freed: Vec<usize>,
+    // Each row's lane of the decoder (`NO_LANE` while free) and each lane's row: the
+    // identity in the shared-buffer mode; in the paged mode the busy rows hold lanes
+    // `0..lanes`.
+    lane_of: Vec<usize>,
+    row_of: Vec<usize>,
+    lanes: usize,
 }
+
+/// A free row's lane in the paged mode.
+const NO_LANE: usize = usize::MAX;
 
 impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
     /// One row per batch row of `decoder`, all free, joining by [`Joining::Prefill`] where
@@ -193,6 +207,11 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
             tokens: vec![0; batch],
             firsts: vec![0; batch],
             freed: Vec::with_capacity(batch),
+            lane_of: (0..batch)
+                .map(|r| if M::PAGED { NO_LANE } else { r })
+                .collect(),
+            row_of: (0..batch).collect(),
+            lanes: if M::PAGED { 0 } else { batch },
         })
     }
 
@@ -279,9 +298,16 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
             }
             .into());
         };
+        // In the paged mode the next lane; otherwise the row's own.
+        let lane = if M::PAGED { self.lanes } else { row };
         if let Some(paged) = &mut self.decoder.paged {
             // The blocks of every position it may hold, kept for it from now on.
-            paged.promise(row, prompt.len() + max_new - 1)?;
+            paged.promise(lane, prompt.len() + max_new - 1)?;
+        }
+        if M::PAGED {
+            self.lane_of[row] = lane;
+            self.row_of[lane] = row;
+            self.lanes += 1;
         }
         self.rows[row] = Row::Busy {
             prompt: prompt.to_vec(),
@@ -291,17 +317,42 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
             stop,
             last: 0,
         };
-        self.decoder.row_lens[row] = 0;
+        self.decoder.row_lens[lane] = 0;
         Ok(row)
     }
 
     /// Ends the request in `row` (its client left): the row is free for the next one and
     /// the other rows go on unchanged.
     pub fn leave(&mut self, row: usize) {
-        if let Some(r) = self.rows.get_mut(row) {
+        if let Some(r) = self.rows.get_mut(row)
+            && matches!(r, Row::Busy { .. })
+        {
             *r = Row::Free;
-            self.decoder.free_row(row);
+            self.free(row);
         }
+    }
+
+    /// Frees `row`'s lane (its request ended or left): in the paged mode the last busy
+    /// lane's request moves into it, so the busy lanes stay `0..lanes`.
+    fn free(&mut self, row: usize) {
+        let lane = self.lane_of[row];
+        if !M::PAGED {
+            self.decoder.free_row(lane);
+            return;
+        }
+        if lane == NO_LANE {
+            return;
+        }
+        let last = self.lanes - 1;
+        if lane != last {
+            self.decoder.swap_rows(lane, last);
+            let moved = self.row_of[last];
+            self.row_of[lane] = moved;
+            self.lane_of[moved] = lane;
+        }
+        self.decoder.free_row(last);
+        self.lane_of[row] = NO_LANE;
+        self.lanes = last;
     }
 
     /// The decoder's free blocks, for a paged decoder (0 otherwise): what requests joining
@@ -353,7 +404,7 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
         };
         for (r, row) in self.rows.iter().enumerate() {
             if let Row::Busy { prompt, fed: 0, .. } = row {
-                self.firsts[r] = prefill.run(&mut self.decoder, r, prompt)?;
+                self.firsts[r] = prefill.run(&mut self.decoder, self.lane_of[r], prompt)?;
             }
         }
         for (r, row) in self.rows.iter_mut().enumerate() {
@@ -362,20 +413,26 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
                     continue;
                 };
                 *fed = prompt.len();
-                self.decoder.row_lens[r] = prompt.len();
+                self.decoder.row_lens[self.lane_of[r]] = prompt.len();
                 self.events[r] = picked(row, self.firsts[r]);
                 if matches!(self.events[r], RowEvent::Last(_)) {
-                    self.decoder.free_row(r);
+                    self.freed.push(r);
                 }
             }
         }
+        // After every lane was read (freeing one moves another into it).
+        for i in 0..self.freed.len() {
+            self.free(self.freed[i]);
+        }
+        self.freed.clear();
         Ok(())
     }
 
     /// One run of one token per row.
     fn decode(&mut self) -> Result<()> {
-        for (token, row) in self.tokens.iter_mut().zip(&self.rows) {
-            *token = match row {
+        let lanes = self.lanes;
+        for (lane, token) in self.tokens[..lanes].iter_mut().enumerate() {
+            *token = match &self.rows[self.row_of[lane]] {
                 Row::Free => 0,
                 Row::Busy {
                     prompt, fed, last, ..
@@ -384,32 +441,37 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
         }
         // The run's mask spans the longest row; each row's own length says the rest.
         let d = &mut self.decoder;
-        d.len = d.row_lens.iter().copied().max().unwrap_or(0);
-        let tokens = std::mem::take(&mut self.tokens);
-        let ran = d.append(&tokens);
-        self.tokens = tokens;
+        d.len = d.row_lens[..lanes].iter().copied().max().unwrap_or(0);
+        // The run is as wide as the lanes (all rows but in the paged mode).
+        let batch = std::mem::replace(&mut d.batch, lanes);
+        let ran = d.append(&self.tokens[..lanes]);
+        d.batch = batch;
         ran?;
-        let logits = Decoder::<T, M, D>::view(&d.logits, d.batch, d.new, d.vocab)?;
-        for (r, row) in self.rows.iter_mut().enumerate() {
+        let logits = Decoder::<T, M, D>::view(&d.logits, lanes, d.new, d.vocab)?;
+        for lane in 0..lanes {
+            let r = self.row_of[lane];
+            let row = &mut self.rows[r];
             let Row::Busy { prompt, fed, .. } = row else {
                 continue;
             };
-            d.row_lens[r] += 1;
+            d.row_lens[lane] += 1;
             if *fed < prompt.len() {
                 *fed += 1;
                 if *fed < prompt.len() {
                     continue;
                 }
             }
-            self.events[r] = picked(row, argmax(logits.row(r)) as i64);
+            self.events[r] = picked(row, argmax(logits.row(lane)) as i64);
             if matches!(self.events[r], RowEvent::Last(_)) {
                 self.freed.push(r);
             }
         }
-        // After the logits' last use (they borrow the decoder).
-        for r in self.freed.drain(..) {
-            d.free_row(r);
+        // After the logits' last use (they borrow the decoder), and after every lane was
+        // read (freeing one moves another into it).
+        for i in 0..self.freed.len() {
+            self.free(self.freed[i]);
         }
+        self.freed.clear();
         Ok(())
     }
 
@@ -451,14 +513,16 @@ impl<T: DecoderModel, M: super::CacheMode, D: Device> Decoder<T, M, D> {
     /// Writes each row's length into the mask (`total` wide: ones for the row's positions
     /// and the new one, zeros after) and its position, for a run of one token per row.
     pub(super) fn write_row_lengths(&mut self, total: usize) {
+        // The rows of this run (a paged `Rows` runs only its busy lanes).
+        let lens = &self.row_lens[..self.batch];
         if let Some(mask) = &mut self.mask {
-            for (row, &len) in self.row_lens.iter().enumerate() {
+            for (row, &len) in lens.iter().enumerate() {
                 mask.buffer
                     .write(row * total, (0..total).map(|j| i64::from(j <= len)));
             }
         }
         if let Some(positions) = &mut self.positions {
-            for (row, &len) in self.row_lens.iter().enumerate() {
+            for (row, &len) in lens.iter().enumerate() {
                 positions.buffer.write(row, [len as i64]);
             }
         }
@@ -472,6 +536,15 @@ impl<T: DecoderModel, M: super::CacheMode, D: Device> Decoder<T, M, D> {
         }
         if let Some(paged) = &mut self.paged {
             paged.free_row(row);
+        }
+    }
+
+    /// Rows `a` and `b` trade what they hold: their lengths and, in the paged mode, their
+    /// blocks (nothing is copied).
+    pub(super) fn swap_rows(&mut self, a: usize, b: usize) {
+        self.row_lens.swap(a, b);
+        if let Some(paged) = &mut self.paged {
+            paged.swap_rows(a, b);
         }
     }
 
