@@ -101,6 +101,17 @@ fn greedy_tokens_equal_python_through_every_route() -> Result<()> {
         .stream(prompt, GenerateOptions::new(tokens.len()))?
         .collect::<Result<_>>()?;
     assert_eq!(streamed, *tokens, "stream");
+
+    // An async stream (runs on ort-bind's worker threads).
+    let mut stream =
+        std::pin::pin!(decoder.stream_async(prompt, GenerateOptions::new(tokens.len()))?);
+    let mut streamed = Vec::new();
+    while let Some(t) = futures_executor::block_on(std::future::poll_fn(|cx| {
+        futures_core::Stream::poll_next(stream.as_mut(), cx)
+    })) {
+        streamed.push(t?);
+    }
+    assert_eq!(streamed, *tokens, "stream_async");
     Ok(())
 }
 
@@ -194,6 +205,14 @@ fn the_other_kind_of_model_is_refused_in_each_mode() -> Result<()> {
     assert_eq!(
         refusal(paged.paged_decoder(1, 64, 0)),
         DecodeError::PoolSize { blocks: 0 }
+    );
+    // Beam search reorders rows, which a pool of blocks does not have.
+    let e = refusal(ort_bind::decode::BeamSearch::new(
+        paged.paged_decoder(4, 64, 16)?,
+    ));
+    assert!(
+        matches!(e, DecodeError::ReorderUnsupported { reason } if reason.contains("paged pool")),
+        "{e}"
     );
     Ok(())
 }

@@ -112,6 +112,10 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             Some(
                 "it holds inputs for the sequence (an encoder's states or cross-attention caches), which would need reordering too",
             )
+        } else if self.paged.is_some() {
+            Some(
+                "its cache is a paged pool, where rows hold blocks rather than parts of a buffer (beams would share their common blocks; not implemented)",
+            )
         } else if !self.row_lens.is_empty() {
             Some("its rows hold sequences of different lengths (continuous batching)")
         } else if self.caches.iter().any(|c| c.spec.rows(1, 0, 0).is_none()) {
