@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use ort_bind::decode::{
-    DecodeError, Decoder, GenerateOptions, Growing, Paged, RowEvent, Rows, Scheduler,
+    DecodeError, Decoder, GenerateOptions, Growing, Joining, Paged, RowEvent, Rows, Scheduler,
 };
 use ort_bind::{Error, Result};
 use ort_bind_tests::decoders::expected;
@@ -206,6 +206,10 @@ fn the_other_kind_of_model_is_refused_in_each_mode() -> Result<()> {
         refusal(paged.paged_decoder(1, 64, 0)),
         DecodeError::PoolSize { blocks: 0 }
     );
+    assert_eq!(
+        refusal(paged.paged_decoder(1, 64, 1 << 40)),
+        DecodeError::PoolSize { blocks: 1 << 40 }
+    );
     // Beam search reorders rows, which a pool of blocks does not have.
     let e = refusal(ort_bind::decode::BeamSearch::new(
         paged.paged_decoder(4, 64, 16)?,
@@ -248,9 +252,15 @@ fn alone(model: &gqa_paged::Model, prompt: &[i64], max_new: usize) -> Result<Vec
 #[test]
 fn rows_over_a_small_pool_get_their_own_tokens() -> Result<()> {
     let model = gqa_paged::Model::load()?;
-    // 6 rows of capacity 256 in 12 blocks (192 positions), where the shared-buffer mode
-    // would reserve 6 x 256.
+    small_pool(&model, Joining::Prefill)?;
+    small_pool(&model, Joining::TokenByToken)
+}
+
+/// 30 requests joining (by `joining`) and leaving at random 6 rows of capacity 256 over
+/// 12 blocks (192 positions, where the shared-buffer mode would reserve 6 x 256).
+fn small_pool(model: &gqa_paged::Model, joining: Joining) -> Result<()> {
     let mut rows = Rows::new(model.paged_decoder(6, CAPACITY, 12)?)?;
+    rows.set_joining(joining)?;
     let mut rng = Lcg(20261204);
     let requests: Vec<(Vec<i64>, usize)> = (0..30).map(|i| request(i, &mut rng)).collect();
     let (mut next, mut waited, mut steps) = (0, 0, 0);
@@ -298,11 +308,15 @@ fn rows_over_a_small_pool_get_their_own_tokens() -> Result<()> {
     assert!(waited > 0, "the pool held requests back");
     assert_eq!(rows.free_blocks(), 12, "every block back in the pool");
     for (i, (prompt, max_new)) in requests.iter().enumerate() {
-        let want = alone(&model, prompt, *max_new)?;
+        let want = alone(model, prompt, *max_new)?;
         if left_early.contains(&i) {
-            assert_eq!(got[i], want[..got[i].len()], "request {i} (left early)");
+            assert_eq!(
+                got[i],
+                want[..got[i].len()],
+                "request {i} (left early, {joining:?})"
+            );
         } else {
-            assert_eq!(got[i], want, "request {i}");
+            assert_eq!(got[i], want, "request {i} ({joining:?})");
         }
     }
     let one_by_one: usize = requests.iter().map(|(p, n)| p.len() + n - 1).sum();

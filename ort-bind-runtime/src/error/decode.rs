@@ -177,7 +177,8 @@ pub enum DecodeError {
         /// Blocks in the pool.
         pool: usize,
     },
-    /// A paged decoder of no blocks (or more than 2^32).
+    /// A paged decoder of no blocks, or of more than its block inputs' index type can
+    /// number (every slot, `block * block_size + offset`, must fit it).
     PoolSize {
         /// The blocks asked for.
         blocks: usize,
@@ -317,7 +318,7 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::PoolSize { blocks } => write!(
                 f,
-                "a paged decoder needs a pool of 1 to 2^32 - 1 blocks ({blocks} asked for)"
+                "a paged decoder needs a pool of at least 1 block, and no more than the model's block table and slot mapping can number ({blocks} asked for)"
             ),
             DecodeError::BeamOptions { reason } => write!(f, "beam search cannot run: {reason}"),
             DecodeError::NotVerifiable { step } => write!(

@@ -55,6 +55,11 @@ impl PagedState {
         let paged = spec
             .paged
             .ok_or(DecodeError::PagedMismatch { paged: false })?;
+        if paged.block_size == 0 {
+            return Err(crate::Error::SignatureMismatch {
+                problem: "a paged spec with blocks of 0 positions".to_owned(),
+            });
+        }
         let per_row = capacity.div_ceil(paged.block_size);
         let blocks = match blocks {
             Some(b) => b,
@@ -62,7 +67,10 @@ impl PagedState {
                 .checked_mul(per_row)
                 .ok_or(DecodeError::Empty { batch, capacity })?,
         };
-        if blocks == 0 || paged.block_size == 0 || u32::try_from(blocks).is_err() {
+        // Every slot (`block * block_size + offset`, the sink block included) must fit the
+        // model's index type.
+        let slots_fit = (blocks as u128 + 1) * paged.block_size as u128 <= max_index(paged) as u128;
+        if blocks == 0 || u32::try_from(blocks).is_err() || !slots_fit {
             return Err(DecodeError::PoolSize { blocks }.into());
         }
         let rows = batch
@@ -288,6 +296,18 @@ impl PagedState {
     pub(super) fn per_row(&self) -> usize {
         self.per_row
     }
+}
+
+/// The largest value both block inputs' element types hold.
+fn max_index(paged: &PagedSpec) -> i64 {
+    let max = |elem| {
+        if elem == ort_sys::ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 {
+            i64::from(i32::MAX)
+        } else {
+            i64::MAX
+        }
+    };
+    max(paged.block_tables.elem).min(max(paged.slot_mapping.elem))
 }
 
 impl<T: DecoderModel, D: Device> Decoder<T, Paged, D> {
