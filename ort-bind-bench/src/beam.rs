@@ -1,5 +1,6 @@
 //! Beam search's speed (issue 33, item 4): `decode::BeamSearch` on the `gqa_f32` fixture in
-//! both cache modes, and onnxruntime-genai's beam search on the same fixture
+//! both cache modes, on `gqa_paged` (the same weights, a paged cache whose beams share
+//! blocks), and onnxruntime-genai's beam search on `gqa_f32`
 //! (`scripts/bench_beam_peer.py`, when `--python` is given), the same best sequence
 //! checked.
 //!
@@ -87,9 +88,28 @@ pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
     if shared.2 != growing.2 {
         return Err("the cache modes found different best sequences".into());
     }
+    // The same weights with a paged cache (`gqa_paged`): a pool with room for every beam's
+    // own positions, whose beams share their common blocks.
+    let paged_model = crate::paged::gqa_paged::Model::from_session(Session::from_file(
+        folder.with_file_name("gqa_paged").join("model.onnx"),
+        &SessionOptions::new().intra_threads(1),
+    )?)?;
+    let blocks = beams * max_length.div_ceil(16) + beams;
+    let paged = measure(
+        paged_model.paged_decoder(beams, max_length, blocks)?,
+        &options,
+        rounds,
+    )?;
+    let paged_note = if paged.2 == shared.2 {
+        ""
+    } else {
+        " (another best sequence: the paged model's attention sums apart)"
+    };
+    let paged_name = format!("ort-bind, paged (gqa_paged){paged_note}");
     for (name, (rate, moved, _)) in [
         ("ort-bind, shared buffer", &shared),
         ("ort-bind, growing", &growing),
+        (paged_name.as_str(), &paged),
     ] {
         println!(
             "| {name} | {rate:.0} | {:.0} | {moved:.0} |",

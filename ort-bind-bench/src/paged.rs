@@ -29,7 +29,7 @@ use ort_bind_runtime::{Error, Session, SessionOptions};
 use crate::Result;
 use crate::decode::{gqa_f32, median};
 
-mod gqa_paged {
+pub(crate) mod gqa_paged {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/gqa_paged.rs"));
 }
 

@@ -541,6 +541,14 @@ fn beam_search_steps_allocate_nothing() -> R {
         n_long <= 3,
         "growing: {n_long} allocations: the result only"
     );
+    // A paged pool: rows trade block lists and copy the shared blocks they write into.
+    let mut paged = BeamSearch::new(decoder_paged::Model::load()?.paged_decoder(4, 128, 40)?)?;
+    let mut run_paged = |o: &BeamOptions| paged.run(&prompt, o).expect("search");
+    run_paged(&long);
+    let n_long = allocations(|| drop(run_paged(&long)));
+    let n_short = allocations(|| drop(run_paged(&short)));
+    assert_eq!(n_long, n_short, "paged: 88 steps vs 18");
+    assert!(n_long <= 3, "paged: {n_long} allocations: the result only");
     Ok(())
 }
 

@@ -28,6 +28,11 @@ mod hybrid_conv {
     ort_bind::bindings!("tests/fixtures/decoders/hybrid_conv/model.onnx");
 }
 
+/// `gqa_f32` with a paged cache (`make_paged.py`: the same weights).
+mod gqa_paged {
+    ort_bind::bindings!("tests/fixtures/decoders/gqa_paged/model.onnx");
+}
+
 /// The derive route.
 #[derive(ort_bind::OnnxBinding)]
 #[onnx(model = "tests/fixtures/decoders/gqa_f32/model.onnx", decoder)]
@@ -152,6 +157,45 @@ fn the_build_rs_route_equals_genai_in_both_cache_modes() -> Result<()> {
     assert_eq!(got, shared.run(&prompt, &options)?);
     assert!(lazy.decoder().stats().cache_growths > 0);
     assert!(got.iter().all(|b| b.tokens.len() == 88));
+    Ok(())
+}
+
+/// Over a paged pool the beams share blocks: reordering trades block lists, and a run
+/// copies only a shared block it writes into (the last, partly filled one).
+#[test]
+fn a_paged_cache_equals_genai_and_shares_the_beams_blocks() -> Result<()> {
+    let model = gqa_paged::Model::load()?;
+    // Room for every beam's own 64 positions (4 blocks), and as many again for copies.
+    check_all("bindings!, paged", |k| {
+        model.paged_decoder(k, CAPACITY, 8 * k)
+    })?;
+    // Bytes moved per search: the shared buffer copies every moved row's positions, the
+    // paged pool at most a block per beam per step.
+    let options = BeamOptions::new(4, 60).return_sequences(4);
+    let prompt: Vec<i64> = (0..12).map(|i| (5 + 37 * i) % 500).collect();
+    let mut paged = BeamSearch::new(model.paged_decoder(4, CAPACITY, 32)?)?;
+    let per_row = gqa_f32::Model::load()?;
+    let mut shared = BeamSearch::new(per_row.shared_decoder(4, CAPACITY)?)?;
+    let got = paged.run(&prompt, &options)?;
+    // The same beams; scores to float32 rounding (the two models sum attention apart).
+    for (a, b) in got.iter().zip(&shared.run(&prompt, &options)?) {
+        assert_eq!((&a.tokens, a.ended), (&b.tokens, b.ended));
+        assert!(
+            (a.score - b.score).abs() <= SCORE_TOL,
+            "{} vs {}",
+            a.score,
+            b.score
+        );
+    }
+    let (p, s) = (
+        paged.decoder().stats().cache_bytes_moved,
+        shared.decoder().stats().cache_bytes_moved,
+    );
+    assert!(p * 2 < s, "paged moved {p} bytes, shared buffer {s}");
+    // The 12-token prompt's block is shared by the four beams: fewer blocks in use than
+    // four beams of 59 positions alone (4 x 4).
+    let used = paged.decoder().pool_blocks() - paged.decoder().free_blocks();
+    assert!(used < 16, "{used} blocks in use");
     Ok(())
 }
 

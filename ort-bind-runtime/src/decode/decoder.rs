@@ -574,6 +574,14 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             let positions = if M::PAGED { pool } else { positions };
             cache.dims(batch, positions, &mut dims);
             let room = crate::shape::element_count(&dims).ok_or_else(too_large)?;
+            // A pool keeps room for one block more: moving blocks (copies of blocks that
+            // rows share) goes through the row-moving code, which wants room for a saved row.
+            let room = if M::PAGED {
+                room.checked_add(dims[1..].iter().product())
+                    .ok_or_else(too_large)?
+            } else {
+                room
+            };
             // The shared mode shows ONNX Runtime the whole capacity (a paged one the whole
             // pool); the others start empty.
             let start = if M::SHARED { positions } else { 0 };
@@ -789,6 +797,16 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             let (len, lens) = (self.len, &self.row_lens);
             let start = |row: usize| lens.get(row).copied().unwrap_or(len);
             paged.take_blocks(self.batch, new, start)?;
+            // Blocks that rows shared and this run writes into: each row its own copy.
+            if !paged.copies().is_empty() {
+                for cache in &mut self.caches {
+                    cache.spec.dims(1, paged.pool() + 1, &mut self.dims);
+                    let layout = paged.block_layout(self.dims[1..].iter().product());
+                    let moved = cache.past.move_rows(layout, paged.copies())?;
+                    self.stats.cache_bytes_moved += moved as u64;
+                }
+                paged.copies().clear();
+            }
             paged.write(self.batch, new, start)?;
         }
         self.new = 0;

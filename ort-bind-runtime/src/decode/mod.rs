@@ -28,7 +28,8 @@
 //! candidates, finished sequences scored with a length penalty; [`BeamOptions`], [`Beam`]).
 //! After each step the rows follow their beams through [`Decoder::reorder_rows`]: row `i`
 //! takes the cache (and recurrent state) of row `src[i]`, copied in place within the cache
-//! buffers, only the positions held.
+//! buffers, only the positions held (in the paged mode, its block list: the beams share
+//! blocks, and a run copies only a shared block it writes into).
 //!
 //! Codegen recognises decoder signatures (the conventions exporters use) and writes a
 //! [`DecoderSpec`] and typed aliases (`Decoder`, `SharedDecoder`) into the generated

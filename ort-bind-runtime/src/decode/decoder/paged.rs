@@ -11,7 +11,15 @@
 //! Memory then follows the positions held, not `batch x capacity`: a decoder of 16 rows
 //! whose requests hold 300 positions on average needs a pool of about `16 x 300 /
 //! block_size` blocks, where the shared-buffer mode reserves every row's full capacity.
+//!
+//! Rows may share blocks: reordering rows (beam search, [`Decoder::reorder_rows`]) gives
+//! row `i` row `src[i]`'s block list, and each block counts the rows that hold it. A block
+//! is written only by a row that holds it alone: before a run writes into a shared block,
+//! the row gets a copy of it (copy on write), so beams that share a prompt share its blocks
+//! for good and a reordering copies at most the blocks then being written.
 
+use super::super::buffers::RowMove;
+use super::super::spec::RowLayout;
 use super::{Decoder, DecoderModel, IndexSlot, Paged};
 use crate::decode::spec::{DecoderSpec, PagedSpec};
 use crate::device::Device;
@@ -32,8 +40,17 @@ pub(super) struct PagedState {
     per_row: usize,
     // Blocks no row holds (never the sink).
     free: Vec<u32>,
+    // Blocks in the pool, besides the sink.
+    total: usize,
     // Each row's blocks, in position order.
     held: Vec<Vec<u32>>,
+    // Rows holding each block (index: block id; the sink's is unused).
+    refs: Vec<u32>,
+    // Copies of shared blocks a run needs before it writes (`take_blocks`), made by the
+    // decoder in every cache ([`PagedState::copies`]).
+    copies: Vec<RowMove>,
+    // Scratch of `reorder` (each row's next block list).
+    next: Vec<Vec<u32>>,
     // Blocks a row may still take that no other row may (continuous batching reserves a
     // request's whole need when it joins, so no later run finds the pool short).
     promised: Vec<usize>,
@@ -88,7 +105,11 @@ impl PagedState {
             per_row,
             // Handed out from the end: block 1 first.
             free: (1..=blocks as u32).rev().collect(),
+            total: blocks,
             held: (0..batch).map(|_| Vec::with_capacity(per_row)).collect(),
+            refs: vec![0; blocks + 1],
+            copies: Vec::with_capacity(2 * batch),
+            next: Vec::new(),
             promised: vec![0; batch],
             idle: vec![false; batch],
             width: 1,
@@ -138,7 +159,99 @@ impl PagedState {
 
     /// Blocks in the pool besides the sink.
     pub(super) fn pool(&self) -> usize {
-        self.free.len() + self.held.iter().map(Vec::len).sum::<usize>()
+        self.total
+    }
+
+    /// A free block, now held by one row.
+    fn take(&mut self) -> u32 {
+        let block = self.free.pop().expect("counted by the caller");
+        self.refs[block as usize] = 1;
+        block
+    }
+
+    /// One row fewer holds `block`; back in the pool when none does.
+    fn release(refs: &mut [u32], free: &mut Vec<u32>, block: u32) {
+        let r = &mut refs[block as usize];
+        *r -= 1;
+        if *r == 0 {
+            free.push(block);
+        }
+    }
+
+    /// Of row `row`'s blocks, those a run of `new` positions after `start` writes into
+    /// that other rows hold too: `(first, end)` indices into its block list.
+    fn written(&self, row: usize, start: usize, new: usize) -> std::ops::Range<usize> {
+        let held = self.held[row].len();
+        if new == 0 {
+            return held..held;
+        }
+        let bs = self.block_size();
+        (start / bs).min(held)..((start + new - 1) / bs + 1).min(held)
+    }
+
+    /// Blocks of row `row` that a run of `new` positions after `start` must copy first.
+    fn shared_written(&self, row: usize, start: usize, new: usize) -> usize {
+        self.written(row, start, new)
+            .filter(|&i| self.refs[self.held[row][i] as usize] > 1)
+            .count()
+    }
+
+    /// The copies of shared blocks the last `take_blocks`/`take_row` needs made in every
+    /// cache before the run (block moves of [`PagedState::block_layout`]); cleared by the
+    /// caller once made.
+    pub(super) fn copies(&mut self) -> &mut Vec<RowMove> {
+        &mut self.copies
+    }
+
+    /// A pool of `block` elements per block laid out as rows to move (the sink included).
+    pub(super) fn block_layout(&self, block: usize) -> RowLayout {
+        RowLayout {
+            pre: 1,
+            batch: self.total + 1,
+            block,
+            runs: 1,
+            run_len: block,
+            run_stride: block,
+        }
+    }
+
+    /// Gives row `row` its own copy of every shared block a run of `new` positions after
+    /// `start` writes into (recorded in `copies`; the caller made sure of free blocks).
+    fn unshare(&mut self, row: usize, start: usize, new: usize) {
+        for i in self.written(row, start, new) {
+            let old = self.held[row][i];
+            if self.refs[old as usize] > 1 {
+                let copy = self.take();
+                Self::release(&mut self.refs, &mut self.free, old);
+                self.held[row][i] = copy;
+                self.copies.push(RowMove::Copy {
+                    from: old as usize,
+                    to: copy as usize,
+                });
+            }
+        }
+    }
+
+    /// Row `i` takes row `src[i]`'s blocks (shared from now on, counted), for every `i`.
+    pub(super) fn reorder(&mut self, src: &[usize]) {
+        if self.next.len() != self.held.len() {
+            self.next = (0..self.held.len())
+                .map(|_| Vec::with_capacity(self.per_row))
+                .collect();
+        }
+        for (next, &from) in self.next.iter_mut().zip(src) {
+            next.clear();
+            next.extend_from_slice(&self.held[from]);
+            for &b in next.iter() {
+                self.refs[b as usize] += 1;
+            }
+        }
+        for held in &mut self.held {
+            for b in held.drain(..) {
+                Self::release(&mut self.refs, &mut self.free, b);
+            }
+        }
+        std::mem::swap(&mut self.held, &mut self.next);
     }
 
     /// Blocks no row holds.
@@ -161,8 +274,10 @@ impl PagedState {
             }
             let need = self.blocks_for(start(row) + new);
             let held = self.held[row].len();
-            // Within its promise a row takes what was kept for it.
-            beyond += need.saturating_sub(held.max(self.promised[row]));
+            // Within its promise a row takes what was kept for it; a shared block it
+            // writes into is copied into a new one.
+            beyond += need.saturating_sub(held.max(self.promised[row]))
+                + self.shared_written(row, start(row), new);
         }
         let unpromised = self.unpromised();
         if beyond > unpromised {
@@ -177,9 +292,10 @@ impl PagedState {
             if self.idle[row] {
                 continue;
             }
+            self.unshare(row, start(row), new);
             let need = self.blocks_for(start(row) + new);
             while self.held[row].len() < need {
-                let block = self.free.pop().expect("counted above");
+                let block = self.take();
                 self.held[row].push(block);
             }
         }
@@ -236,7 +352,9 @@ impl PagedState {
         let keep = self.blocks_for(positions);
         for held in &mut self.held {
             if held.len() > keep {
-                self.free.extend(held.drain(keep..).rev());
+                for b in held.drain(keep..).rev() {
+                    Self::release(&mut self.refs, &mut self.free, b);
+                }
             }
         }
     }
@@ -250,8 +368,9 @@ impl PagedState {
 
     /// Row `row` holds nothing and writes to the sink until it is promised blocks again.
     pub(super) fn free_row(&mut self, row: usize) {
-        let held = &mut self.held[row];
-        self.free.extend(held.drain(..).rev());
+        for b in self.held[row].drain(..).rev() {
+            Self::release(&mut self.refs, &mut self.free, b);
+        }
         self.promised[row] = 0;
         self.idle[row] = true;
     }
@@ -281,7 +400,7 @@ impl PagedState {
             .into());
         }
         while self.held[row].len() < need {
-            let block = self.free.pop().expect("counted above");
+            let block = self.take();
             self.held[row].push(block);
         }
         Ok(())

@@ -112,13 +112,14 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             Some(
                 "it holds inputs for the sequence (an encoder's states or cross-attention caches), which would need reordering too",
             )
-        } else if self.paged.is_some() {
+        } else if self.paged.is_some() && !D::HOST_ACCESSIBLE {
             Some(
-                "its cache is a paged pool, where rows hold blocks rather than parts of a buffer (beams would share their common blocks; not implemented)",
+                "its paged pool is in device memory, where ort-bind cannot copy a block that rows share before a run writes into it",
             )
         } else if !self.row_lens.is_empty() {
             Some("its rows hold sequences of different lengths (continuous batching)")
-        } else if self.caches.iter().any(|c| c.spec.rows(1, 0, 0).is_none()) {
+        } else if self.paged.is_none() && self.caches.iter().any(|c| c.spec.rows(1, 0, 0).is_none())
+        {
             Some("a cache has no batch axis")
         } else {
             None
@@ -127,6 +128,11 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             return Err(DecodeError::ReorderUnsupported { reason }.into());
         }
         let batch = self.batch;
+        if self.paged.is_some() {
+            // Rows trade block lists; a pool was made with the room a block copy needs.
+            self.reorder = Some(ReorderScratch::new(0));
+            return Ok(());
+        }
         for cache in &mut self.caches {
             let mut grew = false;
             for buffer in std::iter::once(&mut cache.past).chain(cache.present.as_mut()) {
@@ -148,7 +154,9 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
     /// of none. Rows stay where their memory is: the held positions are copied within each
     /// cache buffer, nothing is reallocated (after [`reserve_reorder`](Self::reserve_reorder),
     /// which the first call makes if it was not), and a row that keeps its own cache moves
-    /// nothing. The bytes copied are counted in [`DecodeStats::cache_bytes_moved`](super::DecodeStats::cache_bytes_moved).
+    /// nothing. In the [`Paged`](super::Paged) mode nothing is copied here: row `i` takes
+    /// row `src[i]`'s block list, the blocks shared, and a later run copies only a shared
+    /// block it writes into. The bytes copied are counted in [`DecodeStats::cache_bytes_moved`](super::DecodeStats::cache_bytes_moved).
     ///
     /// The last run's logits are of the rows before the reordering, so they are gone
     /// afterwards ([`logits`](Self::logits) is [`DecodeError::NoLogits`] until the next
@@ -187,6 +195,12 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             .into());
         }
         self.reserve_reorder()?;
+        if let Some(paged) = &mut self.paged {
+            // Row `i` holds row `src[i]`'s blocks, shared until a run writes into one.
+            paged.reorder(src);
+            self.new = 0;
+            return Ok(());
+        }
         let scratch = self.reorder.as_mut().expect("reserved above");
         scratch.plan(src);
         if scratch.moves.is_empty() {
