@@ -4,8 +4,9 @@
 //! the derive; rows take blocks as they grow and give them back when rewound, reset or
 //! freed; a run short of blocks fails and changes nothing; continuous batching over a pool
 //! smaller than `rows x capacity` gives every request its own tokens, and a scheduler
-//! holds requests back until blocks are free; a model of the other kind is refused in
-//! each mode.
+//! holds requests back until blocks are free; a paged target of speculative decoding
+//! rewinds correctly; a model of the other kind is refused in each mode. (Beam search over
+//! a pool: `tests/beam.rs`.)
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -210,6 +211,38 @@ fn the_other_kind_of_model_is_refused_in_each_mode() -> Result<()> {
         refusal(paged.paged_decoder(1, 64, 1 << 40)),
         DecodeError::PoolSize { blocks: 1 << 40 }
     );
+    Ok(())
+}
+
+mod mha_concat {
+    ort_bind::bindings!("tests/fixtures/decoders/mha_concat/model.onnx");
+}
+
+/// Speculative decoding with a paged target rewinds it after every rejected draft token
+/// (blocks given back, positions written again): the target's greedy tokens for every k.
+/// The draft (`mha_concat`: other weights, the same vocabulary) agrees rarely, so most
+/// rounds rewind.
+#[test]
+fn a_paged_target_rewinds_under_speculative_decoding() -> Result<()> {
+    let want = expected("gqa_f32", "greedy.json");
+    let (prompt, tokens) = (&want.prompts[0], &want.tokens[0]);
+    let target = gqa_paged::Model::load()?;
+    let draft = mha_concat::Model::load()?;
+    for k in [1, 3, 6] {
+        let mut g = ort_bind::decode::Speculative::new(
+            target.paged_decoder(1, CAPACITY, 12)?,
+            draft.decoder(1, CAPACITY)?,
+            k,
+        )?;
+        assert_eq!(g.generate(prompt, tokens.len())?, *tokens, "k = {k}");
+        assert!(
+            g.stats().acceptance_rate() < 0.5,
+            "k = {k}: {:?}",
+            g.stats()
+        );
+        // The blocks of the 171 positions held, every rewound block back in the pool.
+        assert_eq!(g.target().free_blocks(), 1, "k = {k}");
+    }
     Ok(())
 }
 
