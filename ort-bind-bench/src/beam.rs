@@ -90,10 +90,8 @@ pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
     }
     // The same weights with a paged cache (`gqa_paged`): a pool with room for every beam's
     // own positions, whose beams share their common blocks.
-    let paged_model = crate::paged::gqa_paged::Model::from_session(Session::from_file(
-        folder.with_file_name("gqa_paged").join("model.onnx"),
-        &SessionOptions::new().intra_threads(1),
-    )?)?;
+    let paged_model =
+        crate::paged::gqa_paged::Model::from_session(crate::decode::session("gqa_paged")?)?;
     let blocks = beams * max_length.div_ceil(16) + beams;
     let paged = measure(
         paged_model.paged_decoder(beams, max_length, blocks)?,

@@ -83,7 +83,9 @@ struct Protocol {
     steps: usize,
 }
 
-fn session(fixture: &str) -> Result<Session> {
+/// A session on decoder fixture `fixture` (`speculative/target` for a nested one), one
+/// intra-op thread.
+pub(crate) fn session(fixture: &str) -> Result<Session> {
     let path = fixtures_dir().join(fixture).join("model.onnx");
     Ok(Session::from_file(
         path,

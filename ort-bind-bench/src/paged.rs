@@ -23,11 +23,11 @@
 
 use std::time::Instant;
 
+use ort_bind_runtime::Error;
 use ort_bind_runtime::decode::{DecodeError, Decoder, DecoderModel, RowEvent, Rows, RowsCache};
-use ort_bind_runtime::{Error, Session, SessionOptions};
 
 use crate::Result;
-use crate::decode::{gqa_f32, median};
+use crate::decode::{gqa_f32, median, session};
 
 pub(crate) mod gqa_paged {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/gqa_paged.rs"));
@@ -37,17 +37,6 @@ pub(crate) mod gqa_paged {
 const BLOCK: usize = 16;
 /// Rows of the paged mode: more than the pool ever holds at once here.
 const PAGED_ROWS: usize = 32;
-
-fn session(fixture: &str) -> Result<Session> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../ort-bind-tests/tests/fixtures/decoders")
-        .join(fixture)
-        .join("model.onnx");
-    Ok(Session::from_file(
-        path,
-        &SessionOptions::new().intra_threads(1),
-    )?)
-}
 
 /// Request `i`: a prompt of 4 to 19 tokens and a budget of 16 to 136.
 fn request(i: usize) -> (Vec<i64>, usize) {

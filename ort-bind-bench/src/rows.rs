@@ -27,8 +27,8 @@
 use std::ops::ControlFlow;
 use std::time::Instant;
 
+use ort_bind_runtime::Session;
 use ort_bind_runtime::decode::{GenerateOptions, Joining, RowEvent, Rows};
-use ort_bind_runtime::{Session, SessionOptions};
 
 use crate::Result;
 use crate::decode::median;
@@ -39,14 +39,7 @@ fn session(model: &str) -> Result<Session> {
         "gqa_f32" => "gqa_f32",
         other => return Err(format!("no model {other} (target, gqa_f32)").into()),
     };
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../ort-bind-tests/tests/fixtures/decoders")
-        .join(folder)
-        .join("model.onnx");
-    Ok(Session::from_file(
-        path,
-        &SessionOptions::new().intra_threads(1),
-    )?)
+    crate::decode::session(folder)
 }
 
 /// Request `i`'s prompt: 4 to 19 tokens (the same in `scripts/bench_rows_peer.py`).

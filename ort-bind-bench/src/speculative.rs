@@ -16,8 +16,8 @@
 
 use std::time::Instant;
 
+use ort_bind_runtime::Session;
 use ort_bind_runtime::decode::{CacheMode, Decoder, DecoderModel, SameVocab, Speculative};
-use ort_bind_runtime::{Session, SessionOptions};
 
 use crate::Result;
 use crate::decode::median;
@@ -35,14 +35,7 @@ fn prompt() -> Vec<i64> {
 }
 
 fn session(fixture: &str) -> Result<Session> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../ort-bind-tests/tests/fixtures/decoders/speculative")
-        .join(fixture)
-        .join("model.onnx");
-    Ok(Session::from_file(
-        path,
-        &SessionOptions::new().intra_threads(1),
-    )?)
+    crate::decode::session(&format!("speculative/{fixture}"))
 }
 
 /// Plain greedy decoding: `n` tokens in `n` target runs (the prompt's and `n - 1` steps).

@@ -78,3 +78,27 @@ pub fn ids(v: &serde_json::Value) -> Vec<i64> {
         .map(|t| t.as_i64().expect("an id"))
         .collect()
 }
+
+/// A deterministic pseudo-random sequence for tests of random arrivals (no dependency).
+#[derive(Debug, Clone)]
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Request `i` of a random mix: a prompt of 1 to 20 ids and a budget of 1 to 40 tokens.
+pub fn random_request(i: u64, rng: &mut Lcg) -> (Vec<i64>, usize) {
+    let len = 1 + rng.below(20) as usize;
+    let prompt = (0..len as i64)
+        .map(|j| 1 + (i as i64 * 37 + j * 53) % 500)
+        .collect();
+    (prompt, 1 + rng.below(40) as usize)
+}

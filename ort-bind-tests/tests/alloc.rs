@@ -627,18 +627,12 @@ fn generations_allocate_nothing_per_token() -> R {
     // joining copies the request's prompt once, and its prefill (the step after) makes
     // values over the row's part of the cache (and grows the prefill's logits for a
     // longer prompt than before).
-    let mut rows = ort_bind::decode::Rows::new(gqa.shared_decoder(4, 256)?)?;
-    for (i, len) in [3, 12, 1, 30].into_iter().enumerate() {
-        rows.join(&vec![1 + i as i64; len], 100, None)?;
-    }
-    rows.step()?; // the prefills
-    rows.step()?;
-    let n = allocations(|| {
-        for _ in 0..50 {
-            rows.step().expect("step");
-        }
-    });
-    assert_eq!(n, 0, "continuous batching: 50 steps of 4 rows");
+    let rows = ort_bind::decode::Rows::new(gqa.shared_decoder(4, 256)?)?;
+    assert_eq!(
+        warm_rows_steps(rows)?,
+        0,
+        "continuous batching: 50 steps of 4 rows"
+    );
     // Joining token by token: steps of rows still taking their prompt allocate nothing.
     let mut rows = ort_bind::decode::Rows::new(gqa.shared_decoder(4, 256)?)?;
     rows.set_joining(ort_bind::decode::Joining::TokenByToken)?;
@@ -689,19 +683,30 @@ fn paged_steps_allocate_nothing() -> R {
         "paged decoder: 160 steps and a rewind that frees blocks"
     );
 
-    let mut rows = ort_bind::decode::Rows::new(model.paged_decoder(4, 256, 40)?)?;
+    let rows = ort_bind::decode::Rows::new(model.paged_decoder(4, 256, 40)?)?;
+    assert_eq!(
+        warm_rows_steps(rows)?,
+        0,
+        "continuous batching over a pool: 50 steps of 4 rows"
+    );
+    Ok(())
+}
+
+/// Allocations in 50 steps of `rows` serving four requests (prompts of 3, 12, 1 and 30
+/// ids), after the step of their prefills and one more.
+fn warm_rows_steps<T: ort_bind::decode::DecoderModel, M: ort_bind::decode::RowsCache>(
+    mut rows: ort_bind::decode::Rows<T, ort_bind::Cpu, M>,
+) -> ort_bind::Result<u64> {
     for (i, len) in [3, 12, 1, 30].into_iter().enumerate() {
         rows.join(&vec![1 + i as i64; len], 100, None)?;
     }
     rows.step()?; // the prefills
     rows.step()?;
-    let n = allocations(|| {
+    Ok(allocations(|| {
         for _ in 0..50 {
             rows.step().expect("step");
         }
-    });
-    assert_eq!(n, 0, "continuous batching over a pool: 50 steps of 4 rows");
-    Ok(())
+    }))
 }
 
 mod speech {

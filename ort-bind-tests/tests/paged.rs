@@ -15,7 +15,7 @@ use ort_bind::decode::{
     DecodeError, Decoder, GenerateOptions, Growing, Joining, Paged, RowEvent, Rows, Scheduler,
 };
 use ort_bind::{Error, Result};
-use ort_bind_tests::decoders::expected;
+use ort_bind_tests::decoders::{Lcg, expected, random_request};
 
 mod gqa_paged {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_paged/model.onnx");
@@ -246,28 +246,6 @@ fn a_paged_target_rewinds_under_speculative_decoding() -> Result<()> {
     Ok(())
 }
 
-/// A deterministic pseudo-random sequence.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
-/// Request `i`: its prompt and budget (at most 20 + 40 positions: 4 blocks).
-fn request(i: u64, rng: &mut Lcg) -> (Vec<i64>, usize) {
-    let len = 1 + rng.below(20) as usize;
-    let prompt = (0..len as i64)
-        .map(|j| 1 + (i as i64 * 37 + j * 53) % 500)
-        .collect();
-    (prompt, 1 + rng.below(40) as usize)
-}
-
 /// Greedy tokens of `prompt` decoded alone.
 fn alone(model: &gqa_paged::Model, prompt: &[i64], max_new: usize) -> Result<Vec<i64>> {
     let mut decoder = model.paged_decoder(1, CAPACITY, CAPACITY / BLOCK)?;
@@ -287,7 +265,7 @@ fn small_pool(model: &gqa_paged::Model, joining: Joining) -> Result<()> {
     let mut rows = Rows::new(model.paged_decoder(6, CAPACITY, 12)?)?;
     rows.set_joining(joining)?;
     let mut rng = Lcg(20261204);
-    let requests: Vec<(Vec<i64>, usize)> = (0..30).map(|i| request(i, &mut rng)).collect();
+    let requests: Vec<(Vec<i64>, usize)> = (0..30).map(|i| random_request(i, &mut rng)).collect();
     let (mut next, mut waited, mut steps) = (0, 0, 0);
     let mut in_row: HashMap<usize, usize> = HashMap::new();
     let mut got: Vec<Vec<i64>> = vec![Vec::new(); requests.len()];
@@ -357,7 +335,7 @@ fn a_scheduler_waits_for_blocks_and_refuses_what_never_fits() -> Result<()> {
     let model = gqa_paged::Model::load()?;
     let scheduler = Scheduler::new(Rows::new(model.paged_decoder(4, CAPACITY, 6)?)?);
     let mut rng = Lcg(7);
-    let requests: Vec<(Vec<i64>, usize)> = (0..10).map(|i| request(i, &mut rng)).collect();
+    let requests: Vec<(Vec<i64>, usize)> = (0..10).map(|i| random_request(i, &mut rng)).collect();
     let streams: Vec<_> = requests
         .iter()
         .map(|(p, n)| scheduler.submit(p, *n, None))

@@ -14,34 +14,13 @@ use ort_bind::decode::{
     DecodeError, GenerateOptions, Joining, RowEvent, Rows, Scheduler, SubmitOptions,
 };
 use ort_bind::{Error, Result};
+use ort_bind_tests::decoders::{Lcg, random_request};
 
 mod gqa_f32 {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
 }
 
 const CAPACITY: usize = 256;
-
-/// A deterministic pseudo-random sequence (the test needs no dependency for it).
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
-/// Request `i`: its prompt and budget.
-fn request(i: u64, rng: &mut Lcg) -> (Vec<i64>, usize) {
-    let len = 1 + rng.below(20) as usize;
-    let prompt = (0..len as i64)
-        .map(|j| 1 + (i as i64 * 37 + j * 53) % 500)
-        .collect();
-    (prompt, 1 + rng.below(40) as usize)
-}
 
 /// Greedy tokens of `prompt` decoded alone.
 fn alone(model: &gqa_f32::Model, prompt: &[i64], max_new: usize) -> Result<Vec<i64>> {
@@ -78,7 +57,7 @@ fn random_joins_and_leaves(model: &gqa_f32::Model, joining: Joining) -> Result<u
     );
     rows.set_joining(joining)?;
     let mut rng = Lcg(20261204);
-    let requests: Vec<(Vec<i64>, usize)> = (0..24).map(|i| request(i, &mut rng)).collect();
+    let requests: Vec<(Vec<i64>, usize)> = (0..24).map(|i| random_request(i, &mut rng)).collect();
     let mut next = 0;
     let mut in_row: HashMap<usize, usize> = HashMap::new(); // row -> request
     let mut got: Vec<Vec<i64>> = vec![Vec::new(); requests.len()];
@@ -185,7 +164,7 @@ fn a_scheduler_serves_requests_from_several_threads() -> Result<()> {
         model.shared_decoder(3, CAPACITY)?,
     )?));
     let mut rng = Lcg(7);
-    let requests: Vec<(Vec<i64>, usize)> = (0..9).map(|i| request(i, &mut rng)).collect();
+    let requests: Vec<(Vec<i64>, usize)> = (0..9).map(|i| random_request(i, &mut rng)).collect();
     // Three client threads, three requests each, more than the rows at once.
     let handles: Vec<_> = (0..3)
         .map(|c| {

@@ -476,12 +476,12 @@ pub fn plan_decoder(
             (ids_dims, index_input(sig, ids_name, "token ids")?, None)
         }
     };
-    let optional = |given: &Option<String>, default: &str, role: &str| match given {
-        Some(name) => index_input(sig, name, role).map(Some),
-        None if sig.input(default).is_some() => index_input(sig, default, role).map(Some),
-        None => Ok(None),
-    };
-    let attention_mask = optional(&names.attention_mask, "attention_mask", "attention mask")?;
+    let attention_mask = optional_index(
+        sig,
+        &names.attention_mask,
+        "attention_mask",
+        "attention mask",
+    )?;
     let (position_ids, position_axes) = positions(sig, &names, ids_dims)?;
 
     let logits_v = sig
@@ -728,19 +728,29 @@ pub fn plan_decoder(
     }))
 }
 
+/// An integer input that plays `role`: the one named `given`, or else `default` if the
+/// model has it, or else none.
+fn optional_index(
+    sig: &ModelSignature,
+    given: &Option<String>,
+    default: &str,
+    role: &str,
+) -> Result<Option<NamedInput>, PlanError> {
+    match given {
+        Some(name) => index_input(sig, name, role).map(Some),
+        None if sig.input(default).is_some() => index_input(sig, default, role).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// A paged model's block table and slot mapping inputs, by name or by role; `None` when
 /// the model has neither. One without the other is an error.
 fn paged_inputs(
     sig: &ModelSignature,
     names: &DecoderNames,
 ) -> Result<Option<(NamedInput, NamedInput)>, PlanError> {
-    let find = |given: &Option<String>, default: &str, role: &str| match given {
-        Some(name) => index_input(sig, name, role).map(Some),
-        None if sig.input(default).is_some() => index_input(sig, default, role).map(Some),
-        None => Ok(None),
-    };
-    let tables = find(&names.block_tables, "block_tables", "block table")?;
-    let slots = find(&names.slot_mapping, "slot_mapping", "slot mapping")?;
+    let tables = optional_index(sig, &names.block_tables, "block_tables", "block table")?;
+    let slots = optional_index(sig, &names.slot_mapping, "slot_mapping", "slot mapping")?;
     match (tables, slots) {
         (Some(t), Some(s)) => Ok(Some((t, s))),
         (None, None) => Ok(None),

@@ -430,16 +430,7 @@ impl<T: DecoderModel, D: Device> Decoder<T, Growing, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        Self::make(
-            session,
-            None,
-            None,
-            spec,
-            device,
-            batch,
-            capacity,
-            Room::Lazy,
-        )
+        Self::single(session, spec, device, batch, capacity, Room::Lazy)
     }
 }
 
@@ -454,10 +445,8 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
         batch: usize,
         capacity: usize,
     ) -> Result<Self> {
-        Self::make(
+        Self::single(
             session,
-            None,
-            None,
             spec,
             device,
             batch,
@@ -489,6 +478,18 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             capacity,
             Room::default_for::<M>(),
         )
+    }
+
+    /// [`Decoder::make`] of a decoder in one part.
+    fn single(
+        session: &Session,
+        spec: &'static DecoderSpec,
+        device: D,
+        batch: usize,
+        capacity: usize,
+        room: Room,
+    ) -> Result<Self> {
+        Self::make(session, None, None, spec, device, batch, capacity, room)
     }
 
     #[allow(clippy::too_many_arguments)]

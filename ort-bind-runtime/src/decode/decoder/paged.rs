@@ -447,10 +447,8 @@ impl<T: DecoderModel, D: Device> Decoder<T, Paged, D> {
         capacity: usize,
         blocks: usize,
     ) -> Result<Self> {
-        Self::make(
+        Self::single(
             session,
-            None,
-            None,
             spec,
             device,
             batch,
