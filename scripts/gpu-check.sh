@@ -14,7 +14,8 @@
 #   1. ort-bind-tests/tests/cuda.rs (feature `cuda`): device memory, copies, adoption, out of memory,
 #      device/stream checks, and runs through the generated bindings on the CUDA
 #      execution provider (device inputs/outputs, the caller's stream, data-dependent
-#      outputs, dims changes, state feed-back, pinned and host tensors);
+#      outputs, dims changes, state feed-back, pinned and host tensors, decoders in the
+#      growing, shared-buffer and paged cache modes);
 #   2. the runtime's CUDA tests (unit tests, and the fake-driver tests, which need no GPU);
 #   3. examples/cuda_bench.rs: host-bound vs pinned vs device-bound inputs/outputs
 #      (time per run, bytes copied per run).

@@ -467,4 +467,23 @@ mod tests {
         // Not a decoder: nothing said.
         assert!(!to_table(&sig(), false).contains("decoder"));
     }
+
+    #[test]
+    fn table_names_a_paged_decoders_block_inputs() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ort-bind-tests/tests/fixtures/decoders/gqa_paged/model.onnx");
+        let t = to_table(&crate::read_signature(&path).unwrap(), false);
+        assert!(
+            t.contains("decoder (`Model::paged_decoder`): token ids `input_ids`"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "block table `block_tables`, slot mapping `slot_mapping` (blocks of 16 positions)"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("[blocks, 16, 2, 16]"), "{t}");
+        assert!(t.contains("paged, written in place"), "{t}");
+    }
 }

@@ -655,6 +655,59 @@ fn a_shared_cache_on_the_device_needs_a_device_attention_kernel() -> ort_bind::R
     Ok(())
 }
 
+mod decoder_paged {
+    ort_bind::bindings!("tests/fixtures/decoders/gqa_paged/model.onnx");
+}
+
+/// The paged mode with its pool on the device: ONNX Runtime's CUDA `ScatterND` writes the
+/// new positions into the pool in place (float32), the gathers read each row's blocks,
+/// and the block table and slots (host memory) are bound again before every run: the
+/// CPU reference's tokens; a rewind gives blocks back without moving data; beam search,
+/// whose shared blocks are copied from the host, is refused on device memory.
+#[test]
+fn a_paged_pool_on_the_device_gives_the_reference_tokens() -> ort_bind::Result<()> {
+    let test = "a_paged_pool_on_the_device_gives_the_reference_tokens";
+    let Some(device) = gpu(test) else {
+        return Ok(());
+    };
+    let path = "tests/fixtures/decoders/gqa_paged/model.onnx";
+    let Some(session) = gpu_session(test, path, &device) else {
+        return Ok(());
+    };
+    let reference = expected("gqa_f32", "greedy.json");
+    let (prompt, tokens) = (&reference.prompts[0], &reference.tokens[0]);
+    let model = decoder_paged::Model::from_session(session)?;
+    let mut decoder = model.paged_decoder_on(device.clone(), 1, 256, 16)?;
+    decoder.prefill(prompt)?;
+    let mut got = Vec::new();
+    for _ in 0..128 {
+        got.push(decoder.step_greedy()?[0]);
+    }
+    // float32 on both; the device's reductions may round otherwise: report how far they agree.
+    let agree = got.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+    eprintln!("{test}: tokens agree with the CPU reference for {agree} of 128 steps");
+    assert!(
+        agree >= 32,
+        "paged mode on the device: {got:?} vs {tokens:?}"
+    );
+    decoder.rewind(40)?;
+    assert_eq!(
+        decoder.free_blocks(),
+        16 - (prompt.len() + 128 - 40).div_ceil(16)
+    );
+    // 100 positions left: the prompt and the first 88 tokens.
+    decoder.step(&[got[88]])?;
+    assert_eq!(decoder.logits()?.argmax(0) as i64, got[89]);
+    let beams = ort_bind::decode::BeamSearch::new(model.paged_decoder_on(device, 4, 64, 32)?);
+    assert!(matches!(
+        beams.err(),
+        Some(Error::Decode(
+            ort_bind::decode::DecodeError::ReorderUnsupported { .. }
+        ))
+    ));
+    Ok(())
+}
+
 mod ocr_chain {
     ort_bind::pipeline!(
         detector = "tests/fixtures/pipelines/ocr/detector.onnx",
