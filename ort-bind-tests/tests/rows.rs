@@ -396,3 +396,101 @@ fn dropping_a_scheduler_ends_its_requests_at_once() -> Result<()> {
     assert!(dropped_in < Duration::from_secs(5), "{dropped_in:?}");
     Ok(())
 }
+
+mod mha_concat {
+    ort_bind::bindings!("tests/fixtures/decoders/mha_concat/model.onnx");
+}
+
+/// Continuous batching over a growing cache (`mha_concat`: `Concat` appends, an additive
+/// mask): rows are left-padded to the run's positions, requests join token by token at
+/// random and leave, and each gets its tokens alone; a capacity of 96 makes the decoder
+/// drop the padding all busy rows have (positions moved down in place) many times, and a
+/// request that does not fit beside the busy rows waits; a scheduler serves it too. A GQA
+/// model, whose attention wants right padding, is refused over a growing cache.
+#[test]
+fn rows_over_a_growing_cache_are_left_padded() -> Result<()> {
+    let model = mha_concat::Model::load()?;
+    let alone = |prompt: &[i64], max_new: usize| -> Result<Vec<i64>> {
+        let mut decoder = model.decoder(1, 256)?;
+        let mut out = Vec::new();
+        decoder.generate(prompt, &GenerateOptions::new(max_new), |t| {
+            out.push(t[0]);
+            ControlFlow::Continue(())
+        })?;
+        Ok(out)
+    };
+    let mut rows = Rows::new(model.decoder(4, 96)?)?;
+    assert_eq!(rows.joining(), Joining::TokenByToken);
+    assert!(matches!(
+        rows.set_joining(Joining::Prefill),
+        Err(Error::Decode(DecodeError::RowsUnsupported { .. }))
+    ));
+    let mut rng = Lcg(99);
+    let requests: Vec<(Vec<i64>, usize)> = (0..24).map(|i| random_request(i, &mut rng)).collect();
+    let (mut next, mut waited) = (0, 0);
+    let mut in_row: HashMap<usize, usize> = HashMap::new();
+    let mut got: Vec<Vec<i64>> = vec![Vec::new(); requests.len()];
+    let mut left_early = Vec::new();
+    while next < requests.len() || rows.busy() > 0 {
+        if next < requests.len() && rows.busy() < rows.rows() && rng.below(2) == 0 {
+            let (prompt, max_new) = &requests[next];
+            match rows.join(prompt, *max_new, None) {
+                Ok(row) => {
+                    in_row.insert(row, next);
+                    next += 1;
+                }
+                // The busy rows still need the positions: it waits.
+                Err(Error::Decode(DecodeError::CapacityExceeded { len, .. })) if len > 0 => {
+                    waited += 1
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if rng.below(40) == 0
+            && let Some((&row, &req)) = in_row.iter().next()
+        {
+            rows.leave(row);
+            in_row.remove(&row);
+            left_early.push(req);
+        }
+        for (row, event) in rows.step()?.to_vec().into_iter().enumerate() {
+            match event {
+                RowEvent::Idle => {}
+                RowEvent::Token(t) => got[in_row[&row]].push(t),
+                RowEvent::Last(t) => {
+                    got[in_row[&row]].push(t);
+                    in_row.remove(&row);
+                }
+            }
+        }
+    }
+    let moved = rows.into_decoder()?.stats().cache_bytes_moved;
+    assert!(moved > 0, "the padding was dropped");
+    assert!(waited > 0, "a request waited for room");
+    for (i, (prompt, max_new)) in requests.iter().enumerate() {
+        let want = alone(prompt, *max_new)?;
+        if left_early.contains(&i) {
+            assert_eq!(got[i], want[..got[i].len()], "request {i} (left early)");
+        } else {
+            assert_eq!(got[i], want, "request {i}");
+        }
+    }
+
+    let scheduler = Scheduler::new(Rows::new(model.decoder(3, 96)?)?);
+    let streams: Vec<_> = requests[..9]
+        .iter()
+        .map(|(p, n)| scheduler.submit(p, *n, None))
+        .collect();
+    for ((prompt, max_new), stream) in requests.iter().zip(streams) {
+        let tokens: Vec<i64> = stream.collect::<Result<_>>()?;
+        assert_eq!(tokens, alone(prompt, *max_new)?);
+    }
+    scheduler.finish();
+
+    let gqa = gqa_f32::Model::load()?;
+    assert!(matches!(
+        Rows::new(gqa.decoder(2, 64)?),
+        Err(Error::Decode(DecodeError::RowsUnsupported { .. }))
+    ));
+    Ok(())
+}

@@ -26,6 +26,10 @@ pub(crate) trait CacheBuffer<D: Device>: Send + Debug {
     /// `keep * inner` apart (what dropping the last positions of a sequence axis needs).
     /// Returns the bytes moved.
     fn compact(&mut self, outer: usize, inner: usize, old: usize, keep: usize) -> Result<usize>;
+    /// Drops the first `drop` of the `old` positions of `outer` runs of `old * inner`
+    /// elements: each run's last `old - drop` positions move to its start, the runs
+    /// `(old - drop) * inner` apart. Returns the bytes moved.
+    fn drop_front(&mut self, outer: usize, inner: usize, old: usize, drop: usize) -> Result<usize>;
     /// Moves whole batch rows of a tensor laid out as `layout` by `moves` (see
     /// [`RowMove`]), with the room after the tensor's elements as the saved row. Returns
     /// the bytes moved.
@@ -86,6 +90,28 @@ impl<T: Element, D: Device> CacheBuffer<D> for Tensor<T, AnyRank, D> {
             all.copy_within(from..from + run, row * run);
         }
         Ok((outer - 1) * run * size_of::<T>())
+    }
+
+    fn drop_front(&mut self, outer: usize, inner: usize, old: usize, drop: usize) -> Result<usize> {
+        if drop == 0 {
+            return Ok(0);
+        }
+        let capacity = D::capacity(self.buffer());
+        if D::host_slice_mut(self.buffer_mut(), capacity).is_none() {
+            return Err(device_only(
+                self.name(),
+                D::NAME,
+                "drop the padding before its rows",
+            ));
+        }
+        let all = D::host_slice_mut(self.buffer_mut(), capacity).expect("a host buffer");
+        let keep = (old - drop) * inner;
+        // Each run moves down (destination below source), in order.
+        for run in 0..outer {
+            let from = run * old * inner + drop * inner;
+            all.copy_within(from..from + keep, run * keep);
+        }
+        Ok(outer * keep * size_of::<T>())
     }
 
     fn move_rows(&mut self, layout: RowLayout, moves: &[RowMove]) -> Result<usize> {

@@ -379,6 +379,9 @@ pub struct Decoder<T: DecoderModel, M: CacheMode = Growing, D: Device = Cpu> {
     // Continuous batching (`Rows`): each row's positions before the next run; empty when
     // every row holds `len` positions.
     row_lens: Vec<usize>,
+    // Continuous batching over a growing cache: the cache position where each row's
+    // sequence starts (the positions before it are left padding, masked out).
+    row_starts: Vec<usize>,
     // Where the worker thread of an asynchronous run reports (`append_async`, ...), and
     // that run while it is in flight: every method that touches the buffers or the binding
     // (and `Drop`) waits for it first (`settle`).
@@ -684,6 +687,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             generating: false,
             rerun: Vec::new(),
             row_lens: Vec::new(),
+            row_starts: Vec::new(),
             completion: Arc::default(),
             in_flight: None,
             reorder: None,

@@ -322,6 +322,14 @@ fn serve<T: DecoderModel, D: Device, M: RowsCache>(
                     s.waiting.push_front(job);
                     break;
                 }
+                // A growing cache whose positions the busy rows still need (their left
+                // padding dropped already): likewise until they end.
+                Err(Error::Decode(DecodeError::CapacityExceeded { len, .. }))
+                    if len > 0 && rows.busy() > 0 =>
+                {
+                    s.waiting.push_front(job);
+                    break;
+                }
                 Err(e) => {
                     let _ = job.out.send(Err(e));
                 }

@@ -30,12 +30,20 @@
 //! no cache byte does). In the shared-buffer mode a row's cache is its part of the
 //! buffers, so lane and row are one and every row runs.
 //!
+//! Over a [`Growing`] cache (a model that appends with `Concat` and masks by its
+//! attention mask) every row holds the same number of cache positions, the run's: a row's
+//! sequence starts where the run was when its request joined, and the positions before it
+//! are left padding, zeros in its mask (its position ids are its own, from 0). Requests join
+//! token by token. When a request would not fit in what is left of the capacity, the
+//! padding that every busy row has (the positions before the earliest start) is dropped
+//! first: each cache's positions move down in place.
+//!
 //! `ort-bind-tests/tests/fixtures/decoders/rows_check.py` shows the model side in Python
 //! (`make_paged.py` for the paged model).
 
 use std::sync::Arc;
 
-use super::{CacheMode, Decoder, DecoderModel, Paged, SharedBuffer};
+use super::{CacheMode, Decoder, DecoderModel, Growing, Paged, SharedBuffer};
 use crate::cancel::{RunControl, Terminator};
 use crate::decode::argmax;
 use crate::decode::spec::PositionAxis;
@@ -89,17 +97,20 @@ impl Row {
     }
 }
 
-/// The cache modes continuous batching runs over: each row writes its own positions in
-/// place, into its part of a [`SharedBuffer`] or its blocks of a [`Paged`] pool.
+/// The cache modes continuous batching runs over: each row's positions in its part of a
+/// [`SharedBuffer`] (right-padded), its blocks of a [`Paged`] pool, or after left padding
+/// in a [`Growing`] cache (the model must mask by its attention mask).
 pub trait RowsCache: CacheMode + private::Sealed {}
 
 impl RowsCache for SharedBuffer {}
 impl RowsCache for Paged {}
+impl RowsCache for Growing {}
 
 mod private {
     pub trait Sealed {}
     impl Sealed for super::SharedBuffer {}
     impl Sealed for super::Paged {}
+    impl Sealed for super::Growing {}
 }
 
 /// Continuous batching over a shared-buffer or paged decoder: one request per row, joining
@@ -157,10 +168,16 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
     /// [`DecodeError::RowsUnsupported`]): a model without an attention mask (it cannot
     /// tell rows' lengths apart; a paged model needs none) or position ids, with recurrent
     /// state, inputs held for a sequence, an embedding model or a head in parts, or
-    /// position ids of another layout than `[batch, sequence]`.
+    /// position ids of another layout than `[batch, sequence]`; over a growing cache, a
+    /// model whose attention reads lengths rather than masks (`GroupQueryAttention`: serve
+    /// it over the shared buffer).
     pub fn new(mut decoder: Decoder<T, M, D>) -> Result<Self> {
         let spec = decoder.spec;
-        let reason = if spec.attention_mask.is_none() && !M::PAGED {
+        let reason = if !M::SHARED && spec.shared_buffer {
+            Some(
+                "its attention (GroupQueryAttention) reads each row's length from the mask and wants the row's positions first, which a growing cache's left padding is not; serve it over the shared buffer",
+            )
+        } else if spec.attention_mask.is_none() && !M::PAGED {
             Some("the model takes no attention mask, which is what tells rows' lengths apart")
         } else if spec.position_ids.is_none() {
             Some("the model takes no position ids, so a row's positions would be the longest row's")
@@ -186,11 +203,14 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
         let batch = decoder.batch;
         decoder.reset()?;
         decoder.row_lens = vec![0; batch];
+        if !M::SHARED {
+            decoder.row_starts = vec![0; batch];
+        }
         if let Some(paged) = &mut decoder.paged {
             // Every row free: none holds a block until a request joins it.
             paged.clear(true);
         }
-        let prefill = match prefill::unsupported(spec) {
+        let prefill = match unsupported_prefill::<M>(spec) {
             None => Some(Prefill::new(&decoder)?),
             Some(_) => None,
         };
@@ -240,7 +260,7 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
     pub fn set_joining(&mut self, joining: Joining) -> Result<()> {
         if joining == Joining::Prefill
             && self.prefill.is_none()
-            && let Some(reason) = prefill::unsupported(self.decoder.spec)
+            && let Some(reason) = unsupported_prefill::<M>(self.decoder.spec)
         {
             return Err(DecodeError::RowsUnsupported { reason }.into());
         }
@@ -298,6 +318,12 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
             }
             .into());
         };
+        if !M::SHARED {
+            // Left padding: the request starts where the run is, after dropping the padding
+            // every busy row has if that makes room.
+            self.make_room(needs.unwrap_or(usize::MAX))?;
+            self.decoder.row_starts[row] = self.decoder.len;
+        }
         // In the paged mode the next lane; otherwise the row's own.
         let lane = if M::PAGED { self.lanes } else { row };
         if let Some(paged) = &mut self.decoder.paged {
@@ -330,6 +356,34 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
             *r = Row::Free;
             self.free(row);
         }
+    }
+
+    /// Over a growing cache: makes room for a request of `needs` positions after the run's
+    /// positions, dropping the left padding every busy row has (all of them when no row is
+    /// busy); refused ([`DecodeError::CapacityExceeded`], with the positions held) when
+    /// that is not enough until requests end.
+    fn make_room(&mut self, needs: usize) -> Result<()> {
+        let d = &mut self.decoder;
+        if needs <= d.capacity - d.len {
+            return Ok(());
+        }
+        let padding = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, Row::Busy { .. }))
+            .map(|(i, _)| d.row_starts[i])
+            .min()
+            .unwrap_or(d.len);
+        if needs > d.capacity - (d.len - padding) {
+            return Err(DecodeError::CapacityExceeded {
+                len: d.len - padding,
+                adding: needs,
+                capacity: d.capacity,
+            }
+            .into());
+        }
+        d.drop_padding(padding)
     }
 
     /// Frees `row`'s lane (its request ended or left): in the paged mode the last busy
@@ -439,9 +493,12 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
                 } => prompt.get(*fed).copied().unwrap_or(*last),
             };
         }
-        // The run's mask spans the longest row; each row's own length says the rest.
+        // The run's mask spans the longest row; each row's own length says the rest (over a
+        // growing cache every row holds the run's positions, left-padded).
         let d = &mut self.decoder;
-        d.len = d.row_lens[..lanes].iter().copied().max().unwrap_or(0);
+        if M::SHARED {
+            d.len = d.row_lens[..lanes].iter().copied().max().unwrap_or(0);
+        }
         // The run is as wide as the lanes (all rows but in the paged mode).
         let batch = std::mem::replace(&mut d.batch, lanes);
         let ran = d.append(&self.tokens[..lanes]);
@@ -480,9 +537,23 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
         // The prefill's binding points into the decoder's caches: released first.
         self.prefill = None;
         self.decoder.row_lens.clear();
+        self.decoder.row_starts.clear();
         self.decoder.reset_mask();
         self.decoder.reset()?;
         Ok(self.decoder)
+    }
+}
+
+/// Why rows over cache mode `M` cannot join by a prefill run, if they cannot: a growing
+/// cache's row is not a block of its own (its positions sit among the run's), and see
+/// [`prefill::unsupported`].
+fn unsupported_prefill<M: RowsCache>(spec: &crate::decode::DecoderSpec) -> Option<&'static str> {
+    if !M::SHARED {
+        Some(
+            "over a growing cache a row's positions are the run's, left-padded, so a prompt joins token by token",
+        )
+    } else {
+        prefill::unsupported(spec)
     }
 }
 
@@ -516,9 +587,18 @@ impl<T: DecoderModel, M: super::CacheMode, D: Device> Decoder<T, M, D> {
         // The rows of this run (a paged `Rows` runs only its busy lanes).
         let lens = &self.row_lens[..self.batch];
         if let Some(mask) = &mut self.mask {
-            for (row, &len) in lens.iter().enumerate() {
-                mask.buffer
-                    .write(row * total, (0..total).map(|j| i64::from(j <= len)));
+            if self.row_starts.is_empty() {
+                // Right padding: the row's positions first.
+                for (row, &len) in lens.iter().enumerate() {
+                    mask.buffer
+                        .write(row * total, (0..total).map(|j| i64::from(j <= len)));
+                }
+            } else {
+                // Left padding: the row's positions last, from where it started.
+                for (row, &start) in self.row_starts.iter().enumerate() {
+                    mask.buffer
+                        .write(row * total, (0..total).map(|j| i64::from(j >= start)));
+                }
             }
         }
         if let Some(positions) = &mut self.positions {
@@ -537,6 +617,38 @@ impl<T: DecoderModel, M: super::CacheMode, D: Device> Decoder<T, M, D> {
         if let Some(paged) = &mut self.paged {
             paged.free_row(row);
         }
+    }
+
+    /// Drops the first `drop` cache positions of every row (left padding all rows have):
+    /// each cache's later positions move down in place. Refused on device memory before
+    /// anything moves.
+    fn drop_padding(&mut self, drop: usize) -> Result<()> {
+        if drop == 0 {
+            return Ok(());
+        }
+        if !D::HOST_ACCESSIBLE {
+            return Err(crate::Error::Unsupported {
+                role: "cache",
+                name: self.spec.caches.first().map_or("", |c| c.past).to_owned(),
+                kind: format!(
+                    "memory on {} that the host cannot move; continuous batching over a growing cache drops its left padding there",
+                    D::NAME
+                ),
+            });
+        }
+        let (batch, len) = (self.batch, self.len);
+        for cache in self.caches.iter_mut().filter(|c| c.spec.grows()) {
+            let (outer, inner) = cache.spec.outer_inner(batch);
+            let moved = cache.past.drop_front(outer, inner, len, drop)?;
+            self.stats.cache_bytes_moved += moved as u64;
+            cache.spec.dims(batch, len - drop, &mut self.dims);
+            cache.past.set_dims(&self.dims)?;
+        }
+        self.len = len - drop;
+        for start in &mut self.row_starts {
+            *start = start.saturating_sub(drop);
+        }
+        Ok(())
     }
 
     /// Rows `a` and `b` trade what they hold: their lengths and, in the paged mode, their
