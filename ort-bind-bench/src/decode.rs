@@ -40,7 +40,7 @@ pub(crate) mod gqa_f32 {
 mod gqa_f16 {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/gqa_f16.rs"));
 }
-mod mha_concat {
+pub(crate) mod mha_concat {
     include!(concat!(env!("OUT_DIR"), "/ort-bind/mha_concat.rs"));
 }
 mod gpt2_stacked {

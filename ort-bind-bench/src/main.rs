@@ -20,7 +20,7 @@
 //!                # speculative vs plain greedy decoding (see `speculative.rs`)
 //! ort-bind-bench beam [--rounds N] [--beams 4] [--max-length 140] [--python PY]
 //!                # beam search, both cache modes, vs onnxruntime-genai's (see `beam.rs`)
-//! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--model target|gqa_f32]
+//! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--model target|gqa_f32|mha_concat]
 //!                # continuous batching vs one request after another (see `rows.rs`)
 //! ort-bind-bench paged [--rounds N] [--requests N] [--memory POSITIONS] [--capacity N]
 //!                # continuous batching in equal cache memory: paged vs shared buffer (see `paged.rs`)

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--join-prompt N]
-//!                     [--model target|gqa_f32] [--python PY]
+//!                     [--model target|gqa_f32|mha_concat] [--python PY]
 //! ```
 //!
 //! Each round serves `requests` requests of `new` tokens each after prompts of 4 to 19
@@ -16,6 +16,10 @@
 //! tokens per second; every way must give every request the same tokens (checked every
 //! round). Then the time to first token of a `--join-prompt`-token prompt (48) that joins
 //! beside `requests - 1` rows (at least one) already decoding, both ways, side by side.
+//!
+//! `--model mha_concat` measures continuous batching over a growing cache instead (left-padded
+//! rows joining token by token, `Rows` over `Model::decoder`) against one request after
+//! another.
 //!
 //! With `--python PY` (and `--model gqa_f32`, whose folder has a `genai_config.json`),
 //! each round then runs `scripts/bench_rows_peer.py` on the same requests: onnxruntime-genai
@@ -37,7 +41,8 @@ fn session(model: &str) -> Result<Session> {
     let folder = match model {
         "target" => "speculative/target",
         "gqa_f32" => "gqa_f32",
-        other => return Err(format!("no model {other} (target, gqa_f32)").into()),
+        "mha_concat" => "mha_concat",
+        other => return Err(format!("no model {other} (target, gqa_f32, mha_concat)").into()),
     };
     crate::decode::session(folder)
 }
@@ -163,6 +168,81 @@ macro_rules! round_of {
 round_of!(round_target, crate::speculative::spec_target::Model);
 round_of!(round_gqa, crate::decode::gqa_f32::Model);
 
+/// One round over a growing cache (`mha_concat`, left-padded rows joining token by token):
+/// tokens/s one after another and with `Rows`; errors when they disagree on a token.
+fn growing_round(
+    model: &crate::decode::mha_concat::Model,
+    requests: usize,
+    new: usize,
+) -> Result<(f64, f64)> {
+    let capacity = 20 + new;
+    let mut decoder = model.decoder(1, capacity)?;
+    let options = GenerateOptions::new(new);
+    let start = Instant::now();
+    let mut alone = Vec::with_capacity(requests);
+    for i in 0..requests {
+        let mut tokens = Vec::with_capacity(new);
+        decoder.generate(&prompt(i), &options, |t| {
+            tokens.push(t[0]);
+            ControlFlow::Continue(())
+        })?;
+        alone.push(tokens);
+    }
+    let one_by_one = start.elapsed().as_secs_f64();
+    let mut rows = Rows::new(model.decoder(requests, capacity)?)?;
+    let start = Instant::now();
+    let mut row_of = Vec::with_capacity(requests);
+    for i in 0..requests {
+        row_of.push(rows.join(&prompt(i), new, None)?);
+    }
+    let mut out = vec![Vec::with_capacity(new); requests];
+    while rows.busy() > 0 {
+        for (row, event) in rows.step()?.iter().enumerate() {
+            if let RowEvent::Token(t) | RowEvent::Last(t) = *event {
+                let request = row_of.iter().position(|&r| r == row).expect("a row");
+                out[request].push(t);
+            }
+        }
+    }
+    let batched = start.elapsed().as_secs_f64();
+    if out != alone {
+        return Err(format!("{requests} requests over a growing cache: other tokens").into());
+    }
+    let tokens = (requests * new) as f64;
+    Ok((tokens / one_by_one, tokens / batched))
+}
+
+/// `--model mha_concat`: continuous batching over a growing cache against one request
+/// after another, side by side in each round.
+fn growing_table(counts: &[usize], new: usize, rounds: usize) -> Result<()> {
+    let model = crate::decode::mha_concat::Model::from_session(session("mha_concat")?)?;
+    growing_round(&model, counts.iter().copied().max().unwrap_or(1), new)?;
+    println!(
+        "model mha_concat (growing cache, left-padded rows joining token by token), {new} new tokens per request, {rounds} rounds (medians), {}",
+        crate::loadavg_note()
+    );
+    println!(
+        "| requests | ort-bind one after another | `Rows`, token by token | `Rows` / one after another |"
+    );
+    println!("| ---: | ---: | ---: | ---: |");
+    for &requests in counts {
+        let (mut seq, mut rows, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let (a, b) = growing_round(&model, requests, new)?;
+            seq.push(a as u64);
+            rows.push(b as u64);
+            ratio.push((1000.0 * b / a) as u64);
+        }
+        println!(
+            "| {requests} | {:.0} | {:.0} | {:.2}x |",
+            median(&mut seq),
+            median(&mut rows),
+            median(&mut ratio) / 1000.0
+        );
+    }
+    Ok(())
+}
+
 /// The Python peers' rates of one round (`scripts/bench_rows_peer.py --json`), checked to
 /// give every request ort-bind's tokens.
 fn python_round(
@@ -208,7 +288,7 @@ pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
     while let Some(flag) = argv.next() {
         if flag == "--help" || flag == "-h" {
             println!(
-                "ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--join-prompt N] [--model target|gqa_f32] [--python PY]"
+                "ort-bind-bench rows [--rounds N] [--requests 1,4,8,16] [--new N] [--join-prompt N] [--model target|gqa_f32|mha_concat] [--python PY]"
             );
             return Ok(());
         }
@@ -232,6 +312,9 @@ pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
         return Err(
             "--rounds, --new, --join-prompt and --requests need values of 1 or more".into(),
         );
+    }
+    if which == "mha_concat" {
+        return growing_table(&counts, new, rounds);
     }
     let session = session(&which)?;
     if python.is_some() && which != "gqa_f32" {
