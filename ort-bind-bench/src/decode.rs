@@ -70,17 +70,17 @@ pub(crate) fn prompt_ids(n: usize) -> Vec<i64> {
 
 /// What one contender measured at one context in one round.
 #[derive(Debug, Default, Clone)]
-struct Sample {
-    step_ns: Vec<u64>,
-    allocations: u64,
+pub(crate) struct Sample {
+    pub(crate) step_ns: Vec<u64>,
+    pub(crate) allocations: u64,
     cache_bytes_moved: u64,
-    tokens: Vec<i64>,
+    pub(crate) tokens: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Protocol {
-    warmup: usize,
-    steps: usize,
+pub(crate) struct Protocol {
+    pub(crate) warmup: usize,
+    pub(crate) steps: usize,
 }
 
 /// A session on decoder fixture `fixture` (`speculative/target` for a nested one), one
@@ -94,7 +94,7 @@ pub(crate) fn session(fixture: &str) -> Result<Session> {
 }
 
 /// ort-bind's generated decoder, timed.
-fn time_ort_bind<L: Logit, M: CacheMode>(
+pub(crate) fn time_ort_bind<L: Logit, M: CacheMode>(
     session: &Session,
     spec: &'static DecoderSpec,
     context: usize,
@@ -126,7 +126,7 @@ fn time_ort_bind<L: Logit, M: CacheMode>(
 
 /// The C API floor (`decode_floor.rs`) on the same session, timed as ort-bind is; `None`
 /// for a fixture the floor does not cover.
-fn time_floor<L: Logit>(
+pub(crate) fn time_floor<L: Logit>(
     session: &Session,
     spec: &'static DecoderSpec,
     shared: bool,

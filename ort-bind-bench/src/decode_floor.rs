@@ -12,6 +12,10 @@
 //! - in the growing mode, each key/value cache's past (`len`) and present (`len + 1`): two
 //!   new values over the two buffers that trade places, bound;
 //! - recurrent state: its two values made once, bound crosswise each step;
+//! - in the paged mode (a model with a block table, `gqa_paged`), each pool is bound once
+//!   as both past and present, the sequence holds blocks `1, 2, ...` in order, the step's
+//!   slot is written in place, and the block table is a new value, bound, only when the
+//!   sequence enters a new block;
 //!
 //! then `RunWithBinding` and the same vectorised [`argmax`] ort-bind uses. A value is
 //! released as soon as it is bound (the binding holds its own reference). Fixtures with
@@ -75,6 +79,21 @@ pub(crate) struct Floor<T> {
     vocab: usize,
     capacity: usize,
     len: usize,
+    // The paged mode's block inputs.
+    paged: Option<PagedInputs>,
+}
+
+/// A paged model's block table (blocks `1..` in order) and slots, and their names.
+struct PagedInputs {
+    tables: Vec<i64>,
+    slots: Vec<i64>,
+    tables_name: CString,
+    slots_name: CString,
+    block_size: usize,
+    // Blocks in each pool (the sink, block 0, included).
+    blocks: usize,
+    // The table's width bound last.
+    width: usize,
 }
 
 struct Names {
@@ -94,7 +113,11 @@ impl<T: Logit> Floor<T> {
         capacity: usize,
         shared: bool,
     ) -> Result<Option<Self>> {
+        let int64 = |e| e == ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
         let covered = spec.scalars.is_empty()
+            && spec
+                .paged
+                .is_none_or(|p| int64(p.block_tables.elem) && int64(p.slot_mapping.elem))
             && spec.context.is_empty()
             && spec.other_outputs.is_empty()
             && spec.fixed_new.is_none()
@@ -130,6 +153,23 @@ impl<T: Logit> Floor<T> {
         }
         let memory = NonNull::new(memory).ok_or("CreateCpuMemoryInfo gave null")?;
         let cstring = |s: &str| CString::new(s).map_err(|e| e.to_string());
+        let paged = match spec.paged {
+            Some(p) => {
+                let per_row = capacity.div_ceil(p.block_size);
+                Some(PagedInputs {
+                    tables: (1..=per_row as i64).collect(),
+                    slots: vec![0; capacity],
+                    tables_name: cstring(p.block_tables.name)?,
+                    slots_name: cstring(p.slot_mapping.name)?,
+                    block_size: p.block_size,
+                    blocks: per_row + 1,
+                    width: 0,
+                })
+            }
+            None => None,
+        };
+        // A pool is bound as both past and present, as a shared buffer is.
+        let shared = shared || paged.is_some();
         let mut floor = Floor {
             api,
             session: session.clone(),
@@ -150,12 +190,14 @@ impl<T: Logit> Floor<T> {
             vocab,
             capacity,
             len: 0,
+            paged,
         };
         for c in spec.caches {
             let size = c.axes.iter().fold(1, |n, a| {
                 n * match a {
                     CacheAxis::Batch => 1,
-                    CacheAxis::Sequence | CacheAxis::Blocks => capacity,
+                    CacheAxis::Sequence => capacity,
+                    CacheAxis::Blocks => floor.paged.as_ref().map_or(0, |p| p.blocks),
                     CacheAxis::Fixed(k) => *k,
                 }
             });
@@ -300,7 +342,9 @@ impl<T: Logit> Floor<T> {
                 self.bind(&pair.present, b, true)?;
             } else if self.shared {
                 if all {
-                    let dims = self.dims(pair.spec, self.capacity);
+                    // The capacity along the sequence, or a pool's blocks.
+                    let room = self.paged.as_ref().map_or(self.capacity, |p| p.blocks);
+                    let dims = self.dims(pair.spec, room);
                     self.bind_new(&pair.past, a, pair.a.len(), &dims, T::ONNX_TYPE, false)?;
                     self.bind_new(&pair.present, a, pair.a.len(), &dims, T::ONNX_TYPE, true)?;
                 }
@@ -310,7 +354,32 @@ impl<T: Logit> Floor<T> {
                 self.bind_new(&pair.present, b, pair.b.len(), &present, T::ONNX_TYPE, true)?;
             }
         }
+        if let Some(p) = &self.paged {
+            let width = total.div_ceil(p.block_size);
+            let (tables, slots) = (p.tables.as_ptr().cast_mut(), p.slots.as_ptr().cast_mut());
+            if all {
+                self.bind_new(&p.slots_name, slots, new, &index_dims, i64_type, false)?;
+            }
+            if all || width != p.width {
+                let dims = [1, width as i64];
+                self.bind_new(&p.tables_name, tables, width, &dims, i64_type, false)?;
+            }
+            if let Some(p) = &mut self.paged {
+                p.width = width;
+            }
+        }
         Ok(())
+    }
+
+    /// The slots of positions `from..from + new` (blocks `1..` in order).
+    fn write_slots(&mut self, from: usize, new: usize) {
+        if let Some(p) = &mut self.paged {
+            let bs = p.block_size;
+            for (i, slot) in p.slots[..new].iter_mut().enumerate() {
+                let at = from + i;
+                *slot = ((at / bs + 1) * bs + at % bs) as i64;
+            }
+        }
     }
 
     /// Runs the bound model and takes its positions: the buffers of growing caches and
@@ -355,10 +424,12 @@ impl<T: Logit> Floor<T> {
                 pair.b.fill(T::default());
             }
         }
+        self.write_slots(0, new);
         self.bind_run(new, true)?;
         let first = self.run(new)?;
         // The step's shapes from now on: bind what stays.
         self.positions[0] = self.len as i64;
+        self.write_slots(self.len, 1);
         self.bind_run(1, true)?;
         Ok(first)
     }
@@ -370,6 +441,7 @@ impl<T: Logit> Floor<T> {
         }
         self.ids[0] = token;
         self.positions[0] = self.len as i64;
+        self.write_slots(self.len, 1);
         self.bind_run(1, false)?;
         self.run(1)
     }

@@ -20,11 +20,17 @@
 //! whose tokens the two modes agree on rather than requiring all (the tests check each
 //! mode against its reference). An untimed round comes first: ONNX Runtime's arena grows
 //! on a fresh session's first runs.
+//!
+//! Then a paged decoder's greedy step (batch 1, contexts 16, 256, 2048) against the C API
+//! floor of the paged mode (`decode_floor.rs`), as `ort-bind-bench decode` does for the
+//! other modes.
 
 use std::time::Instant;
 
 use ort_bind_runtime::Error;
-use ort_bind_runtime::decode::{DecodeError, Decoder, DecoderModel, RowEvent, Rows, RowsCache};
+use ort_bind_runtime::decode::{
+    DecodeError, Decoder, DecoderModel, Paged, RowEvent, Rows, RowsCache,
+};
 
 use crate::Result;
 use crate::decode::{gqa_f32, median, session};
@@ -121,6 +127,55 @@ fn cache_bytes<T: DecoderModel, M: ort_bind_runtime::decode::CacheMode>(
     per_position * positions * 4
 }
 
+/// ort-bind's paged step over the C API floor's (`decode_floor.rs`, its paged mode), batch
+/// 1 at each context, the two one right after the other (the floor first in odd rounds)
+/// after an untimed pass; the tokens must agree. Returns the table.
+fn floor_table(contexts: &[usize], rounds: usize) -> Result<String> {
+    use crate::decode::{Protocol, median as med, time_floor, time_ort_bind};
+    let s = session("gqa_paged")?;
+    let spec = &gqa_paged::DECODER;
+    let p = Protocol {
+        warmup: 8,
+        steps: 64,
+    };
+    let mut md = String::from(
+        "| context | ort-bind paged step (µs) | floor (µs) | ort-bind / floor | allocations per step |\n| ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for &context in contexts {
+        time_ort_bind::<f32, Paged>(&s, spec, context, p)?;
+        let (mut ours, mut floor, mut allocations) = (Vec::new(), Vec::new(), 0);
+        for round in 0..rounds {
+            let f = || -> Result<_> {
+                time_floor::<f32>(&s, spec, true, context, p)?
+                    .ok_or_else(|| "the floor does not cover gqa_paged".into())
+            };
+            let (o, f) = if round % 2 == 1 {
+                let f = f()?;
+                (time_ort_bind::<f32, Paged>(&s, spec, context, p)?, f)
+            } else {
+                let o = time_ort_bind::<f32, Paged>(&s, spec, context, p)?;
+                (o, f()?)
+            };
+            if o.tokens != f.tokens {
+                return Err(format!("context {context}: the floor picked other tokens").into());
+            }
+            allocations += o.allocations;
+            ours.push(med(&mut o.step_ns.clone()) as u64);
+            floor.push(med(&mut f.step_ns.clone()) as u64);
+        }
+        let (o, f) = (med(&mut ours), med(&mut floor));
+        md.push_str(&format!(
+            "| {context} | {:.1} | {:.1} | {:.3}x ({:+.1} µs) | {} |\n",
+            o / 1e3,
+            f / 1e3,
+            o / f,
+            (o - f) / 1e3,
+            allocations / (rounds * p.steps) as u64
+        ));
+    }
+    Ok(md)
+}
+
 /// `ort-bind-bench paged`: see the module docs.
 pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
     let (mut rounds, mut count, mut memory, mut capacity) = (5usize, 32usize, 2048, 512);
@@ -213,5 +268,11 @@ pub(crate) fn main(mut argv: impl Iterator<Item = String>) -> Result<()> {
         "paged / shared buffer: {:.2}x; requests whose tokens the two modes agree on: {agree} of {count} (the fewest in a round)",
         median(&mut ratio) / 1000.0
     );
+    println!();
+    println!(
+        "A paged step (batch 1) over the C API floor of the paged mode (`decode_floor.rs`), medians of {rounds} rounds of 64 steps:"
+    );
+    println!();
+    print!("{}", floor_table(&[16, 256, 2048], rounds)?);
     Ok(())
 }
