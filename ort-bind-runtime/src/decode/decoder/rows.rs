@@ -113,7 +113,8 @@ mod private {
     impl Sealed for super::Growing {}
 }
 
-/// Continuous batching over a shared-buffer or paged decoder: one request per row, joining
+/// Continuous batching over a shared-buffer, paged or growing decoder (see the module
+/// docs for how each holds rows of different lengths): one request per row, joining
 /// ([`join`](Self::join)) and leaving (its budget, a stop token, or
 /// [`leave`](Self::leave)) between runs, every busy row advanced by one token per run
 /// ([`step`](Self::step)). Each request's tokens are its greedy tokens alone.
@@ -292,7 +293,11 @@ impl<T: DecoderModel, D: Device, M: RowsCache> Rows<T, D, M> {
     /// event for the row is the first token; with [`Joining::TokenByToken`] it is fed one
     /// token per step. Refused, with every row as it was: no free row
     /// ([`DecodeError::RowsFull`]), an empty prompt or a budget of 0, an id outside the
-    /// vocabulary, or more positions than the decoder's capacity.
+    /// vocabulary, or more positions than the decoder's capacity; and until requests in
+    /// rows end, a paged pool short of the request's blocks ([`DecodeError::OutOfBlocks`],
+    /// `needed <= pool`) or a growing cache whose positions the busy rows still hold
+    /// ([`DecodeError::CapacityExceeded`] with `len > 0`). A [`Scheduler`](crate::decode::Scheduler)
+    /// keeps such a request waiting.
     pub fn join(&mut self, prompt: &[i64], max_new: usize, stop: Option<i64>) -> Result<usize> {
         self.decoder.check_ids(prompt)?;
         if prompt.is_empty() || max_new == 0 {
