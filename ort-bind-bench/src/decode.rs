@@ -81,6 +81,10 @@ pub(crate) struct Sample {
 pub(crate) struct Protocol {
     pub(crate) warmup: usize,
     pub(crate) steps: usize,
+    /// `--floor-run-options`: the floor passes run options of its own to every run, as
+    /// ort-bind does (they carry the terminate flag of its terminators and timeouts),
+    /// instead of null (the defaults).
+    pub(crate) floor_run_options: bool,
 }
 
 /// A session on decoder fixture `fixture` (`speculative/target` for a nested one), one
@@ -134,7 +138,8 @@ pub(crate) fn time_floor<L: Logit>(
     p: Protocol,
 ) -> Result<Option<Sample>> {
     let capacity = context + p.steps + 1;
-    let Some(mut floor) = crate::decode_floor::Floor::<L>::new(session, spec, capacity, shared)?
+    let Some(mut floor) =
+        crate::decode_floor::Floor::<L>::new(session, spec, capacity, shared, p.floor_run_options)?
     else {
         return Ok(None);
     };
@@ -617,6 +622,7 @@ pub(crate) fn main(argv: impl Iterator<Item = String>) -> Result<()> {
     let mut p = Protocol {
         warmup: 4,
         steps: 32,
+        floor_run_options: false,
     };
     let mut argv = argv.peekable();
     while let Some(a) = argv.next() {
@@ -637,6 +643,7 @@ pub(crate) fn main(argv: impl Iterator<Item = String>) -> Result<()> {
                 rounds = 1;
                 p.steps = 8;
             }
+            "--floor-run-options" => p.floor_run_options = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }

@@ -27,7 +27,7 @@ use std::ptr::{self, NonNull};
 
 use ort::sys::{
     ONNXTensorElementDataType, OrtAllocatorType, OrtApi, OrtIoBinding, OrtMemType, OrtMemoryInfo,
-    OrtStatus, OrtStatusPtr, OrtValue,
+    OrtRunOptions, OrtStatus, OrtStatusPtr, OrtValue,
 };
 use ort_bind_runtime::Session;
 use ort_bind_runtime::decode::{CacheAxis, CacheSpec, DecoderSpec, Logit, PositionAxis, argmax};
@@ -69,6 +69,8 @@ pub(crate) struct Floor<T> {
     session: Session,
     binding: NonNull<OrtIoBinding>,
     memory: NonNull<OrtMemoryInfo>,
+    // Run options of its own for every run (`--floor-run-options`); null otherwise.
+    run_options: Option<NonNull<OrtRunOptions>>,
     shared: bool,
     ids: Vec<i64>,
     positions: Vec<i64>,
@@ -105,13 +107,15 @@ struct Names {
 
 impl<T: Logit> Floor<T> {
     /// The floor loop of `spec` on `session` (the one ort-bind's decoder runs on), for
-    /// `capacity` positions; `shared`: the shared-buffer mode. `Ok(None)` for a model the
-    /// floor does not cover.
+    /// `capacity` positions; `shared`: the shared-buffer mode; `run_options`: pass run
+    /// options of its own to every run, as ort-bind does, rather than null. `Ok(None)` for
+    /// a model the floor does not cover.
     pub(crate) fn new(
         session: &Session,
         spec: &'static DecoderSpec,
         capacity: usize,
         shared: bool,
+        run_options: bool,
     ) -> Result<Option<Self>> {
         let int64 = |e| e == ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
         let covered = spec.scalars.is_empty()
@@ -152,6 +156,22 @@ impl<T: Logit> Floor<T> {
             return Err(e);
         }
         let memory = NonNull::new(memory).ok_or("CreateCpuMemoryInfo gave null")?;
+        let run_options = if run_options {
+            let mut options = ptr::null_mut();
+            // SAFETY: out-pointer valid; the options are released on drop.
+            let status = unsafe { (api.CreateRunOptions)(&mut options) };
+            if let Err(e) = check(api, status, "CreateRunOptions") {
+                // SAFETY: made above, released once.
+                unsafe {
+                    (api.ReleaseIoBinding)(binding.as_ptr());
+                    (api.ReleaseMemoryInfo)(memory.as_ptr());
+                }
+                return Err(e);
+            }
+            NonNull::new(options)
+        } else {
+            None
+        };
         let cstring = |s: &str| CString::new(s).map_err(|e| e.to_string());
         let paged = match spec.paged {
             Some(p) => {
@@ -175,6 +195,7 @@ impl<T: Logit> Floor<T> {
             session: session.clone(),
             binding,
             memory,
+            run_options,
             shared,
             ids: vec![0; capacity],
             positions: vec![0; capacity],
@@ -385,12 +406,15 @@ impl<T: Logit> Floor<T> {
     /// Runs the bound model and takes its positions: the buffers of growing caches and
     /// recurrent state trade places.
     fn run(&mut self, new: usize) -> Result<i64> {
+        let options = self
+            .run_options
+            .map_or(ptr::null(), |o| o.as_ptr().cast_const());
         // SAFETY: session, binding and every bound value (over buffers `self` owns, in
-        // place) are alive for the call; null run options are the defaults.
+        // place) are alive for the call; the run options are ours or null (the defaults).
         let status = unsafe {
             (self.api.RunWithBinding)(
                 self.session.as_raw().as_ptr(),
-                ptr::null(),
+                options,
                 self.binding.as_ptr(),
             )
         };
@@ -462,6 +486,9 @@ impl<T> Drop for Floor<T> {
         unsafe {
             (self.api.ReleaseIoBinding)(self.binding.as_ptr());
             (self.api.ReleaseMemoryInfo)(self.memory.as_ptr());
+            if let Some(options) = self.run_options {
+                (self.api.ReleaseRunOptions)(options.as_ptr());
+            }
         }
     }
 }

@@ -137,6 +137,7 @@ fn floor_table(contexts: &[usize], rounds: usize) -> Result<String> {
     let p = Protocol {
         warmup: 8,
         steps: 64,
+        floor_run_options: false,
     };
     let mut md = String::from(
         "| context | ort-bind paged step (µs) | floor (µs) | ort-bind / floor | allocations per step |\n| ---: | ---: | ---: | ---: | ---: |\n",
