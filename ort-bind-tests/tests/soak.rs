@@ -1,6 +1,7 @@
 //! A long mixed soak of continuous batching (issue 33): four client threads send requests
 //! to one `Scheduler` over four rows, most of them good, some with an id outside the
-//! vocabulary, some over the capacity, some abandoned after a few tokens. Every good
+//! vocabulary, some over the capacity, some abandoned after a few tokens, over a shared
+//! buffer and then over a paged pool smaller than the rows' capacity. Every good
 //! request gets exactly its single-sequence greedy tokens, every bad one fails alone, and
 //! memory does not grow from one wave of requests to the next: neither ort-bind's heap
 //! (the counting allocator's live bytes) nor the process's resident memory (ONNX Runtime's
@@ -11,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ort_bind::decode::{Rows, Scheduler};
+use ort_bind::decode::{CacheMode, Decoder, DecoderModel, Rows, Scheduler};
 use ort_bind::{Error, Result};
 use ort_bind_testkit::alloc::{Counting, live_bytes};
 
@@ -20,6 +21,10 @@ static ALLOCATOR: Counting = Counting;
 
 mod gqa_f32 {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
+}
+
+mod gqa_paged {
+    ort_bind::bindings!("tests/fixtures/decoders/gqa_paged/model.onnx");
 }
 
 const CAPACITY: usize = 160;
@@ -129,23 +134,43 @@ fn wave(
     })
 }
 
-#[test]
-fn a_long_mixed_soak_gives_every_request_its_tokens_and_does_not_grow() -> Result<()> {
-    let model = gqa_f32::Model::load()?;
-    // Each prompt's greedy tokens alone, from a decoder of one row.
-    let mut alone = model.shared_decoder(1, CAPACITY)?;
-    let greedy: HashMap<usize, Vec<i64>> = (0..5)
+/// Each prompt's greedy tokens alone, from a decoder of one row.
+fn greedy_alone<T: DecoderModel, M: CacheMode>(
+    mut alone: Decoder<T, M>,
+) -> Result<HashMap<usize, Vec<i64>>> {
+    (0..5)
         .map(|v| {
             let tokens = alone
                 .stream(&prompt(v), ort_bind::decode::GenerateOptions::new(32))?
                 .collect::<Result<Vec<i64>>>()?;
             Ok((v, tokens))
         })
-        .collect::<Result<_>>()?;
-    drop(alone);
-    let greedy = Arc::new(greedy);
+        .collect()
+}
 
-    let scheduler = Scheduler::new(Rows::new(model.shared_decoder(ROWS, CAPACITY)?)?);
+/// One test, the two soaks one after the other: the heap and resident memory each measures
+/// are the process's, which a soak running beside it would move.
+#[test]
+fn a_long_mixed_soak_gives_every_request_its_tokens_and_does_not_grow() -> Result<()> {
+    let model = gqa_f32::Model::load()?;
+    let greedy = greedy_alone(model.shared_decoder(1, CAPACITY)?)?;
+    soak(
+        Scheduler::new(Rows::new(model.shared_decoder(ROWS, CAPACITY)?)?),
+        &greedy,
+    )?;
+    // Over a paged pool of 24 blocks (384 positions, where four rows of the capacity hold
+    // 640): requests also wait for blocks, and lanes move as requests end.
+    let model = gqa_paged::Model::load()?;
+    let greedy = greedy_alone(model.paged_decoder(1, CAPACITY, CAPACITY / 16)?)?;
+    soak(
+        Scheduler::new(Rows::new(model.paged_decoder(ROWS, CAPACITY, 24)?)?),
+        &greedy,
+    )
+}
+
+/// A warm wave, then four waves whose heap and resident memory must not grow.
+fn soak(scheduler: Scheduler, greedy: &HashMap<usize, Vec<i64>>) -> Result<()> {
+    let greedy = Arc::new(greedy.clone());
     // Warm: the rows, the channels, ONNX Runtime's arena reach their sizes.
     wave(&scheduler, &greedy, 18)?;
     let (heap, resident) = (live_bytes(), resident_bytes());
