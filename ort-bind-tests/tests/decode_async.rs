@@ -336,12 +336,17 @@ fn a_decoder_pool_lends_decoders_to_concurrent_requests() -> Result<()> {
     let pool = DecoderPool::of_decoders(2, move || model.shared_decoder(1, CAPACITY));
 
     // Six client threads, two decoders: each request gets its tokens; no third decoder.
+    // Holders meet in pairs before decoding, so two decoders are out at once however the
+    // threads are scheduled (without it, on a loaded machine one thread could finish
+    // before the next checks out, and one decoder would serve all six).
+    let pair = std::sync::Barrier::new(2);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..6)
             .map(|i| {
-                let (pool, one) = (&pool, &one);
+                let (pool, one, pair) = (&pool, &one, &pair);
                 scope.spawn(move || -> Result<()> {
                     let mut decoder = pool.checkout()?;
+                    pair.wait();
                     let n = 10 + 5 * i;
                     let tokens: Vec<i64> = decoder
                         .stream(&one.prompts[0], GenerateOptions::new(n))?
