@@ -32,7 +32,9 @@ use std::ops::ControlFlow;
 use std::time::Instant;
 
 use ort_bind_runtime::Session;
-use ort_bind_runtime::decode::{GenerateOptions, Joining, RowEvent, Rows};
+use ort_bind_runtime::decode::{
+    CacheMode, Decoder, DecoderModel, GenerateOptions, Joining, RowEvent, Rows, RowsCache,
+};
 
 use crate::Result;
 use crate::decode::median;
@@ -74,24 +76,57 @@ struct Round {
     tokens: Vec<Vec<i64>>,
 }
 
+/// Every request alone, one after another, on `decoder` (batch 1): each request's tokens,
+/// and the seconds they took.
+fn one_after_another<T: DecoderModel, M: CacheMode>(
+    mut decoder: Decoder<T, M>,
+    requests: usize,
+    new: usize,
+) -> Result<(Vec<Vec<i64>>, f64)> {
+    let options = GenerateOptions::new(new);
+    let start = Instant::now();
+    let mut alone = Vec::with_capacity(requests);
+    for i in 0..requests {
+        let mut tokens = Vec::with_capacity(new);
+        decoder.generate(&prompt(i), &options, |t| {
+            tokens.push(t[0]);
+            ControlFlow::Continue(())
+        })?;
+        alone.push(tokens);
+    }
+    Ok((alone, start.elapsed().as_secs_f64()))
+}
+
+/// Every request at once through `rows`, a row each: each request's tokens, and the
+/// seconds from the first join to the last token.
+fn all_at_once<T: DecoderModel, M: RowsCache>(
+    mut rows: Rows<T, ort_bind_runtime::Cpu, M>,
+    requests: usize,
+    new: usize,
+) -> Result<(Vec<Vec<i64>>, f64)> {
+    let start = Instant::now();
+    let mut row_of = Vec::with_capacity(requests);
+    for i in 0..requests {
+        row_of.push(rows.join(&prompt(i), new, None)?);
+    }
+    let mut out = vec![Vec::with_capacity(new); requests];
+    while rows.busy() > 0 {
+        for (row, event) in rows.step()?.iter().enumerate() {
+            if let RowEvent::Token(t) | RowEvent::Last(t) = *event {
+                let request = row_of.iter().position(|&r| r == row).expect("a row");
+                out[request].push(t);
+            }
+        }
+    }
+    Ok((out, start.elapsed().as_secs_f64()))
+}
+
 /// One round of every way for a model module; errors when they disagree on a token.
 macro_rules! round_of {
     ($name:ident, $model:ty) => {
         fn $name(model: &$model, requests: usize, new: usize, join_len: usize) -> Result<Round> {
-            // Every request alone, one after another, on one decoder of batch 1.
-            let mut decoder = model.shared_decoder(1, 20 + new)?;
-            let options = GenerateOptions::new(new);
-            let start = Instant::now();
-            let mut alone = Vec::with_capacity(requests);
-            for i in 0..requests {
-                let mut tokens = Vec::with_capacity(new);
-                decoder.generate(&prompt(i), &options, |t| {
-                    tokens.push(t[0]);
-                    ControlFlow::Continue(())
-                })?;
-                alone.push(tokens);
-            }
-            let one_by_one = start.elapsed().as_secs_f64();
+            let (alone, one_by_one) =
+                one_after_another(model.shared_decoder(1, 20 + new)?, requests, new)?;
             // Every request at once, a row each, joining one way then the other.
             let mut batched = [0.0; 2];
             for (seconds, joining) in batched
@@ -100,21 +135,8 @@ macro_rules! round_of {
             {
                 let mut rows = Rows::new(model.shared_decoder(requests, 20 + new)?)?;
                 rows.set_joining(joining)?;
-                let start = Instant::now();
-                let mut row_of = Vec::with_capacity(requests);
-                for i in 0..requests {
-                    row_of.push(rows.join(&prompt(i), new, None)?);
-                }
-                let mut out = vec![Vec::with_capacity(new); requests];
-                while rows.busy() > 0 {
-                    for (row, event) in rows.step()?.iter().enumerate() {
-                        if let RowEvent::Token(t) | RowEvent::Last(t) = *event {
-                            let request = row_of.iter().position(|&r| r == row).expect("a row");
-                            out[request].push(t);
-                        }
-                    }
-                }
-                *seconds = start.elapsed().as_secs_f64();
+                let out;
+                (out, *seconds) = all_at_once(rows, requests, new)?;
                 if out != alone {
                     return Err(format!(
                         "{requests} requests, {joining:?}: other tokens than one by one"
@@ -176,35 +198,12 @@ fn growing_round(
     new: usize,
 ) -> Result<(f64, f64)> {
     let capacity = 20 + new;
-    let mut decoder = model.decoder(1, capacity)?;
-    let options = GenerateOptions::new(new);
-    let start = Instant::now();
-    let mut alone = Vec::with_capacity(requests);
-    for i in 0..requests {
-        let mut tokens = Vec::with_capacity(new);
-        decoder.generate(&prompt(i), &options, |t| {
-            tokens.push(t[0]);
-            ControlFlow::Continue(())
-        })?;
-        alone.push(tokens);
-    }
-    let one_by_one = start.elapsed().as_secs_f64();
-    let mut rows = Rows::new(model.decoder(requests, capacity)?)?;
-    let start = Instant::now();
-    let mut row_of = Vec::with_capacity(requests);
-    for i in 0..requests {
-        row_of.push(rows.join(&prompt(i), new, None)?);
-    }
-    let mut out = vec![Vec::with_capacity(new); requests];
-    while rows.busy() > 0 {
-        for (row, event) in rows.step()?.iter().enumerate() {
-            if let RowEvent::Token(t) | RowEvent::Last(t) = *event {
-                let request = row_of.iter().position(|&r| r == row).expect("a row");
-                out[request].push(t);
-            }
-        }
-    }
-    let batched = start.elapsed().as_secs_f64();
+    let (alone, one_by_one) = one_after_another(model.decoder(1, capacity)?, requests, new)?;
+    let (out, batched) = all_at_once(
+        Rows::new(model.decoder(requests, capacity)?)?,
+        requests,
+        new,
+    )?;
     if out != alone {
         return Err(format!("{requests} requests over a growing cache: other tokens").into());
     }

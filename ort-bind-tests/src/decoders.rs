@@ -102,3 +102,83 @@ pub fn random_request(i: u64, rng: &mut Lcg) -> (Vec<i64>, usize) {
         .collect();
     (prompt, 1 + rng.below(40) as usize)
 }
+
+/// What the requests of a random-arrival test of continuous batching got: which request
+/// each row serves, each request's tokens, and the requests whose client left early.
+#[derive(Debug, Clone, Default)]
+pub struct Served {
+    in_row: std::collections::HashMap<usize, usize>,
+    /// Each request's tokens so far.
+    pub got: Vec<Vec<i64>>,
+    left_early: Vec<usize>,
+}
+
+impl Served {
+    /// No request served yet, of `requests`.
+    pub fn new(requests: usize) -> Self {
+        Served {
+            got: vec![Vec::new(); requests],
+            ..Default::default()
+        }
+    }
+
+    /// Request `request` joined row `row`.
+    pub fn joined(&mut self, row: usize, request: usize) {
+        self.in_row.insert(row, request);
+    }
+
+    /// One time in `odds` (a draw of `rng` every call), a client leaves: its row frees and
+    /// the other rows go on.
+    pub fn maybe_leave<T, D, M>(
+        &mut self,
+        rows: &mut ort_bind::decode::Rows<T, D, M>,
+        rng: &mut Lcg,
+        odds: u64,
+    ) where
+        T: ort_bind::decode::DecoderModel,
+        D: ort_bind::Device,
+        M: ort_bind::decode::RowsCache,
+    {
+        if rng.below(odds) == 0
+            && let Some((&row, &request)) = self.in_row.iter().next()
+        {
+            rows.leave(row);
+            self.in_row.remove(&row);
+            self.left_early.push(request);
+        }
+    }
+
+    /// Takes a step's events: each token to its row's request; a last token frees the row.
+    pub fn record(&mut self, events: &[ort_bind::decode::RowEvent]) {
+        use ort_bind::decode::RowEvent;
+        for (row, event) in events.iter().enumerate() {
+            match *event {
+                RowEvent::Idle => {}
+                RowEvent::Token(t) => self.got[self.in_row[&row]].push(t),
+                RowEvent::Last(t) => {
+                    self.got[self.in_row[&row]].push(t);
+                    self.in_row.remove(&row);
+                }
+            }
+        }
+    }
+
+    /// Asserts that each request got `alone`'s tokens for it (the first of them, for a
+    /// request whose client left early); `what` ends the messages.
+    pub fn check(
+        &self,
+        requests: &[(Vec<i64>, usize)],
+        mut alone: impl FnMut(&[i64], usize) -> ort_bind::Result<Vec<i64>>,
+        what: &str,
+    ) -> ort_bind::Result<()> {
+        for (i, (prompt, max_new)) in requests.iter().enumerate() {
+            let (got, want) = (&self.got[i], alone(prompt, *max_new)?);
+            if self.left_early.contains(&i) {
+                assert_eq!(*got, want[..got.len()], "request {i} (left early{what})");
+            } else {
+                assert_eq!(*got, want, "request {i}{what}");
+            }
+        }
+        Ok(())
+    }
+}

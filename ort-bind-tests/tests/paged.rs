@@ -8,14 +8,13 @@
 //! rewinds correctly; a model of the other kind is refused in each mode. (Beam search over
 //! a pool: `tests/beam.rs`.)
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use ort_bind::decode::{
-    DecodeError, Decoder, GenerateOptions, Growing, Joining, Paged, RowEvent, Rows, Scheduler,
+    DecodeError, Decoder, GenerateOptions, Growing, Joining, Paged, Rows, Scheduler,
 };
 use ort_bind::{Error, Result};
-use ort_bind_tests::decoders::{Lcg, expected, random_request};
+use ort_bind_tests::decoders::{Lcg, Served, expected, random_request};
 
 mod gqa_paged {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_paged/model.onnx");
@@ -267,15 +266,13 @@ fn small_pool(model: &gqa_paged::Model, joining: Joining) -> Result<()> {
     let mut rng = Lcg(20261204);
     let requests: Vec<(Vec<i64>, usize)> = (0..30).map(|i| random_request(i, &mut rng)).collect();
     let (mut next, mut waited, mut steps) = (0, 0, 0);
-    let mut in_row: HashMap<usize, usize> = HashMap::new();
-    let mut got: Vec<Vec<i64>> = vec![Vec::new(); requests.len()];
-    let mut left_early = Vec::new();
+    let mut served = Served::new(requests.len());
     while next < requests.len() || rows.busy() > 0 {
         while next < requests.len() && rows.busy() < rows.rows() {
             let (prompt, max_new) = &requests[next];
             match rows.join(prompt, *max_new, None) {
                 Ok(row) => {
-                    in_row.insert(row, next);
+                    served.joined(row, next);
                     next += 1;
                 }
                 // Not enough blocks until a request ends: it waits.
@@ -289,39 +286,17 @@ fn small_pool(model: &gqa_paged::Model, joining: Joining) -> Result<()> {
                 Err(e) => return Err(e),
             }
         }
-        if rng.below(30) == 0
-            && let Some((&row, &req)) = in_row.iter().next()
-        {
-            rows.leave(row);
-            in_row.remove(&row);
-            left_early.push(req);
-        }
+        served.maybe_leave(&mut rows, &mut rng, 30);
         steps += 1;
-        for (row, event) in rows.step()?.to_vec().into_iter().enumerate() {
-            match event {
-                RowEvent::Idle => {}
-                RowEvent::Token(t) => got[in_row[&row]].push(t),
-                RowEvent::Last(t) => {
-                    got[in_row[&row]].push(t);
-                    in_row.remove(&row);
-                }
-            }
-        }
+        served.record(rows.step()?);
     }
     assert!(waited > 0, "the pool held requests back");
     assert_eq!(rows.free_blocks(), 12, "every block back in the pool");
-    for (i, (prompt, max_new)) in requests.iter().enumerate() {
-        let want = alone(model, prompt, *max_new)?;
-        if left_early.contains(&i) {
-            assert_eq!(
-                got[i],
-                want[..got[i].len()],
-                "request {i} (left early, {joining:?})"
-            );
-        } else {
-            assert_eq!(got[i], want, "request {i} ({joining:?})");
-        }
-    }
+    served.check(
+        &requests,
+        |prompt, max_new| alone(model, prompt, max_new),
+        &format!(", {joining:?}"),
+    )?;
     let one_by_one: usize = requests.iter().map(|(p, n)| p.len() + n - 1).sum();
     assert!(
         steps < one_by_one,

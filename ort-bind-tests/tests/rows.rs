@@ -6,7 +6,6 @@
 //! leaves every row as it was; a `Scheduler` request times out alone, and dropping the
 //! scheduler ends its requests at once.
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
@@ -14,7 +13,7 @@ use ort_bind::decode::{
     DecodeError, GenerateOptions, Joining, RowEvent, Rows, Scheduler, SubmitOptions,
 };
 use ort_bind::{Error, Result};
-use ort_bind_tests::decoders::{Lcg, random_request};
+use ort_bind_tests::decoders::{Lcg, Served, random_request};
 
 mod gqa_f32 {
     ort_bind::bindings!("tests/fixtures/decoders/gqa_f32/model.onnx");
@@ -59,53 +58,26 @@ fn random_joins_and_leaves(model: &gqa_f32::Model, joining: Joining) -> Result<u
     let mut rng = Lcg(20261204);
     let requests: Vec<(Vec<i64>, usize)> = (0..24).map(|i| random_request(i, &mut rng)).collect();
     let mut next = 0;
-    let mut in_row: HashMap<usize, usize> = HashMap::new(); // row -> request
-    let mut got: Vec<Vec<i64>> = vec![Vec::new(); requests.len()];
-    let mut left_early = Vec::new();
+    let mut served = Served::new(requests.len());
     let mut runs = 0;
     while next < requests.len() || rows.busy() > 0 {
         // Arrivals: up to two a run, while rows are free.
         for _ in 0..rng.below(3) {
             if next < requests.len() && rows.busy() < rows.rows() {
                 let (prompt, max_new) = &requests[next];
-                let row = rows.join(prompt, *max_new, None)?;
-                in_row.insert(row, next);
+                served.joined(rows.join(prompt, *max_new, None)?, next);
                 next += 1;
             }
         }
-        // Now and then a client leaves: its row frees, the others go on.
-        if rng.below(40) == 0
-            && let Some((&row, &req)) = in_row.iter().next()
-        {
-            rows.leave(row);
-            in_row.remove(&row);
-            left_early.push(req);
-        }
-        let events = rows.step()?.to_vec();
+        served.maybe_leave(&mut rows, &mut rng, 40);
+        served.record(rows.step()?);
         runs += 1;
-        for (row, event) in events.into_iter().enumerate() {
-            match event {
-                RowEvent::Idle => {}
-                RowEvent::Token(t) => got[in_row[&row]].push(t),
-                RowEvent::Last(t) => {
-                    got[in_row[&row]].push(t);
-                    in_row.remove(&row);
-                }
-            }
-        }
     }
-    for (i, (prompt, max_new)) in requests.iter().enumerate() {
-        let want = alone(model, prompt, *max_new)?;
-        if left_early.contains(&i) {
-            assert_eq!(
-                got[i],
-                want[..got[i].len()],
-                "request {i} (left early, {joining:?})"
-            );
-        } else {
-            assert_eq!(got[i], want, "request {i} ({joining:?})");
-        }
-    }
+    served.check(
+        &requests,
+        |prompt, max_new| alone(model, prompt, max_new),
+        &format!(", {joining:?}"),
+    )?;
     // Fewer runs than the requests one after another.
     let one_by_one: usize = requests.iter().map(|(p, n)| p.len() + n - 1).sum();
     assert!(
@@ -428,15 +400,13 @@ fn rows_over_a_growing_cache_are_left_padded() -> Result<()> {
     let mut rng = Lcg(99);
     let requests: Vec<(Vec<i64>, usize)> = (0..24).map(|i| random_request(i, &mut rng)).collect();
     let (mut next, mut waited) = (0, 0);
-    let mut in_row: HashMap<usize, usize> = HashMap::new();
-    let mut got: Vec<Vec<i64>> = vec![Vec::new(); requests.len()];
-    let mut left_early = Vec::new();
+    let mut served = Served::new(requests.len());
     while next < requests.len() || rows.busy() > 0 {
         if next < requests.len() && rows.busy() < rows.rows() && rng.below(2) == 0 {
             let (prompt, max_new) = &requests[next];
             match rows.join(prompt, *max_new, None) {
                 Ok(row) => {
-                    in_row.insert(row, next);
+                    served.joined(row, next);
                     next += 1;
                 }
                 // The busy rows still need the positions: it waits.
@@ -446,35 +416,13 @@ fn rows_over_a_growing_cache_are_left_padded() -> Result<()> {
                 Err(e) => return Err(e),
             }
         }
-        if rng.below(40) == 0
-            && let Some((&row, &req)) = in_row.iter().next()
-        {
-            rows.leave(row);
-            in_row.remove(&row);
-            left_early.push(req);
-        }
-        for (row, event) in rows.step()?.to_vec().into_iter().enumerate() {
-            match event {
-                RowEvent::Idle => {}
-                RowEvent::Token(t) => got[in_row[&row]].push(t),
-                RowEvent::Last(t) => {
-                    got[in_row[&row]].push(t);
-                    in_row.remove(&row);
-                }
-            }
-        }
+        served.maybe_leave(&mut rows, &mut rng, 40);
+        served.record(rows.step()?);
     }
     let moved = rows.into_decoder()?.stats().cache_bytes_moved;
     assert!(moved > 0, "the padding was dropped");
     assert!(waited > 0, "a request waited for room");
-    for (i, (prompt, max_new)) in requests.iter().enumerate() {
-        let want = alone(prompt, *max_new)?;
-        if left_early.contains(&i) {
-            assert_eq!(got[i], want[..got[i].len()], "request {i} (left early)");
-        } else {
-            assert_eq!(got[i], want, "request {i}");
-        }
-    }
+    served.check(&requests, alone, "")?;
 
     let scheduler = Scheduler::new(Rows::new(model.decoder(3, 96)?)?);
     let streams: Vec<_> = requests[..9]

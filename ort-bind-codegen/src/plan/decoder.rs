@@ -760,6 +760,29 @@ fn paged_inputs(
     }
 }
 
+/// A tensor value's element type and dims.
+type TensorOf<'a> = (ElementType, &'a [Dim]);
+
+/// A cache pair's input and output tensors (element type and dims each); `pair` names
+/// the pair in errors.
+fn cache_tensors<'a>(
+    sig: &'a ModelSignature,
+    past: &str,
+    present: &str,
+    pair: &str,
+) -> Result<(TensorOf<'a>, TensorOf<'a>), PlanError> {
+    let past_v = sig
+        .input(past)
+        .ok_or_else(|| error(format!("{pair}: the model has no input `{past}`")))?;
+    let present_v = sig
+        .output(present)
+        .ok_or_else(|| error(format!("{pair}: the model has no output `{present}`")))?;
+    Ok((
+        tensor(past_v, "cache input")?,
+        tensor(present_v, "cache output")?,
+    ))
+}
+
 /// A paged cache pair: `[blocks, block_size, ..]` on both sides, the blocks open and the
 /// rest fixed.
 fn plan_paged_cache(
@@ -768,14 +791,7 @@ fn plan_paged_cache(
     present: &str,
 ) -> Result<CachePlan, PlanError> {
     let pair = format!("paged cache `{past}` -> `{present}`");
-    let past_v = sig
-        .input(past)
-        .ok_or_else(|| error(format!("{pair}: the model has no input `{past}`")))?;
-    let present_v = sig
-        .output(present)
-        .ok_or_else(|| error(format!("{pair}: the model has no output `{present}`")))?;
-    let (pe, pd) = tensor(past_v, "cache input")?;
-    let (qe, qd) = tensor(present_v, "cache output")?;
+    let ((pe, pd), (qe, qd)) = cache_tensors(sig, past, present, &pair)?;
     let layout = || {
         format!(
             "{pair}: the input is {pe}{} and the output {qe}{}; a paged cache is one pool [blocks, block_size, ..] on both sides, its blocks open and the other axes fixed",
@@ -948,14 +964,7 @@ fn plan_cache(
     fixed_batch: Option<u64>,
 ) -> Result<CachePlan, PlanError> {
     let pair = format!("cache `{past}` -> `{present}`");
-    let past_v = sig
-        .input(past)
-        .ok_or_else(|| error(format!("{pair}: the model has no input `{past}`")))?;
-    let present_v = sig
-        .output(present)
-        .ok_or_else(|| error(format!("{pair}: the model has no output `{present}`")))?;
-    let (pe, pd) = tensor(past_v, "cache input")?;
-    let (qe, qd) = tensor(present_v, "cache output")?;
+    let ((pe, pd), (qe, qd)) = cache_tensors(sig, past, present, &pair)?;
     if pe != qe {
         return Err(error(format!(
             "{pair}: the input is {pe}{} but the output is {qe}{}; a cache fed back must keep its element type",

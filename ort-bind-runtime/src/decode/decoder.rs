@@ -801,7 +801,7 @@ impl<T: DecoderModel, M: CacheMode, D: Device> Decoder<T, M, D> {
             // Before anything changes: a pool short of blocks refuses the run.
             let (len, lens) = (self.len, &self.row_lens);
             let start = |row: usize| lens.get(row).copied().unwrap_or(len);
-            paged.take_blocks(self.batch, new, start)?;
+            paged.take_blocks(0..self.batch, new, start)?;
             // Blocks that rows shared and this run writes into: each row its own copy.
             if !paged.copies().is_empty() {
                 for cache in &mut self.caches {

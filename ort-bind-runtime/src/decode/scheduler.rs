@@ -261,6 +261,19 @@ impl Serving {
     }
 }
 
+/// Whether `Rows::join` refused a request only for room that the requests in rows hold: a
+/// paged pool short of blocks (not the whole pool too small), or a growing cache whose
+/// positions the busy rows still need (their left padding dropped already).
+fn waits_for_rows(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Decode(DecodeError::OutOfBlocks { needed, pool, .. }) if needed <= pool
+    ) || matches!(
+        e,
+        Error::Decode(DecodeError::CapacityExceeded { len, .. }) if *len > 0
+    )
+}
+
 /// The scheduler's thread: joins waiting requests into free rows, runs while any is busy.
 fn serve<T: DecoderModel, D: Device, M: RowsCache>(
     mut rows: Rows<T, D, M>,
@@ -314,19 +327,9 @@ fn serve<T: DecoderModel, D: Device, M: RowsCache>(
                     s.out[row] = Some(job.out);
                     s.deadlines[row] = job.deadline;
                 }
-                // A paged pool short of blocks for now: the request waits, first in line,
-                // until requests in rows end and give theirs back.
-                Err(Error::Decode(DecodeError::OutOfBlocks { needed, pool, .. }))
-                    if needed <= pool && rows.busy() > 0 =>
-                {
-                    s.waiting.push_front(job);
-                    break;
-                }
-                // A growing cache whose positions the busy rows still need (their left
-                // padding dropped already): likewise until they end.
-                Err(Error::Decode(DecodeError::CapacityExceeded { len, .. }))
-                    if len > 0 && rows.busy() > 0 =>
-                {
+                // Room that requests in rows hold for now: the request waits, first in line,
+                // until they end.
+                Err(e) if rows.busy() > 0 && waits_for_rows(&e) => {
                     s.waiting.push_front(job);
                     break;
                 }

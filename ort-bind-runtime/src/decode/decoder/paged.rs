@@ -179,7 +179,7 @@ impl PagedState {
     }
 
     /// Of row `row`'s blocks, those a run of `new` positions after `start` writes into
-    /// that other rows hold too: `(first, end)` indices into its block list.
+    /// (among those it holds already), as indices into its block list.
     fn written(&self, row: usize, start: usize, new: usize) -> std::ops::Range<usize> {
         let held = self.held[row].len();
         if new == 0 {
@@ -196,7 +196,7 @@ impl PagedState {
             .count()
     }
 
-    /// The copies of shared blocks the last `take_blocks`/`take_row` needs made in every
+    /// The copies of shared blocks the last `take_blocks` needs made in every
     /// cache before the run (block moves of [`PagedState::block_layout`]); cleared by the
     /// caller once made.
     pub(super) fn copies(&mut self) -> &mut Vec<RowMove> {
@@ -259,36 +259,40 @@ impl PagedState {
         self.free.len()
     }
 
-    /// Gives each of the first `rows` rows (those that run) `new` positions after
-    /// `start(row)` the blocks for them, or takes none and says how many are missing.
+    /// Blocks row `row` must take for a run of `new` positions after `start`: those beyond
+    /// what it holds or was promised (a promise was kept for it), and a copy of each
+    /// shared block the run writes into.
+    fn missing(&self, row: usize, start: usize, new: usize) -> usize {
+        let need = self.blocks_for(start + new);
+        need.saturating_sub(self.held[row].len().max(self.promised[row]))
+            + self.shared_written(row, start, new)
+    }
+
+    /// Gives each busy row of `rows` the blocks for a run of `new` positions after
+    /// `start(row)`: its own copy of every shared block the run writes into (recorded in
+    /// `copies`), then new blocks. Takes none and says how many are missing when the pool
+    /// is short.
     pub(super) fn take_blocks(
         &mut self,
-        rows: usize,
+        rows: std::ops::Range<usize>,
         new: usize,
         start: impl Fn(usize) -> usize,
     ) -> Result<()> {
-        let mut beyond = 0;
-        for row in 0..rows {
-            if self.idle[row] {
-                continue;
-            }
-            let need = self.blocks_for(start(row) + new);
-            let held = self.held[row].len();
-            // Within its promise a row takes what was kept for it; a shared block it
-            // writes into is copied into a new one.
-            beyond += need.saturating_sub(held.max(self.promised[row]))
-                + self.shared_written(row, start(row), new);
-        }
+        let missing: usize = rows
+            .clone()
+            .filter(|&row| !self.idle[row])
+            .map(|row| self.missing(row, start(row), new))
+            .sum();
         let unpromised = self.unpromised();
-        if beyond > unpromised {
+        if missing > unpromised {
             return Err(DecodeError::OutOfBlocks {
-                needed: beyond,
+                needed: missing,
                 free: unpromised,
                 pool: self.pool(),
             }
             .into());
         }
-        for row in 0..rows {
+        for row in rows {
             if self.idle[row] {
                 continue;
             }
@@ -382,28 +386,6 @@ impl PagedState {
             self.free_row(row);
             self.idle[row] = idle;
         }
-    }
-
-    /// Gives row `row` the blocks for its first `positions` positions (a prefill's), or
-    /// takes none and says how many are missing.
-    pub(super) fn take_row(&mut self, row: usize, positions: usize) -> Result<()> {
-        let need = self.blocks_for(positions);
-        let held = self.held[row].len();
-        let beyond = need.saturating_sub(held.max(self.promised[row]));
-        let unpromised = self.unpromised();
-        if beyond > unpromised {
-            return Err(DecodeError::OutOfBlocks {
-                needed: need,
-                free: unpromised,
-                pool: self.pool(),
-            }
-            .into());
-        }
-        while self.held[row].len() < need {
-            let block = self.take();
-            self.held[row].push(block);
-        }
-        Ok(())
     }
 
     /// A row's blocks (a prefill writes its prompt there).

@@ -204,7 +204,10 @@ impl<L: Logit> Prefill<L> {
         if let (Some((tables, slots)), Some(state)) = (&mut self.paged, &mut decoder.paged) {
             // The row's blocks (promised when it joined) and the prompt's slots in them;
             // each pool bound whole, as past and present.
-            state.take_row(row, n)?;
+            state.take_blocks(row..row + 1, n, |_| 0)?;
+            // Rows of continuous batching never share blocks (reordering them is refused),
+            // so there is no block to copy first.
+            debug_assert!(state.copies().is_empty());
             let blocks = state.row_blocks(row);
             let bs = state.block_size();
             tables.set_dims(&[1, blocks.len()])?;
